@@ -1,0 +1,27 @@
+# CUDA backend: on when nvcc is found (AUTO). Architectures: the GPU present
+# at build time ("native"), else current ones (sm_80, sm_90, PTX for newer);
+# override with -DCMAKE_CUDA_ARCHITECTURES=...
+set(SHALLOWS_HAVE_CUDA OFF)
+if(NOT SHALLOWS_CUDA STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      execute_process(COMMAND nvidia-smi --query-gpu=compute_cap --format=csv,noheader
+                      OUTPUT_VARIABLE _gpu_cc RESULT_VARIABLE _smi_rc ERROR_QUIET)
+      if(_smi_rc EQUAL 0 AND _gpu_cc MATCHES "[0-9]")
+        set(CMAKE_CUDA_ARCHITECTURES native)
+      else()
+        set(CMAKE_CUDA_ARCHITECTURES "80-real;90-real;90-virtual")
+      endif()
+    endif()
+    enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    find_package(CUDAToolkit REQUIRED)
+    set(SHALLOWS_HAVE_CUDA ON)
+    message(STATUS "CUDA backend on, architectures: ${CMAKE_CUDA_ARCHITECTURES}")
+  elseif(SHALLOWS_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "SHALLOWS_CUDA=ON but no CUDA compiler was found")
+  endif()
+endif()

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Boundary conditions of a Cartesian grid, imposed through ghost cells.
+// A ghost cell at distance k outside a side mirrors the interior cell at
+// distance k inside, with the bed copied from it (no step at the boundary).
+#include "shallows/core/math.hpp"
+#include "shallows/core/state.hpp"
+
+namespace shallows {
+
+enum class Side : int { west = 0, east = 1, south = 2, north = 3 };
+
+enum class BoundaryKind : int {
+  wall,    // reflective: normal discharge mirrored
+  open,    // transmissive: state copied
+  inflow,  // given discharge per unit width into the domain, depth from inside
+  level,   // given free-surface elevation, velocity from inside
+};
+
+// One side's condition. value: discharge (m^2/s) for inflow, eta (m) for level.
+template <class Real>
+struct BoundaryCondition {
+  BoundaryKind kind = BoundaryKind::wall;
+  Real value = Real(0);
+};
+
+// Ghost state for a side, from the mirrored interior cell (state q, bed z).
+template <class Real>
+SHALLOWS_HD State<Real> ghost_state(State<Real> q, Real z, Side side, BoundaryCondition<Real> bc) {
+  const bool x_side = side == Side::west || side == Side::east;
+  // +1 where the outward normal points along +x/+y.
+  const Real outward = (side == Side::east || side == Side::north) ? Real(1) : Real(-1);
+  switch (bc.kind) {
+    case BoundaryKind::open:
+      return q;
+    case BoundaryKind::inflow: {
+      const Real q_normal = -outward * bc.value;  // into the domain
+      return x_side ? State<Real>{q.h, q_normal, Real(0)} : State<Real>{q.h, Real(0), q_normal};
+    }
+    case BoundaryKind::level: {
+      const Real h = math::max(bc.value - z, Real(0));
+      if (q.h <= Real(0)) return {h, Real(0), Real(0)};
+      const Real scale = h / q.h;
+      return {h, q.hu * scale, q.hv * scale};
+    }
+    case BoundaryKind::wall:
+    default:
+      return x_side ? State<Real>{q.h, -q.hu, q.hv} : State<Real>{q.h, q.hu, -q.hv};
+  }
+}
+
+} // namespace shallows

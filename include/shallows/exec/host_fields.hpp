@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Conversion between a Problem's interior double fields and the padded
+// arrays of precision Real that every backend starts from.
+#include <cmath>
+#include <vector>
+
+#include "shallows/mesh/structured/grid.hpp"
+#include "shallows/solver/problem.hpp"
+
+namespace shallows {
+
+template <class Real>
+struct PaddedFields {
+  std::vector<Real> h, hu, hv, z;
+};
+
+// Interior copied in; ghost beds mirror the interior (no step at a boundary);
+// ghost states are left zero for the backend's first ghost fill.
+template <class Real>
+PaddedFields<Real> make_padded_fields(const Problem& p) {
+  const Grid& g = p.grid;
+  PaddedFields<Real> f;
+  const auto n = static_cast<std::size_t>(g.padded_size());
+  f.h.assign(n, Real(0));
+  f.hu.assign(n, Real(0));
+  f.hv.assign(n, Real(0));
+  f.z.assign(n, Real(0));
+  for (index_t j = 0; j < g.ny; ++j) {
+    for (index_t i = 0; i < g.nx; ++i) {
+      const auto src = static_cast<std::size_t>(j * g.nx + i);
+      const auto dst = static_cast<std::size_t>(g.index(i, j));
+      const bool active = !std::isnan(p.z[src]);
+      f.z[dst] = static_cast<Real>(p.z[src]);
+      f.h[dst] = active ? static_cast<Real>(p.h[src]) : Real(0);
+      f.hu[dst] = active ? static_cast<Real>(p.hu[src]) : Real(0);
+      f.hv[dst] = active ? static_cast<Real>(p.hv[src]) : Real(0);
+    }
+  }
+  const auto at = [&](index_t i, index_t j) { return static_cast<std::size_t>(g.index(i, j)); };
+  for (int k = 0; k < Grid::ghost; ++k) {
+    for (index_t j = 0; j < g.ny; ++j) {
+      f.z[at(-1 - k, j)] = f.z[at(k, j)];
+      f.z[at(g.nx + k, j)] = f.z[at(g.nx - 1 - k, j)];
+    }
+  }
+  for (int k = 0; k < Grid::ghost; ++k) {
+    for (index_t i = -Grid::ghost; i < g.nx + Grid::ghost; ++i) {
+      f.z[at(i, -1 - k)] = f.z[at(i, k)];
+      f.z[at(i, g.ny + k)] = f.z[at(i, g.ny - 1 - k)];
+    }
+  }
+  return f;
+}
+
+// Interior of padded arrays back to row-major double.
+template <class Real>
+void copy_interior(const Grid& g, const Real* padded, std::vector<double>& out) {
+  out.resize(static_cast<std::size_t>(g.cells()));
+  for (index_t j = 0; j < g.ny; ++j) {
+    for (index_t i = 0; i < g.nx; ++i) {
+      out[static_cast<std::size_t>(j * g.nx + i)] = static_cast<double>(padded[g.index(i, j)]);
+    }
+  }
+}
+
+template <class Real>
+BoundaryCondition<Real> to_precision(const BoundaryCondition<double>& bc) {
+  return {bc.kind, static_cast<Real>(bc.value)};
+}
+
+template <class Real>
+PhysicsParams<Real> to_precision(const PhysicsParams<double>& p) {
+  return {static_cast<Real>(p.g), static_cast<Real>(p.h_dry), static_cast<Real>(p.n_manning)};
+}
+
+} // namespace shallows

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Case files: TOML (toml++) with muParser expressions and ESRI ASCII rasters.
+// Every key is documented in docs/case-file.md.
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shallows/solver/problem.hpp"
+
+namespace shallows::io {
+
+// Bad input: the message names the file and the key or line at fault.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Gauge {
+  std::string name;
+  double x = 0;
+  double y = 0;
+};
+
+struct OutputSettings {
+  std::filesystem::path dir = "output";
+  std::vector<std::string> formats{"netcdf"};  // any of netcdf, vtk, png
+  std::vector<Gauge> gauges;
+  double arrival_threshold = 0.01;  // depth (m) that defines arrival_time
+};
+
+struct Case {
+  std::string name;     // file stem, or "default"
+  std::string source;   // file path or "<built-in>", for messages
+  Problem problem;
+  OutputSettings output;
+};
+
+// Parses a case file. overrides: "section.key=value" strings (from --set),
+// applied before validation; value is parsed as a TOML value, or taken as a
+// string if that fails. Throws InputError.
+Case load_case(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
+
+// Same, from text; relative raster paths resolve against base_dir.
+Case parse_case(std::string_view toml_text, const std::string& source_name,
+                const std::filesystem::path& base_dir, const std::vector<std::string>& overrides = {});
+
+// The built-in default case (a dam break over a bump with a dry floodplain).
+std::string_view default_case_toml();
+
+} // namespace shallows::io

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Run outputs: NetCDF (CF), VTK image data + .pvd, gauge CSV, PNG quick-looks.
+// Every file is written under a temporary name and renamed when complete.
+#include <memory>
+#include <vector>
+
+#include "shallows/io/case.hpp"
+#include "shallows/mesh/structured/grid.hpp"
+#include "shallows/solver/fields.hpp"
+
+namespace shallows::io {
+
+class OutputWriter {
+ public:
+  // z: interior bed (NaN = inactive); h_dry: cells at or below it are written dry.
+  OutputWriter(const OutputSettings& settings, const Grid& grid, const std::vector<double>& z,
+               double h_dry);
+  ~OutputWriter();
+  OutputWriter(const OutputWriter&) = delete;
+  OutputWriter& operator=(const OutputWriter&) = delete;
+
+  // One output time: appends to output.nc, writes .vti and .png, samples gauges.
+  void write(double time, const Fields& fields);
+  // End of run: maxima fields (NetCDF, PNG of max depth), closes and renames files.
+  void finish(const Maxima& maxima);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace shallows::io

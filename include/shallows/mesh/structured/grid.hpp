@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Uniform Cartesian grid with two ghost layers (enough for the third-order
+// stencil). Fields are stored padded, row-major, x fastest:
+//     index(i, j) = (j + ghost) * pitch + (i + ghost),  -ghost <= i < nx + ghost.
+#include "shallows/core/config.hpp"
+
+namespace shallows {
+
+struct Grid {
+  static constexpr int ghost = 2;
+
+  index_t nx = 0;
+  index_t ny = 0;
+  double x0 = 0;  // west edge of the domain (m)
+  double y0 = 0;  // south edge of the domain (m)
+  double dx = 1;
+  double dy = 1;
+
+  SHALLOWS_HD index_t pitch() const { return nx + 2 * ghost; }
+  SHALLOWS_HD index_t rows() const { return ny + 2 * ghost; }
+  SHALLOWS_HD index_t padded_size() const { return pitch() * rows(); }
+  SHALLOWS_HD index_t cells() const { return nx * ny; }
+  SHALLOWS_HD index_t index(index_t i, index_t j) const { return (j + ghost) * pitch() + (i + ghost); }
+
+  double x_center(index_t i) const { return x0 + (double(i) + 0.5) * dx; }
+  double y_center(index_t j) const { return y0 + (double(j) + 0.5) * dy; }
+  double x1() const { return x0 + double(nx) * dx; }
+  double y1() const { return y0 + double(ny) * dy; }
+};
+
+} // namespace shallows

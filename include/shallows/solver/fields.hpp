@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Host copies of a backend's state and run maxima, interior cells only,
+// row-major (j * nx + i), in double whatever the run's precision.
+#include <vector>
+
+namespace shallows {
+
+struct Fields {
+  std::vector<double> h, hu, hv;
+};
+
+struct Maxima {
+  std::vector<double> max_h;         // largest depth seen (m)
+  std::vector<double> max_speed;     // largest |u| seen (m/s)
+  std::vector<double> arrival_time;  // first time h exceeded the threshold (s); NaN if never
+};
+
+} // namespace shallows

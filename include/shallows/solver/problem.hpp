@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Everything a backend needs to run: grid, fields, boundaries, physics,
+// numerics and time control. Built from a case file by io/case, or by hand
+// in tests. Fields are interior cells only, row-major (j * nx + i), double.
+#include <array>
+#include <string>
+#include <vector>
+
+#include "shallows/bc/boundary.hpp"
+#include "shallows/core/config.hpp"
+#include "shallows/mesh/structured/grid.hpp"
+#include "shallows/physics/params.hpp"
+
+namespace shallows {
+
+enum class Scheme { roe1 };
+
+struct Problem {
+  Grid grid;
+  std::vector<double> z;   // bed elevation (m); NaN marks an inactive cell (wall)
+  std::vector<double> h;   // depth (m), >= 0
+  std::vector<double> hu;  // unit discharge along x (m^2/s)
+  std::vector<double> hv;  // unit discharge along y (m^2/s)
+  std::array<BoundaryCondition<double>, 4> boundary{};  // indexed by Side
+  PhysicsParams<double> physics{};
+  Scheme scheme = Scheme::roe1;
+  double cfl = 0.9;  // gamma of seed 000 eq. 8, in (0, 1]
+  Precision precision = Precision::double_precision;
+  double t_end = 0;
+  std::vector<double> output_times;  // increasing, in (0, t_end]; t_end is the last
+
+  BoundaryCondition<double>& bc(Side s) { return boundary[static_cast<int>(s)]; }
+  const BoundaryCondition<double>& bc(Side s) const { return boundary[static_cast<int>(s)]; }
+};
+
+// Fills output_times with t_end / every ... rounded so that t_end is hit exactly.
+std::vector<double> output_times_every(double every, double t_end);
+
+} // namespace shallows

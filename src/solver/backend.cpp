@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+#include "shallows/solver/backend.hpp"
+
+#include <stdexcept>
+
+#include "shallows/exec/cpu_backend.hpp"
+#include "shallows/exec/cuda_backend.hpp"
+
+namespace shallows {
+
+bool cuda_available() {
+#ifdef SHALLOWS_HAVE_CUDA
+  return cuda_device_count() > 0;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& options) {
+  if (options.kind == "cpu") return make_cpu_backend(problem, options);
+  if (options.kind == "cuda" || options.kind == "auto") {
+#ifdef SHALLOWS_HAVE_CUDA
+    if (cuda_available()) return make_cuda_backend(problem, options);
+    if (options.kind == "cuda") throw std::runtime_error("backend 'cuda': no CUDA device is available");
+#else
+    if (options.kind == "cuda") throw std::runtime_error("backend 'cuda': this build has no CUDA backend");
+#endif
+    return make_cpu_backend(problem, options);
+  }
+  throw std::runtime_error("unknown backend '" + options.kind + "' (valid: cpu, cuda, auto)");
+}
+
+} // namespace shallows

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+#include "shallows/solver/run.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "shallows/io/output.hpp"
+#include "shallows/solver/simulation.hpp"
+
+namespace shallows {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// "%.17g" round-trips doubles; JSON has no NaN, so those become null.
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    if (static_cast<unsigned char>(ch) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+      out += buf;
+      continue;
+    }
+    out += ch;
+  }
+  return out + "\"";
+}
+
+void write_summary_json(const std::filesystem::path& dir, const RunSummary& s) {
+  const auto final_path = dir / "summary.json";
+  const auto part = dir / "summary.json.part";
+  {
+    std::ofstream f(part);
+    f << "{\n"
+      << "  \"case\": " << json_string(s.case_name) << ",\n"
+      << "  \"version\": " << json_string(SHALLOWS_VERSION) << ",\n"
+      << "  \"backend\": " << json_string(s.backend) << ",\n"
+      << "  \"precision\": " << json_string(s.precision) << ",\n"
+      << "  \"threads\": " << s.threads << ",\n"
+      << "  \"cells\": " << s.cells << ",\n"
+      << "  \"steps\": " << s.steps << ",\n"
+      << "  \"t_end\": " << json_number(s.t_end) << ",\n"
+      << "  \"wall_seconds\": " << json_number(s.wall_seconds) << ",\n"
+      << "  \"cell_updates_per_second\": " << json_number(s.cell_updates_per_second) << ",\n"
+      << "  \"initial_volume\": " << json_number(s.initial_volume) << ",\n"
+      << "  \"final_volume\": " << json_number(s.final_volume) << ",\n"
+      << "  \"relative_mass_change\": " << json_number(s.relative_mass_change) << "\n"
+      << "}\n";
+    if (!f) throw std::runtime_error("cannot write " + part.string());
+  }
+  std::filesystem::rename(part, final_path);
+}
+
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled && isatty(STDERR_FILENO)) {}
+  void update(double t, double dt, double t_end, double elapsed) {
+    if (!enabled_ || elapsed - last_ < 0.5) return;
+    last_ = elapsed;
+    const double done = t_end > 0 ? t / t_end : 1.0;
+    const double eta = done > 0 ? elapsed * (1 - done) / done : 0;
+    std::fprintf(stderr, "\r  t = %.4g s  dt = %.3g s  %5.1f%%  ETA %.0f s   ", t, dt, 100 * done, eta);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  ~Progress() {
+    if (shown_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+  double last_ = 0;
+};
+
+} // namespace
+
+RunSummary run_case(const io::Case& c, const RunOptions& options) {
+  const Problem& p = c.problem;
+  BackendOptions backend_options = options.backend;
+  backend_options.arrival_threshold = c.output.arrival_threshold;
+  Simulation sim(p, backend_options);
+  io::OutputWriter writer(c.output, p.grid, p.z, p.physics.h_dry);
+
+  RunSummary s;
+  s.case_name = c.name;
+  s.backend = sim.backend().name();
+  s.precision = p.precision == Precision::single_precision ? "float" : "double";
+  s.threads = options.backend.threads;
+  s.cells = p.grid.cells();
+  s.t_end = p.t_end;
+  s.initial_volume = sim.volume();
+  writer.write(0.0, sim.state());
+
+  const auto start = Clock::now();
+  {
+    Progress progress(options.progress);
+    for (double target : p.output_times) {
+      sim.advance_to(target, [&](double t, double dt) { progress.update(t, dt, p.t_end, seconds_since(start)); });
+      writer.write(target, sim.state());
+    }
+  }
+  s.wall_seconds = seconds_since(start);
+  writer.finish(sim.maxima());
+
+  s.steps = sim.steps();
+  s.final_volume = sim.volume();
+  s.relative_mass_change =
+      s.initial_volume > 0 ? (s.final_volume - s.initial_volume) / s.initial_volume : s.final_volume;
+  s.cell_updates_per_second =
+      s.wall_seconds > 0 ? static_cast<double>(s.cells) * static_cast<double>(s.steps) / s.wall_seconds : 0;
+  write_summary_json(c.output.dir, s);
+
+  if (!options.quiet) {
+    std::printf("case %s: %lld cells, %lld steps to t = %g s on %s (%s)\n", s.case_name.c_str(),
+                static_cast<long long>(s.cells), static_cast<long long>(s.steps), s.t_end, s.backend.c_str(),
+                s.precision.c_str());
+    std::printf("wall time %.3f s (time loop with outputs), %.3g cell-updates/s, relative mass change %.3g\n",
+                s.wall_seconds, s.cell_updates_per_second, s.relative_mass_change);
+    std::printf("outputs in %s\n", c.output.dir.string().c_str());
+  }
+  return s;
+}
+
+} // namespace shallows

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// C-property (S003-T1): a lake at rest over a rough bottom, with and without
+// dry islands, stays at rest to round-off after 1000 steps, in both precisions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "shallows/solver/simulation.hpp"
+#include "support/problems.hpp"
+
+namespace {
+
+using namespace shallows;
+
+struct Deviation {
+  double eta = 0;       // largest |eta - 0| over wet cells
+  double velocity = 0;  // largest |u| + |v| over wet cells
+  double island_depth = 0;  // largest depth over cells that started dry
+};
+
+Deviation run_lake(bool islands, Precision precision) {
+  const Problem p = test_support::lake_at_rest(islands, precision);
+  Simulation sim(p, BackendOptions{"cpu", 2, false, 0.01});
+  sim.advance_steps(1000);
+  const Fields f = sim.state();
+  Deviation d;
+  for (std::size_t k = 0; k < f.h.size(); ++k) {
+    if (p.h[k] == 0) {
+      d.island_depth = std::max(d.island_depth, f.h[k]);
+      continue;
+    }
+    d.eta = std::max(d.eta, std::abs(f.h[k] + p.z[k]));
+    d.velocity = std::max(d.velocity, (std::abs(f.hu[k]) + std::abs(f.hv[k])) / f.h[k]);
+  }
+  return d;
+}
+
+TEST(WellBalanced, LakeAtRestRandomBottomDouble) {
+  const Deviation d = run_lake(false, Precision::double_precision);
+  EXPECT_LE(d.eta, 1e-12);
+  EXPECT_LE(d.velocity, 1e-12);
+}
+
+TEST(WellBalanced, LakeAtRestWithDryIslandsDouble) {
+  const Deviation d = run_lake(true, Precision::double_precision);
+  EXPECT_LE(d.eta, 1e-12);
+  EXPECT_LE(d.velocity, 1e-12);
+  EXPECT_EQ(d.island_depth, 0.0);
+}
+
+TEST(WellBalanced, LakeAtRestRandomBottomFloat) {
+  const Deviation d = run_lake(false, Precision::single_precision);
+  EXPECT_LE(d.eta, 1e-5);
+  EXPECT_LE(d.velocity, 1e-5);
+}
+
+TEST(WellBalanced, LakeAtRestWithDryIslandsFloat) {
+  const Deviation d = run_lake(true, Precision::single_precision);
+  EXPECT_LE(d.eta, 1e-5);
+  EXPECT_LE(d.velocity, 1e-5);
+  EXPECT_EQ(d.island_depth, 0.0);
+}
+
+TEST(WellBalanced, TheLakeHasIslandsAndRealRelief) {
+  // Guards the test problem itself: dry cells exist and the bed is rough.
+  const Problem p = test_support::lake_at_rest(true, Precision::double_precision);
+  std::size_t dry = 0;
+  for (double h : p.h) dry += h == 0;
+  EXPECT_GT(dry, 50u);
+  double jump = 0;
+  for (std::size_t k = 1; k < p.z.size(); ++k) jump = std::max(jump, std::abs(p.z[k] - p.z[k - 1]));
+  EXPECT_GT(jump, 0.05);
+}
+
+} // namespace
