@@ -6,6 +6,10 @@
 
 #if defined(__CUDACC__)
 #define SHALLOWS_HD __host__ __device__ __forceinline__
+#elif defined(__GNUC__)
+// Inlined even when large: an edge function called per edge costs its
+// argument passing and keeps the loop from optimising across edges.
+#define SHALLOWS_HD inline __attribute__((always_inline))
 #else
 #define SHALLOWS_HD inline
 #endif

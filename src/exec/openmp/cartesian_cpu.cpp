@@ -133,40 +133,52 @@ class CpuBackend final : public Backend {
 
 #pragma omp parallel num_threads(threads_) reduction(max : max_rate) reduction(&& : finite)
     {
-      // Fluctuations from the y-edges below the current row.
+      // Per thread: primitives of the current row and the row above, and the
+      // fluctuations from the y-edges below the current row.
+      const auto width = static_cast<std::size_t>(g.nx + 2);
+      std::vector<CellPrimitive<Real>> row_here(width), row_above(width);
       std::vector<State<Real>> from_south(static_cast<std::size_t>(g.nx));
       std::vector<Real> speed_south(static_cast<std::size_t>(g.nx));
-      const auto load = [&](index_t c) { return State<Real>{h[c], hu[c], hv[c]}; };
+      // Row j, columns -1..nx, into buf[0..nx+1].
+      const auto load_row = [&](index_t j, std::vector<CellPrimitive<Real>>& buf) {
+        const index_t first = g.index(-1, j);
+        for (std::size_t k = 0; k < width; ++k) {
+          const index_t c = first + static_cast<index_t>(k);
+          buf[k] = cell_primitive(State<Real>{h[c], hu[c], hv[c]}, z[c], physics_);
+        }
+      };
 
 #pragma omp for schedule(static, 1)
       for (index_t b = 0; b < blocks; ++b) {
         const index_t j0 = b * rows_per_block_;
         const index_t j1 = std::min(g.ny, j0 + rows_per_block_);
+        load_row(j0 - 1, row_above);
+        std::swap(row_here, row_above);
+        load_row(j0, row_above);
         for (index_t i = 0; i < g.nx; ++i) {
-          const index_t c = g.index(i, j0);
-          const index_t s = c - g.pitch();
-          const auto f = cartesian_edge<1>(load(s), z[s], load(c), z[c], physics_);
-          from_south[static_cast<std::size_t>(i)] = f.to_right;
-          speed_south[static_cast<std::size_t>(i)] = f.speed;
+          const auto k = static_cast<std::size_t>(i);
+          const auto f = cartesian_edge<1>(row_here[k + 1], row_above[k + 1], physics_);
+          from_south[k] = f.to_right;
+          speed_south[k] = f.speed;
         }
         for (index_t j = j0; j < j1; ++j) {
-          const index_t row = g.index(0, j);
+          std::swap(row_here, row_above);
+          load_row(j + 1, row_above);
           // x-edge west of cell 0.
-          auto fw = cartesian_edge<0>(load(row - 1), z[row - 1], load(row), z[row], physics_);
+          const auto fw = cartesian_edge<0>(row_here[0], row_here[1], physics_);
           State<Real> from_west = fw.to_right;
           Real speed_west = fw.speed;
           for (index_t i = 0; i < g.nx; ++i) {
-            const index_t c = row + i;
-            const auto fe = cartesian_edge<0>(load(c), z[c], load(c + 1), z[c + 1], physics_);
-            const auto fn = cartesian_edge<1>(load(c), z[c], load(c + g.pitch()), z[c + g.pitch()], physics_);
             const auto k = static_cast<std::size_t>(i);
+            const auto fe = cartesian_edge<0>(row_here[k + 1], row_here[k + 2], physics_);
+            const auto fn = cartesian_edge<1>(row_here[k + 1], row_above[k + 1], physics_);
             const State<Real> fs = from_south[k];
             const Real rate = (speed_west + fe.speed) * half_inv_dx + (speed_south[k] + fn.speed) * half_inv_dy;
             const auto out = static_cast<std::size_t>(j * g.nx + i);
             rhs_h_[out] = -((from_west.h + fe.to_left.h) * inv_dx + (fs.h + fn.to_left.h) * inv_dy);
             rhs_hu_[out] = -((from_west.hu + fe.to_left.hu) * inv_dx + (fs.hu + fn.to_left.hu) * inv_dy);
             rhs_hv_[out] = -((from_west.hv + fe.to_left.hv) * inv_dx + (fs.hv + fn.to_left.hv) * inv_dy);
-            if (!math::is_nan(z[c])) {
+            if (!math::is_nan(row_here[k + 1].z)) {
               finite = finite && std::isfinite(rate);
               max_rate = std::max(max_rate, static_cast<double>(rate));
             }

@@ -10,34 +10,44 @@ namespace shallows {
 
 // axis 0: x-edge (left = west, right = east); axis 1: y-edge (left = south, right = north).
 template <int axis, class Real>
-SHALLOWS_HD EdgeFluctuation<Real> cartesian_edge(State<Real> l, Real zl, State<Real> r, Real zr,
+SHALLOWS_HD EdgeFluctuation<Real> cartesian_edge(const CellPrimitive<Real>& l, const CellPrimitive<Real>& r,
                                                  const PhysicsParams<Real>& p) {
-  const auto solve = [&p](State<Real> a, Real za, State<Real> b, Real zb) {
+  const auto solve = [&p](const CellPrimitive<Real>& a, const CellPrimitive<Real>& b) {
     if constexpr (axis == 0) {
-      return roe_x(a, za, b, zb, p);
+      return roe_x(a, b, p);
     } else {
-      return roe_y(a, za, b, zb, p);
+      return roe_y(a, b, p);
     }
   };
-  const auto mirror = [](State<Real> q) {
+  // The wall image of a cell: normal discharge and velocity reversed.
+  const auto mirror = [](CellPrimitive<Real> q) {
     if constexpr (axis == 0) {
-      return State<Real>{q.h, -q.hu, q.hv};
+      q.hu = -q.hu;
+      q.u = -q.u;
     } else {
-      return State<Real>{q.h, q.hu, -q.hv};
+      q.hv = -q.hv;
+      q.v = -q.v;
     }
+    return q;
   };
-  const bool active_l = !math::is_nan(zl);
-  const bool active_r = !math::is_nan(zr);
-  if (active_l && active_r) return solve(l, zl, r, zr);
+  const bool active_l = !math::is_nan(l.z);
+  const bool active_r = !math::is_nan(r.z);
+  if (active_l && active_r) return solve(l, r);
   EdgeFluctuation<Real> f{{Real(0), Real(0), Real(0)}, {Real(0), Real(0), Real(0)}, Real(0)};
   if (active_l) {
-    f = solve(l, zl, mirror(l), zl);
+    f = solve(l, mirror(l));
     f.to_right = {Real(0), Real(0), Real(0)};
   } else if (active_r) {
-    f = solve(mirror(r), zr, r, zr);
+    f = solve(mirror(r), r);
     f.to_left = {Real(0), Real(0), Real(0)};
   }
   return f;
+}
+
+template <int axis, class Real>
+SHALLOWS_HD EdgeFluctuation<Real> cartesian_edge(State<Real> l, Real zl, State<Real> r, Real zr,
+                                                 const PhysicsParams<Real>& p) {
+  return cartesian_edge<axis>(cell_primitive(l, zl, p), cell_primitive(r, zr, p), p);
 }
 
 } // namespace shallows

@@ -43,26 +43,41 @@ struct EdgeFluctuation {
   Real speed;            // max |wave speed| of the edge, for the CFL condition (eq. 8)
 };
 
+// What the edges of a cell need from it, computed once per cell: the
+// divisions and square roots dominate the cost of an edge.
+template <class Real>
+struct CellPrimitive {
+  Real h, hu, hv, z;
+  Real u, v;    // velocity, zero in dry cells (h <= h_dry)
+  Real sqrt_h;  // Roe-average weight
+  Real c;       // sqrt(g h)
+};
+
+template <class Real>
+SHALLOWS_HD CellPrimitive<Real> cell_primitive(State<Real> q, Real z, const PhysicsParams<Real>& p) {
+  const Real inv_h = q.h <= p.h_dry ? Real(0) : Real(1) / q.h;
+  return {q.h, q.hu, q.hv, z, q.hu * inv_h, q.hv * inv_h, math::sqrt(q.h), math::sqrt(p.g * q.h)};
+}
+
 namespace detail {
 
-// Roe fluctuations in the edge frame: hn, ht are the normal and tangential
-// discharges. z is the bed elevation (positive up).
+// One side of an edge in the edge frame: normal/tangential discharge and velocity.
 template <class Real>
-SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(Real hl, Real hnl, Real htl, Real zl,
-                                              Real hr, Real hnr, Real htr, Real zr,
+struct EdgeSide {
+  Real h, hn, ht, z, un, ut, sqrt_h, c;
+};
+
+// Roe fluctuations in the edge frame. z is the bed elevation (positive up).
+template <class Real>
+SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(const EdgeSide<Real>& l, const EdgeSide<Real>& r,
                                               const PhysicsParams<Real>& p) {
   const Real zero(0), half(0.5), two(2);
   EdgeFluctuation<Real> f{{zero, zero, zero}, {zero, zero, zero}, zero};
+  const Real hl = l.h, hnl = l.hn, htl = l.ht, zl = l.z, unl = l.un, utl = l.ut, cl = l.c;
+  const Real hr = r.h, hnr = r.hn, htr = r.ht, zr = r.z, unr = r.un, utr = r.ut, cr = r.c;
   const bool dry_l = hl <= p.h_dry;
   const bool dry_r = hr <= p.h_dry;
   if (dry_l && dry_r) return f;
-
-  const Real unl = dry_l ? zero : hnl / hl;
-  const Real utl = dry_l ? zero : htl / hl;
-  const Real unr = dry_r ? zero : hnr / hr;
-  const Real utr = dry_r ? zero : htr / hr;
-  const Real cl = math::sqrt(p.g * hl);
-  const Real cr = math::sqrt(p.g * hr);
 
   // Emerging bottom: the dry side's bed is above the wet side's surface.
   if (dry_l && hr + zr <= zl) {
@@ -78,10 +93,11 @@ SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(Real hl, Real hnl, Real htl, Real 
   }
 
   // Roe averages (seed 000 eq. 7).
-  const Real sl = math::sqrt(hl);
-  const Real sr = math::sqrt(hr);
-  const Real un = (sl * unl + sr * unr) / (sl + sr);
-  const Real ut = (sl * utl + sr * utr) / (sl + sr);
+  const Real sl = l.sqrt_h;
+  const Real sr = r.sqrt_h;
+  const Real inv_s = Real(1) / (sl + sr);
+  const Real un = (sl * unl + sr * unr) * inv_s;
+  const Real ut = (sl * utl + sr * utr) * inv_s;
   const Real hm = half * (hl + hr);
   const Real c = math::sqrt(p.g * hm);
 
@@ -169,28 +185,46 @@ SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(Real hl, Real hnl, Real htl, Real 
 // Edge with normal +x (left = west cell, right = east cell): the edge frame
 // is the Cartesian frame.
 template <class Real>
-SHALLOWS_HD EdgeFluctuation<Real> roe_x(State<Real> l, Real zl, State<Real> r, Real zr,
+SHALLOWS_HD EdgeFluctuation<Real> roe_x(const CellPrimitive<Real>& l, const CellPrimitive<Real>& r,
                                         const PhysicsParams<Real>& p) {
-  return detail::roe_rotated(l.h, l.hu, l.hv, zl, r.h, r.hu, r.hv, zr, p);
+  return detail::roe_rotated(detail::EdgeSide<Real>{l.h, l.hu, l.hv, l.z, l.u, l.v, l.sqrt_h, l.c},
+                             detail::EdgeSide<Real>{r.h, r.hu, r.hv, r.z, r.u, r.v, r.sqrt_h, r.c}, p);
 }
 
 // Edge with normal +y (left = south cell, right = north cell): normal
 // discharge hv, tangential discharge -hu (tangent (-ny, nx) = (-1, 0)).
 template <class Real>
-SHALLOWS_HD EdgeFluctuation<Real> roe_y(State<Real> l, Real zl, State<Real> r, Real zr,
+SHALLOWS_HD EdgeFluctuation<Real> roe_y(const CellPrimitive<Real>& l, const CellPrimitive<Real>& r,
                                         const PhysicsParams<Real>& p) {
-  EdgeFluctuation<Real> f = detail::roe_rotated(l.h, l.hv, -l.hu, zl, r.h, r.hv, -r.hu, zr, p);
+  EdgeFluctuation<Real> f =
+      detail::roe_rotated(detail::EdgeSide<Real>{l.h, l.hv, -l.hu, l.z, l.v, -l.u, l.sqrt_h, l.c},
+                          detail::EdgeSide<Real>{r.h, r.hv, -r.hu, r.z, r.v, -r.u, r.sqrt_h, r.c}, p);
   f.to_left = {f.to_left.h, -f.to_left.hv, f.to_left.hu};
   f.to_right = {f.to_right.h, -f.to_right.hv, f.to_right.hu};
   return f;
 }
 
+template <class Real>
+SHALLOWS_HD EdgeFluctuation<Real> roe_x(State<Real> l, Real zl, State<Real> r, Real zr, const PhysicsParams<Real>& p) {
+  return roe_x(cell_primitive(l, zl, p), cell_primitive(r, zr, p), p);
+}
+
+template <class Real>
+SHALLOWS_HD EdgeFluctuation<Real> roe_y(State<Real> l, Real zl, State<Real> r, Real zr, const PhysicsParams<Real>& p) {
+  return roe_y(cell_primitive(l, zl, p), cell_primitive(r, zr, p), p);
+}
+
 // Edge with an arbitrary unit normal (nx, ny), for unstructured meshes.
 template <class Real>
-SHALLOWS_HD EdgeFluctuation<Real> roe_normal(State<Real> l, Real zl, State<Real> r, Real zr,
-                                             Real nx, Real ny, const PhysicsParams<Real>& p) {
-  EdgeFluctuation<Real> f = detail::roe_rotated(l.h, l.hu * nx + l.hv * ny, l.hv * nx - l.hu * ny, zl,
-                                                r.h, r.hu * nx + r.hv * ny, r.hv * nx - r.hu * ny, zr, p);
+SHALLOWS_HD EdgeFluctuation<Real> roe_normal(State<Real> ql, Real zl, State<Real> qr, Real zr, Real nx, Real ny,
+                                             const PhysicsParams<Real>& p) {
+  const CellPrimitive<Real> l = cell_primitive(ql, zl, p), r = cell_primitive(qr, zr, p);
+  EdgeFluctuation<Real> f = detail::roe_rotated(
+      detail::EdgeSide<Real>{l.h, l.hu * nx + l.hv * ny, l.hv * nx - l.hu * ny, l.z, l.u * nx + l.v * ny,
+                             l.v * nx - l.u * ny, l.sqrt_h, l.c},
+      detail::EdgeSide<Real>{r.h, r.hu * nx + r.hv * ny, r.hv * nx - r.hu * ny, r.z, r.u * nx + r.v * ny,
+                             r.v * nx - r.u * ny, r.sqrt_h, r.c},
+      p);
   const auto back = [nx, ny](State<Real> s) {
     return State<Real>{s.h, s.hu * nx - s.hv * ny, s.hu * ny + s.hv * nx};
   };

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// ESRI ASCII grids (.asc), as written by GDAL, QGIS and ArcGIS:
+//
+//     ncols         4
+//     nrows         3
+//     xllcorner     0.0      (or xllcenter: the centre of the south-west cell)
+//     yllcorner     0.0      (or yllcenter)
+//     cellsize      10.0
+//     NODATA_value  -9999    (optional)
+//     1 2 3 4                <- northernmost row first
+//     ...
+//
+// Header keys are case-insensitive. Values are read in file order (north to
+// south, west to east) and stored row-major with j = 0 at the south, like the
+// solver's fields; NODATA cells become NaN. Every error throws io::InputError
+// with "<file>:<line>: ..." (or "<file>: ..." where no line applies).
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "shallows/core/config.hpp"
+#include "shallows/io/case.hpp"
+#include "shallows/mesh/structured/grid.hpp"
+
+namespace shallows::io {
+
+struct AsciiRaster {
+  std::filesystem::path path;  // as opened, for messages
+  index_t ncols = 0;
+  index_t nrows = 0;
+  double x0 = 0;        // west edge (xllcorner, or xllcenter - cellsize / 2)
+  double y0 = 0;        // south edge
+  double cellsize = 1;
+  std::optional<double> nodata;
+  std::vector<double> values;  // ncols * nrows, index j * ncols + i, j = 0 south; NaN = NODATA
+  int ncols_line = 0;          // header lines, for size-mismatch messages
+  int nrows_line = 0;
+
+  double at(index_t i, index_t j) const { return values[static_cast<std::size_t>(j * ncols + i)]; }
+  // The grid the raster describes: one cell per value, dx = dy = cellsize.
+  Grid grid() const;
+};
+
+// Reads an ESRI ASCII grid. Throws InputError: missing file, missing or
+// repeated or unknown header keys, non-numbers, wrong value counts.
+AsciiRaster read_ascii_raster(const std::filesystem::path& file);
+
+// Throws InputError "<file>:<line>: ncols = .. does not match ..." unless the
+// raster has exactly nx columns and ny rows.
+void check_raster_size(const AsciiRaster& raster, index_t nx, index_t ny);
+
+} // namespace shallows::io

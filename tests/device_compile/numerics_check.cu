@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+// Compile-only check, run by CI with nvcc: every numerics header must stay
+// usable from device code in both precisions.
+#include "shallows/mesh/structured/cartesian_edges.hpp"
+#include "shallows/mesh/structured/ghost_cells.hpp"
+#include "shallows/physics/cell_update.hpp"
+#include "shallows/physics/riemann/roe.hpp"
+
+template <class Real>
+__global__ void numerics_check(shallows::StateArrays<Real> a, shallows::Grid g, shallows::PhysicsParams<Real> p,
+                               Real* out) {
+  using namespace shallows;
+  const State<Real> l{a.h[0], a.hu[0], a.hv[0]};
+  const State<Real> r{a.h[1], a.hu[1], a.hv[1]};
+  const auto fx = cartesian_edge<0>(l, a.z[0], r, a.z[1], p);
+  const auto fy = cartesian_edge<1>(l, a.z[0], r, a.z[1], p);
+  const auto fn = roe_normal(l, a.z[0], r, a.z[1], Real(0.6), Real(0.8), p);
+  const State<Real> q = advance_cell(l, fx.to_left + fy.to_right + fn.to_left, Real(1e-3), p);
+  fill_ghost_cell(a, g, Side::west, 0, 0, BoundaryCondition<Real>{BoundaryKind::level, Real(1)});
+  out[0] = q.h + q.hu + q.hv + fx.speed;
+}
+
+template __global__ void numerics_check<float>(shallows::StateArrays<float>, shallows::Grid,
+                                               shallows::PhysicsParams<float>, float*);
+template __global__ void numerics_check<double>(shallows::StateArrays<double>, shallows::Grid,
+                                                shallows::PhysicsParams<double>, double*);

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+// The command line end to end: a run writes its outputs and summary.json;
+// bad input stops with a message naming the file and key, a non-zero exit
+// code, and leaves existing files alone.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string output;
+};
+
+Result shell(const std::string& args) {
+  const std::string cmd = std::string(SHALLOWS_CLI) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe)) out += buf.data();
+  const int status = pclose(pipe);
+  return {WEXITSTATUS(status), out};
+}
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("shallows-cli-" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+const std::string kCase = std::string(SHALLOWS_SOURCE_DIR) + "/cases/s000-t1/case.toml";
+
+TEST(Cli, RunWritesOutputsAndSummary) {
+  const fs::path out = temp_dir("run");
+  const Result r = shell("run " + kCase + " --output " + out.string() +
+                         " --threads 2 --set time.end=0.5 --set time.output_every=0.25 --set 'output.format=[\"vtk\"]'");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string summary = read(out / "summary.json");
+  EXPECT_NE(summary.find("\"cells\": 1000"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"relative_mass_change\""), std::string::npos);
+  EXPECT_TRUE(fs::exists(out / "output.pvd"));
+  EXPECT_TRUE(fs::exists(out / "gauges.csv"));
+  EXPECT_NE(r.output.find("cell-updates/s"), std::string::npos);
+}
+
+TEST(Cli, PrecisionAndSetOverridesReachTheRun) {
+  const fs::path out = temp_dir("float");
+  const Result r = shell("run " + kCase + " -o " + out.string() +
+                         " --precision float --set domain.nx=200 --set domain.ny=20 --set time.end=0.1 "
+                         "--set time.output_every=0.1 --set 'output.format=[]'");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string summary = read(out / "summary.json");
+  EXPECT_NE(summary.find("\"precision\": \"float\""), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"cells\": 4000"), std::string::npos) << summary;
+}
+
+TEST(Cli, UnknownKeyIsReportedWithSuggestionAndNothingIsLost) {
+  const fs::path out = temp_dir("bad");
+  { std::ofstream(out / "summary.json") << "previous run"; }
+  const Result r = shell("run " + kCase + " -o " + out.string() + " --set physics.gravity=9.8");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("physics.gravity"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("did you mean 'physics.g'"), std::string::npos) << r.output;
+  EXPECT_EQ(read(out / "summary.json"), "previous run");
+}
+
+TEST(Cli, BadCaseFileNamesFileAndKey) {
+  const fs::path dir = temp_dir("badcase");
+  const fs::path file = dir / "neg.toml";
+  std::ofstream(file) << "[domain]\nnx = 4\nny = 4\nx = [0, 1]\ny = [0, 1]\n[initial]\nh = -1\n[time]\nend = 1\n";
+  const Result r = shell("run " + file.string() + " -o " + (dir / "out").string());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("neg.toml"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("initial.h"), std::string::npos) << r.output;
+}
+
+TEST(Cli, VersionAndHelp) {
+  EXPECT_NE(shell("--version").output.find("shallows"), std::string::npos);
+  const Result h = shell("run --help");
+  EXPECT_EQ(h.code, 0);
+  EXPECT_NE(h.output.find("--precision"), std::string::npos);
+}
+
+} // namespace
