@@ -125,14 +125,13 @@ SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(const EdgeSide<Real>& l, const Edg
     const Real beta2 = r_t - ut * r_h;
     const Real sigma = p.g * hm * (zr - zl) * inv_2c;  // bed part: beta1 = l1 a1 - sigma
 
-    // Left- and right-going parts of each wave; a standing wave is shared
-    // equally so that mirrored edges stay mirrored.
-    const auto going_left = [half, zero](Real lambda, Real beta) {
-      return lambda < zero ? beta : (zero < lambda ? zero : half * beta);
+    // Left- and right-going parts of each wave: weights 1 and 0 by the sign of
+    // lambda; a standing wave is shared equally, so mirrored edges stay mirrored.
+    const auto weight_left = [half, zero](Real lambda) {
+      return lambda < zero ? Real(1) : (zero < lambda ? zero : half);
     };
-    const auto going_right = [half, zero](Real lambda, Real beta) {
-      return zero < lambda ? beta : (lambda < zero ? zero : half * beta);
-    };
+    const auto going_left = [&](Real lambda, Real beta) { return weight_left(lambda) * beta; };
+    const auto going_right = [&](Real lambda, Real beta) { return (Real(1) - weight_left(lambda)) * beta; };
     Real b1_l = going_left(lambda1, beta1);
     Real b1_r = going_right(lambda1, beta1);
     Real b3_l = going_left(lambda3, beta3);
