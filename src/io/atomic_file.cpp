@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+// Files written under "<name>.part" and renamed when complete.
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <stdexcept>
+#include <system_error>
+
+#include "output_detail.hpp"
+
+namespace shallows::io::detail {
+
+fs::path part_path(const fs::path& final_path) {
+  fs::path p = final_path;
+  p += ".part";
+  return p;
+}
+
+void commit_part(const fs::path& part, const fs::path& final_path) {
+  std::error_code ec;
+  fs::rename(part, final_path, ec);
+  if (ec)
+    throw std::runtime_error("cannot rename " + part.string() + " to " + final_path.string() + ": " +
+                             ec.message());
+}
+
+void remove_stale(const fs::path& p) {
+  std::error_code ec;
+  fs::remove(p, ec);
+  if (ec) throw std::runtime_error("cannot remove stale output " + p.string() + ": " + ec.message());
+}
+
+AtomicFile::AtomicFile(fs::path final_path) : final_(std::move(final_path)), part_(part_path(final_)) {
+  file_ = std::fopen(part_.c_str(), "wb");
+  if (!file_) fail("cannot create");
+}
+
+AtomicFile::~AtomicFile() {
+  if (file_) std::fclose(file_);  // incomplete: stays .part
+}
+
+void AtomicFile::fail(const char* what) const {
+  const int err = errno;
+  throw std::runtime_error(std::string(what) + " " + part_.string() + ": " +
+                           (err ? std::strerror(err) : "I/O error"));
+}
+
+void AtomicFile::write(const void* data, std::size_t bytes) {
+  if (!file_) throw std::logic_error("AtomicFile::write after commit: " + part_.string());
+  if (bytes == 0) return;
+  errno = 0;
+  if (std::fwrite(data, 1, bytes, file_) != bytes) fail("cannot write");
+}
+
+void AtomicFile::flush() {
+  if (!file_) return;
+  errno = 0;
+  if (std::fflush(file_) != 0) fail("cannot write");
+}
+
+void AtomicFile::commit() {
+  if (!file_) throw std::logic_error("AtomicFile::commit twice: " + part_.string());
+  errno = 0;
+  const bool bad = std::fflush(file_) != 0 || std::ferror(file_) != 0;
+  std::FILE* f = file_;
+  file_ = nullptr;
+  if (std::fclose(f) != 0 || bad) fail("cannot write");
+  commit_part(part_, final_);
+}
+
+void write_file_atomic(const fs::path& final_path, std::string_view bytes) {
+  AtomicFile f(final_path);
+  f.write(bytes);
+  f.commit();
+}
+
+std::string format_number(double v, int digits) {
+  if (std::isnan(v)) return "nan";
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, digits);
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace shallows::io::detail

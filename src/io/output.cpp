@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+// OutputWriter: validates the settings, owns one FormatWriter per requested
+// format (plus gauges), derives the written fields once per output time.
+// File formats: docs/outputs.md.
+#include "shallows/io/output.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+#include "output_detail.hpp"
+
+namespace shallows::io {
+
+using detail::Context;
+using detail::FormatWriter;
+using detail::Frame;
+
+struct OutputWriter::Impl {
+  Context ctx;  // declared first: the writers hold references to it
+  std::vector<std::unique_ptr<FormatWriter>> writers;
+  std::size_t frames = 0;
+  bool finished = false;
+  bool derived = false;  // some writer needs the float fields
+  Frame frame;
+};
+
+namespace {
+
+void check_size(const std::vector<double>& v, std::size_t cells, const char* what) {
+  if (v.size() != cells)
+    throw std::invalid_argument(std::string("OutputWriter: ") + what + " has " + std::to_string(v.size()) +
+                                " values, the grid has " + std::to_string(cells) + " cells");
+}
+
+}  // namespace
+
+OutputWriter::OutputWriter(const OutputSettings& settings, const Grid& grid, const std::vector<double>& z,
+                           double h_dry)
+    : impl_(std::make_unique<Impl>()) {
+  if (grid.nx <= 0 || grid.ny <= 0 || !(grid.dx > 0) || !(grid.dy > 0))
+    throw std::invalid_argument("OutputWriter: empty grid or non-positive spacing");
+  Context& ctx = impl_->ctx;
+  ctx.settings = settings;
+  ctx.grid = grid;
+  ctx.h_dry = h_dry;
+  check_size(z, ctx.cells(), "the bed z");
+  ctx.z = z;
+  ctx.inactive.resize(ctx.cells());
+  for (std::size_t k = 0; k < ctx.cells(); ++k) ctx.inactive[k] = std::isnan(z[k]);
+
+  bool netcdf = false, vtk = false, png = false;
+  for (const std::string& f : settings.formats) {
+    if (f == "netcdf") netcdf = true;
+    else if (f == "vtk") vtk = true;
+    else if (f == "png") png = true;
+    else
+      throw InputError("output.format: unknown format \"" + f + "\" (expected netcdf, vtk or png)");
+  }
+#if !defined(SHALLOWS_HAVE_NETCDF)
+  if (netcdf) (void)detail::make_netcdf_writer(ctx);  // throws: no NetCDF support
+#endif
+#if !defined(SHALLOWS_HAVE_PNG)
+  if (png) (void)detail::make_png_writer(ctx);  // throws: no PNG support
+#endif
+  const bool gauges = !settings.gauges.empty();
+  if (gauges) (void)detail::gauge_cells(ctx);  // throws for a gauge outside the domain
+  if (!(netcdf || vtk || png || gauges)) return;  // nothing to write, no folder
+
+  std::error_code ec;
+  std::filesystem::create_directories(settings.dir, ec);
+  if (ec) throw std::runtime_error("cannot create output folder " + settings.dir.string() + ": " + ec.message());
+
+  if (gauges) impl_->writers.push_back(detail::make_gauge_writer(ctx));
+  if (netcdf) impl_->writers.push_back(detail::make_netcdf_writer(ctx));
+  if (vtk) impl_->writers.push_back(detail::make_vtk_writer(ctx));
+  if (png) impl_->writers.push_back(detail::make_png_writer(ctx));
+  for (const auto& w : impl_->writers) impl_->derived = impl_->derived || w->needs_derived();
+}
+
+OutputWriter::~OutputWriter() = default;  // writers close their files, leave .part names
+
+void OutputWriter::write(double time, const Fields& fields) {
+  Impl& im = *impl_;
+  if (im.finished) throw std::logic_error("OutputWriter::write after finish()");
+  const std::size_t n = im.ctx.cells();
+  check_size(fields.h, n, "fields.h");
+  check_size(fields.hu, n, "fields.hu");
+  check_size(fields.hv, n, "fields.hv");
+  if (im.writers.empty()) {
+    ++im.frames;
+    return;
+  }
+
+  Frame& fr = im.frame;
+  fr.time = time;
+  fr.index = im.frames;
+  fr.raw = &fields;
+  if (im.derived) {
+    for (auto* v : {&fr.h, &fr.hu, &fr.hv, &fr.u, &fr.v, &fr.eta}) v->resize(n);
+    const double h_dry = im.ctx.h_dry;
+    const std::vector<double>& z = im.ctx.z;
+#pragma omp parallel for schedule(static)
+    for (std::size_t k = 0; k < n; ++k) {
+      const detail::CellValues c = detail::cell_values(fields.h[k], fields.hu[k], fields.hv[k], z[k], h_dry);
+      fr.h[k] = static_cast<float>(c.h);
+      fr.hu[k] = static_cast<float>(c.hu);
+      fr.hv[k] = static_cast<float>(c.hv);
+      fr.u[k] = static_cast<float>(c.u);
+      fr.v[k] = static_cast<float>(c.v);
+      fr.eta[k] = static_cast<float>(c.eta);
+    }
+  }
+  for (const auto& w : im.writers) w->write(fr);
+  fr.raw = nullptr;
+  ++im.frames;
+}
+
+void OutputWriter::finish(const Maxima& maxima) {
+  Impl& im = *impl_;
+  if (im.finished) throw std::logic_error("OutputWriter::finish called twice");
+  im.finished = true;
+  if (im.writers.empty()) return;
+  const std::size_t n = im.ctx.cells();
+  check_size(maxima.max_h, n, "maxima.max_h");
+  check_size(maxima.max_speed, n, "maxima.max_speed");
+  check_size(maxima.arrival_time, n, "maxima.arrival_time");
+  for (const auto& w : im.writers) w->finish(maxima);
+}
+
+}  // namespace shallows::io

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Private to src/io/output*.cpp: the pieces OutputWriter is made of.
+// Each output format is a FormatWriter; OutputWriter owns a Context (grid,
+// bed, dry threshold) that outlives them, derives the per-frame fields once
+// and hands them to every writer.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shallows/io/case.hpp"
+#include "shallows/mesh/structured/grid.hpp"
+#include "shallows/solver/fields.hpp"
+
+namespace shallows::io::detail {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------
+// Atomic files (atomic_file.cpp)
+
+// "<name>.part" next to the final name.
+fs::path part_path(const fs::path& final_path);
+
+// Renames part over final (atomic within one file system); throws
+// std::runtime_error naming both on failure.
+void commit_part(const fs::path& part, const fs::path& final_path);
+
+// Removes a file if present (stale output of an earlier run); ignores absence,
+// throws std::runtime_error if it exists and cannot be removed.
+void remove_stale(const fs::path& p);
+
+// A file written as "<final>.part" through stdio and renamed over <final> by
+// commit(). Destroyed without commit(): closed, left as .part, never renamed.
+class AtomicFile {
+ public:
+  explicit AtomicFile(fs::path final_path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(const void* data, std::size_t bytes);
+  void write(std::string_view text) { write(text.data(), text.size()); }
+  void flush();   // pushes buffered data to the OS (readers can follow)
+  void commit();  // flush, close, rename; throws on any error
+
+  const fs::path& final_path() const { return final_; }
+  const fs::path& part() const { return part_; }
+
+ private:
+  [[noreturn]] void fail(const char* what) const;
+  fs::path final_;
+  fs::path part_;
+  std::FILE* file_ = nullptr;
+};
+
+// Whole file in one go: writes <final>.part then renames it.
+void write_file_atomic(const fs::path& final_path, std::string_view bytes);
+
+// ---------------------------------------------------------------------------
+// Shared state and derived values
+
+struct Context {
+  OutputSettings settings;
+  Grid grid;
+  std::vector<double> z;       // interior bed, NaN = inactive
+  std::vector<bool> inactive;  // z is NaN
+  double h_dry = 0;
+
+  std::size_t cells() const { return static_cast<std::size_t>(grid.cells()); }
+};
+
+// Values written for one cell (the rules of docs/outputs.md): inactive -> all
+// NaN; h <= h_dry -> dry (h = hu = hv = u = v = 0, eta = z); else u = hu/h,
+// v = hv/h, eta = h + z. A NaN depth on an active cell stays NaN.
+struct CellValues {
+  double h, hu, hv, u, v, eta;
+};
+
+inline CellValues cell_values(double h, double hu, double hv, double z, double h_dry) {
+  if (std::isnan(z)) {
+    const double nan = std::nan("");
+    return {nan, nan, nan, nan, nan, nan};
+  }
+  if (h <= h_dry) return {0.0, 0.0, 0.0, 0.0, 0.0, z};
+  return {h, hu, hv, hu / h, hv / h, h + z};
+}
+
+// One output time. The float fields are the cell_values of every cell
+// (NaN on inactive cells), filled only when a writer asked for them.
+struct Frame {
+  double time = 0;
+  std::size_t index = 0;  // 0, 1, 2, ... (file numbering)
+  const Fields* raw = nullptr;
+  std::vector<float> h, hu, hv, u, v, eta;
+};
+
+class FormatWriter {
+ public:
+  virtual ~FormatWriter() = default;
+  virtual bool needs_derived() const { return true; }
+  virtual void write(const Frame& frame) = 0;
+  virtual void finish(const Maxima& maxima) = 0;
+};
+
+// Factories; each throws InputError ("this build has no ... support") when
+// the library was not available at build time.
+std::unique_ptr<FormatWriter> make_netcdf_writer(const Context& ctx);
+std::unique_ptr<FormatWriter> make_vtk_writer(const Context& ctx);
+std::unique_ptr<FormatWriter> make_png_writer(const Context& ctx);
+std::unique_ptr<FormatWriter> make_gauge_writer(const Context& ctx);
+
+// Index of the cell holding each gauge; throws InputError naming a gauge that
+// is outside the domain, unnamed, named twice or named with CSV separators.
+std::vector<std::size_t> gauge_cells(const Context& ctx);
+
+// "%.10g"-style formatting without locale surprises; NaN -> "nan".
+std::string format_number(double v, int digits = 10);
+
+}  // namespace shallows::io::detail
