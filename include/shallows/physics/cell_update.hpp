@@ -11,18 +11,19 @@ namespace shallows {
 // q^{n+1} = q^n + dt * rhs, where rhs = -(1/|V|) sum_edges |Gamma| F_i.
 // Depth is clamped at zero: the fallback to HLL at dry edges keeps it
 // non-negative up to round-off, and the clamp removes that round-off. Cells
-// at or below h_dry keep their water but lose their velocity.
+// at or below h_dry keep their water but lose their velocity. Branch-free,
+// so that CPU loops vectorise.
 template <class Real>
-SHALLOWS_HD State<Real> advance_cell(State<Real> q, State<Real> rhs, Real dt,
-                                     const PhysicsParams<Real>& p) {
-  State<Real> n{q.h + dt * rhs.h, q.hu + dt * rhs.hu, q.hv + dt * rhs.hv};
-  if (n.h <= p.h_dry) {
-    n.h = n.h > Real(0) ? n.h : Real(0);
-    n.hu = Real(0);
-    n.hv = Real(0);
-    return n;
-  }
-  return apply_manning(n, dt, p);
+SHALLOWS_HD State<Real> explicit_update(State<Real> q, State<Real> rhs, Real dt, const PhysicsParams<Real>& p) {
+  const Real h = q.h + dt * rhs.h;
+  const bool dry = h <= p.h_dry;
+  return {h > Real(0) ? h : Real(0), dry ? Real(0) : q.hu + dt * rhs.hu, dry ? Real(0) : q.hv + dt * rhs.hv};
+}
+
+// The whole cell update: explicit step, then friction.
+template <class Real>
+SHALLOWS_HD State<Real> advance_cell(State<Real> q, State<Real> rhs, Real dt, const PhysicsParams<Real>& p) {
+  return apply_manning(explicit_update(q, rhs, dt, p), dt, p);
 }
 
 } // namespace shallows

@@ -26,6 +26,153 @@
 namespace shallows {
 namespace {
 
+// Structure-of-arrays buffers of one thread for one row sweep, so that the
+// edge loops vectorise. The loops read and write through restrict pointers
+// taken outside them (a pointer re-read from a vector each iteration stops
+// the vectoriser).
+template <class Real>
+struct Fluctuations {
+  std::vector<Real> h, hu, hv, speed;
+  explicit Fluctuations(std::size_t n) : h(n), hu(n), hv(n), speed(n) {}
+  void swap(Fluctuations& o) {
+    h.swap(o.h);
+    hu.swap(o.hu);
+    hv.swap(o.hv);
+    speed.swap(o.speed);
+  }
+};
+
+// Cell primitives of one row, columns -1..nx at indices 0..nx+1.
+template <class Real>
+struct Primitives {
+  std::vector<Real> h, hu, hv, z, u, v, sqrt_h, c;
+  explicit Primitives(std::size_t n) : h(n), hu(n), hv(n), z(n), u(n), v(n), sqrt_h(n), c(n) {}
+  void swap(Primitives& o) {
+    for (auto [a, b] : {std::pair{&h, &o.h}, {&hu, &o.hu}, {&hv, &o.hv}, {&z, &o.z}, {&u, &o.u}, {&v, &o.v},
+                        {&sqrt_h, &o.sqrt_h}, {&c, &o.c}}) {
+      a->swap(*b);
+    }
+  }
+};
+
+struct RowResult {
+  double max_rate;
+  bool finite;
+};
+
+template <class Real>
+struct RowSweep {
+  const Grid& g;
+  std::size_t nx;
+  Primitives<Real> here, above;
+  Fluctuations<Real> x_left, x_right;  // x-edge k (between columns k-1 and k, k = 0..nx), to each side
+  Fluctuations<Real> south;            // from the y-edges below the row, to the row
+  Fluctuations<Real> north_to_here;    // from the y-edges above the row, to the row
+  Fluctuations<Real> north_to_above;   // the same edges, to the row above
+  std::vector<Real> rate;
+
+  explicit RowSweep(const Grid& grid)
+      : g(grid), nx(static_cast<std::size_t>(grid.nx)), here(nx + 2), above(nx + 2), x_left(nx + 1),
+        x_right(nx + 1), south(nx), north_to_here(nx), north_to_above(nx), rate(nx) {}
+
+  void load_row(const PaddedFields<Real>& f, index_t j, Primitives<Real>& out, const PhysicsParams<Real>& p) {
+    const index_t first = g.index(-1, j);
+    primitive_loop(f.h.data() + first, f.hu.data() + first, f.hv.data() + first, f.z.data() + first, out.h.data(),
+                   out.hu.data(), out.hv.data(), out.z.data(), out.u.data(), out.v.data(), out.sqrt_h.data(),
+                   out.c.data(), nx + 2, p);
+  }
+
+  // restrict is honoured on parameters, which is what lets these loops vectorise.
+  static void primitive_loop(const Real* __restrict h, const Real* __restrict hu, const Real* __restrict hv,
+                             const Real* __restrict z, Real* __restrict oh, Real* __restrict ohu,
+                             Real* __restrict ohv, Real* __restrict oz, Real* __restrict ou, Real* __restrict ov,
+                             Real* __restrict os, Real* __restrict oc, std::size_t n, const PhysicsParams<Real> p) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const CellPrimitive<Real> q = cell_primitive(State<Real>{h[k], hu[k], hv[k]}, z[k], p);
+      oh[k] = q.h;
+      ohu[k] = q.hu;
+      ohv[k] = q.hv;
+      oz[k] = q.z;
+      ou[k] = q.u;
+      ov[k] = q.v;
+      os[k] = q.sqrt_h;
+      oc[k] = q.c;
+    }
+  }
+
+  static void combine_loop(const Real* __restrict wh, const Real* __restrict whu, const Real* __restrict whv,
+                           const Real* __restrict ws, const Real* __restrict eh, const Real* __restrict ehu,
+                           const Real* __restrict ehv, const Real* __restrict es, const Real* __restrict sh,
+                           const Real* __restrict shu, const Real* __restrict shv, const Real* __restrict ss,
+                           const Real* __restrict nh, const Real* __restrict nhu, const Real* __restrict nhv,
+                           const Real* __restrict ns, Real* __restrict out_h, Real* __restrict out_hu,
+                           Real* __restrict out_hv, Real* __restrict out_rate, std::size_t n, Real inv_dx,
+                           Real inv_dy, Real half_inv_dx, Real half_inv_dy) {
+    for (std::size_t i = 0; i < n; ++i) {
+      out_h[i] = -((wh[i] + eh[i]) * inv_dx + (sh[i] + nh[i]) * inv_dy);
+      out_hu[i] = -((whu[i] + ehu[i]) * inv_dx + (shu[i] + nhu[i]) * inv_dy);
+      out_hv[i] = -((whv[i] + ehv[i]) * inv_dx + (shv[i] + nhv[i]) * inv_dy);
+      out_rate[i] = (ws[i] + es[i]) * half_inv_dx + (ss[i] + ns[i]) * half_inv_dy;
+    }
+  }
+
+  // Edges between cells a + k and b + k of two primitive rows, k = 0..n-1.
+  template <int axis>
+  static void edges(const Primitives<Real>& pa, std::size_t a, const Primitives<Real>& pb, std::size_t b,
+                    std::size_t n, Fluctuations<Real>& to_a, Fluctuations<Real>& to_b, const PhysicsParams<Real> p) {
+    edge_loop<axis>(pa.h.data() + a, pa.hu.data() + a, pa.hv.data() + a, pa.z.data() + a, pa.u.data() + a,
+                    pa.v.data() + a, pa.sqrt_h.data() + a, pa.c.data() + a, pb.h.data() + b, pb.hu.data() + b,
+                    pb.hv.data() + b, pb.z.data() + b, pb.u.data() + b, pb.v.data() + b, pb.sqrt_h.data() + b,
+                    pb.c.data() + b, to_a.h.data(), to_a.hu.data(), to_a.hv.data(), to_a.speed.data(), to_b.h.data(),
+                    to_b.hu.data(), to_b.hv.data(), to_b.speed.data(), n, p);
+  }
+
+  template <int axis>
+  static void edge_loop(const Real* __restrict ha, const Real* __restrict hua, const Real* __restrict hva,
+                        const Real* __restrict za, const Real* __restrict ua, const Real* __restrict va,
+                        const Real* __restrict sa, const Real* __restrict ca, const Real* __restrict hb,
+                        const Real* __restrict hub, const Real* __restrict hvb, const Real* __restrict zb,
+                        const Real* __restrict ub, const Real* __restrict vb, const Real* __restrict sb,
+                        const Real* __restrict cb, Real* __restrict fa_h, Real* __restrict fa_hu,
+                        Real* __restrict fa_hv, Real* __restrict fa_s, Real* __restrict fb_h, Real* __restrict fb_hu,
+                        Real* __restrict fb_hv, Real* __restrict fb_s, std::size_t n, const PhysicsParams<Real> p) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto f = cartesian_edge<axis>(CellPrimitive<Real>{ha[k], hua[k], hva[k], za[k], ua[k], va[k], sa[k], ca[k]},
+                                          CellPrimitive<Real>{hb[k], hub[k], hvb[k], zb[k], ub[k], vb[k], sb[k], cb[k]}, p);
+      fa_h[k] = f.to_left.h;
+      fa_hu[k] = f.to_left.hu;
+      fa_hv[k] = f.to_left.hv;
+      fa_s[k] = f.speed;
+      fb_h[k] = f.to_right.h;
+      fb_hu[k] = f.to_right.hu;
+      fb_hv[k] = f.to_right.hv;
+      fb_s[k] = f.speed;
+    }
+  }
+
+  void x_edges(const PhysicsParams<Real>& p) { edges<0>(here, 0, here, 1, nx + 1, x_left, x_right, p); }
+  void y_edges(const PhysicsParams<Real>& p) { edges<1>(here, 1, above, 1, nx, north_to_here, north_to_above, p); }
+
+  // rhs = -((W + E) / dx + (S + N) / dy) in this order for every cell.
+  RowResult combine(index_t j, Real* rhs_h, Real* rhs_hu, Real* rhs_hv) {
+    const auto o = static_cast<std::size_t>(j * g.nx);
+    combine_loop(x_right.h.data(), x_right.hu.data(), x_right.hv.data(), x_right.speed.data(), x_left.h.data() + 1,
+                 x_left.hu.data() + 1, x_left.hv.data() + 1, x_left.speed.data() + 1, south.h.data(),
+                 south.hu.data(), south.hv.data(), south.speed.data(), north_to_here.h.data(),
+                 north_to_here.hu.data(), north_to_here.hv.data(), north_to_here.speed.data(), rhs_h + o,
+                 rhs_hu + o, rhs_hv + o, rate.data(), nx, Real(1.0 / g.dx), Real(1.0 / g.dy), Real(0.5 / g.dx),
+                 Real(0.5 / g.dy));
+    RowResult r{0.0, true};
+    const Real* z = here.z.data() + 1;
+    for (std::size_t i = 0; i < nx; ++i) {
+      if (math::is_nan(z[i])) continue;  // inactive cells set no time step
+      r.finite = r.finite && std::isfinite(rate[i]);
+      r.max_rate = std::max(r.max_rate, static_cast<double>(rate[i]));
+    }
+    return r;
+  }
+};
+
 template <class Real>
 class CpuBackend final : public Backend {
  public:
@@ -120,73 +267,28 @@ class CpuBackend final : public Backend {
   double compute_rhs() {
     const Grid& g = grid_;
     const index_t blocks = (g.ny + rows_per_block_ - 1) / rows_per_block_;
-    const Real inv_dx = Real(1.0 / g.dx);
-    const Real inv_dy = Real(1.0 / g.dy);
-    const Real half_inv_dx = Real(0.5 / g.dx);
-    const Real half_inv_dy = Real(0.5 / g.dy);
-    const Real* h = fields_.h.data();
-    const Real* hu = fields_.hu.data();
-    const Real* hv = fields_.hv.data();
-    const Real* z = fields_.z.data();
     double max_rate = 0;
     bool finite = true;
-
 #pragma omp parallel num_threads(threads_) reduction(max : max_rate) reduction(&& : finite)
     {
-      // Per thread: primitives of the current row and the row above, and the
-      // fluctuations from the y-edges below the current row.
-      const auto width = static_cast<std::size_t>(g.nx + 2);
-      std::vector<CellPrimitive<Real>> row_here(width), row_above(width);
-      std::vector<State<Real>> from_south(static_cast<std::size_t>(g.nx));
-      std::vector<Real> speed_south(static_cast<std::size_t>(g.nx));
-      // Row j, columns -1..nx, into buf[0..nx+1].
-      const auto load_row = [&](index_t j, std::vector<CellPrimitive<Real>>& buf) {
-        const index_t first = g.index(-1, j);
-        for (std::size_t k = 0; k < width; ++k) {
-          const index_t c = first + static_cast<index_t>(k);
-          buf[k] = cell_primitive(State<Real>{h[c], hu[c], hv[c]}, z[c], physics_);
-        }
-      };
-
+      RowSweep<Real> sweep(g);
 #pragma omp for schedule(static, 1)
       for (index_t b = 0; b < blocks; ++b) {
         const index_t j0 = b * rows_per_block_;
         const index_t j1 = std::min(g.ny, j0 + rows_per_block_);
-        load_row(j0 - 1, row_above);
-        std::swap(row_here, row_above);
-        load_row(j0, row_above);
-        for (index_t i = 0; i < g.nx; ++i) {
-          const auto k = static_cast<std::size_t>(i);
-          const auto f = cartesian_edge<1>(row_here[k + 1], row_above[k + 1], physics_);
-          from_south[k] = f.to_right;
-          speed_south[k] = f.speed;
-        }
+        sweep.load_row(fields_, j0 - 1, sweep.here, physics_);
+        sweep.load_row(fields_, j0, sweep.above, physics_);
+        sweep.y_edges(physics_);
+        sweep.south.swap(sweep.north_to_above);
         for (index_t j = j0; j < j1; ++j) {
-          std::swap(row_here, row_above);
-          load_row(j + 1, row_above);
-          // x-edge west of cell 0.
-          const auto fw = cartesian_edge<0>(row_here[0], row_here[1], physics_);
-          State<Real> from_west = fw.to_right;
-          Real speed_west = fw.speed;
-          for (index_t i = 0; i < g.nx; ++i) {
-            const auto k = static_cast<std::size_t>(i);
-            const auto fe = cartesian_edge<0>(row_here[k + 1], row_here[k + 2], physics_);
-            const auto fn = cartesian_edge<1>(row_here[k + 1], row_above[k + 1], physics_);
-            const State<Real> fs = from_south[k];
-            const Real rate = (speed_west + fe.speed) * half_inv_dx + (speed_south[k] + fn.speed) * half_inv_dy;
-            const auto out = static_cast<std::size_t>(j * g.nx + i);
-            rhs_h_[out] = -((from_west.h + fe.to_left.h) * inv_dx + (fs.h + fn.to_left.h) * inv_dy);
-            rhs_hu_[out] = -((from_west.hu + fe.to_left.hu) * inv_dx + (fs.hu + fn.to_left.hu) * inv_dy);
-            rhs_hv_[out] = -((from_west.hv + fe.to_left.hv) * inv_dx + (fs.hv + fn.to_left.hv) * inv_dy);
-            if (!math::is_nan(row_here[k + 1].z)) {
-              finite = finite && std::isfinite(rate);
-              max_rate = std::max(max_rate, static_cast<double>(rate));
-            }
-            from_west = fe.to_right;
-            speed_west = fe.speed;
-            from_south[k] = fn.to_right;
-            speed_south[k] = fn.speed;
-          }
+          sweep.here.swap(sweep.above);
+          sweep.load_row(fields_, j + 1, sweep.above, physics_);
+          sweep.x_edges(physics_);
+          sweep.y_edges(physics_);
+          const RowResult r = sweep.combine(j, rhs_h_.data(), rhs_hu_.data(), rhs_hv_.data());
+          max_rate = std::max(max_rate, r.max_rate);
+          finite = finite && r.finite;
+          sweep.south.swap(sweep.north_to_above);
         }
       }
     }
@@ -196,18 +298,35 @@ class CpuBackend final : public Backend {
   // Second pass: q += dt rhs, then the point-wise corrections.
   void apply_rhs(Real dt) {
     const Grid& g = grid_;
+    const bool friction = physics_.n_manning > Real(0);
 #pragma omp parallel for num_threads(threads_) schedule(static)
     for (index_t j = 0; j < g.ny; ++j) {
-      for (index_t i = 0; i < g.nx; ++i) {
-        const index_t c = g.index(i, j);
-        if (math::is_nan(fields_.z[c])) continue;
-        const auto k = static_cast<std::size_t>(j * g.nx + i);
-        const State<Real> q = advance_cell(State<Real>{fields_.h[c], fields_.hu[c], fields_.hv[c]},
-                                           State<Real>{rhs_h_[k], rhs_hu_[k], rhs_hv_[k]}, dt, physics_);
-        fields_.h[c] = q.h;
-        fields_.hu[c] = q.hu;
-        fields_.hv[c] = q.hv;
+      const index_t c = g.index(0, j);
+      const index_t k = j * g.nx;
+      update_row(fields_.h.data() + c, fields_.hu.data() + c, fields_.hv.data() + c, fields_.z.data() + c,
+                 rhs_h_.data() + k, rhs_hu_.data() + k, rhs_hv_.data() + k, g.nx, dt, friction, physics_);
+    }
+  }
+
+  static void update_row(Real* __restrict h, Real* __restrict hu, Real* __restrict hv, const Real* __restrict z,
+                         const Real* __restrict rh, const Real* __restrict rhu, const Real* __restrict rhv,
+                         index_t n, Real dt, bool friction, const PhysicsParams<Real> p) {
+    // Without friction the loop has no call (cbrt) and vectorises; the
+    // results are the same since apply_manning leaves q alone when n = 0.
+    const auto update = [&](auto&& cell_update) {
+      for (index_t i = 0; i < n; ++i) {
+        const State<Real> q{h[i], hu[i], hv[i]};
+        const State<Real> out = cell_update(q, State<Real>{rh[i], rhu[i], rhv[i]});
+        const bool active = !math::is_nan(z[i]);
+        h[i] = active ? out.h : q.h;
+        hu[i] = active ? out.hu : q.hu;
+        hv[i] = active ? out.hv : q.hv;
       }
+    };
+    if (friction) {
+      update([&](State<Real> q, State<Real> rhs) { return advance_cell(q, rhs, dt, p); });
+    } else {
+      update([&](State<Real> q, State<Real> rhs) { return explicit_update(q, rhs, dt, p); });
     }
   }
 

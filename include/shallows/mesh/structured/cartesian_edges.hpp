@@ -30,17 +30,20 @@ SHALLOWS_HD EdgeFluctuation<Real> cartesian_edge(const CellPrimitive<Real>& l, c
     }
     return q;
   };
+  const auto pick = [](bool condition, const CellPrimitive<Real>& a, const CellPrimitive<Real>& b) {
+    return CellPrimitive<Real>{condition ? a.h : b.h,   condition ? a.hu : b.hu, condition ? a.hv : b.hv,
+                               condition ? a.z : b.z,   condition ? a.u : b.u,   condition ? a.v : b.v,
+                               condition ? a.sqrt_h : b.sqrt_h, condition ? a.c : b.c};
+  };
+  // An inactive side is replaced by the wall image of the active one; its own
+  // fluctuation is dropped. Selected, not branched, so that loops vectorise.
   const bool active_l = !math::is_nan(l.z);
   const bool active_r = !math::is_nan(r.z);
-  if (active_l && active_r) return solve(l, r);
-  EdgeFluctuation<Real> f{{Real(0), Real(0), Real(0)}, {Real(0), Real(0), Real(0)}, Real(0)};
-  if (active_l) {
-    f = solve(l, mirror(l));
-    f.to_right = {Real(0), Real(0), Real(0)};
-  } else if (active_r) {
-    f = solve(mirror(r), r);
-    f.to_left = {Real(0), Real(0), Real(0)};
-  }
+  EdgeFluctuation<Real> f = solve(pick(active_l, l, mirror(r)), pick(active_r, r, mirror(l)));
+  const State<Real> none{Real(0), Real(0), Real(0)};
+  f.to_left = detail::select(active_l, f.to_left, none);
+  f.to_right = detail::select(active_r, f.to_right, none);
+  f.speed = (active_l | active_r) ? f.speed : Real(0);
   return f;
 }
 

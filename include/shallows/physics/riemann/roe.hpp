@@ -67,35 +67,32 @@ struct EdgeSide {
   Real h, hn, ht, z, un, ut, sqrt_h, c;
 };
 
+template <class Real>
+SHALLOWS_HD State<Real> select(bool condition, State<Real> a, State<Real> b) {
+  return {condition ? a.h : b.h, condition ? a.hu : b.hu, condition ? a.hv : b.hv};
+}
+
 // Roe fluctuations in the edge frame. z is the bed elevation (positive up).
+// Every branch is computed and the result selected, with no early return:
+// the CPU loops then vectorise and GPU warps do not diverge. Denominators
+// are guarded only where their result is discarded.
 template <class Real>
 SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(const EdgeSide<Real>& l, const EdgeSide<Real>& r,
                                               const PhysicsParams<Real>& p) {
-  const Real zero(0), half(0.5), two(2);
-  EdgeFluctuation<Real> f{{zero, zero, zero}, {zero, zero, zero}, zero};
+  const Real zero(0), half(0.5), one(1), two(2);
   const Real hl = l.h, hnl = l.hn, htl = l.ht, zl = l.z, unl = l.un, utl = l.ut, cl = l.c;
   const Real hr = r.h, hnr = r.hn, htr = r.ht, zr = r.z, unr = r.un, utr = r.ut, cr = r.c;
   const bool dry_l = hl <= p.h_dry;
   const bool dry_r = hr <= p.h_dry;
-  if (dry_l && dry_r) return f;
-
+  const bool both_dry = dry_l & dry_r;  // & not &&: no branch, loops vectorise
   // Emerging bottom: the dry side's bed is above the wet side's surface.
-  if (dry_l && hr + zr <= zl) {
-    // Left gets nothing; right sees a wall: F^+ = F(W_r) - (0, g hr^2/2, 0).
-    f.to_right = {hnr, hnr * unr, hnr * utr};
-    f.speed = math::abs(unr) + cr;
-    return f;
-  }
-  if (dry_r && hl + zl <= zr) {
-    f.to_left = {-hnl, -(hnl * unl), -(hnl * utl)};
-    f.speed = math::abs(unl) + cl;
-    return f;
-  }
+  const bool emerging_l = dry_l & (hr + zr <= zl);
+  const bool emerging_r = dry_r & (hl + zl <= zr);
 
   // Roe averages (seed 000 eq. 7).
   const Real sl = l.sqrt_h;
   const Real sr = r.sqrt_h;
-  const Real inv_s = Real(1) / (sl + sr);
+  const Real inv_s = one / (both_dry ? one : sl + sr);
   const Real un = (sl * unl + sr * unr) * inv_s;
   const Real ut = (sl * utl + sr * utr) * inv_s;
   const Real hm = half * (hl + hr);
@@ -110,72 +107,77 @@ SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(const EdgeSide<Real>& l, const Edg
   const Real r_h = dhn;
   const Real r_n = p.g * hm * deta - un * un * dh + two * un * dhn;
   const Real r_t = ut * dhn + un * dht - un * ut * dh;
+  const State<Real> r_all{r_h, r_n, r_t};
 
   const Real lambda1 = un - c;
   const Real lambda3 = un + c;
 
   // Wave strengths without the source, for the Roe intermediate depths.
-  const Real inv_2c = Real(1) / (two * c);
+  const Real inv_2c = one / (both_dry ? one : two * c);
   const Real alpha1 = ((c + un) * dh - dhn) * inv_2c;
   const Real alpha3 = (dhn + (c - un) * dh) * inv_2c;
 
-  if (!dry_l && !dry_r && hl + alpha1 > zero && hr - alpha3 > zero) {
-    const Real beta1 = ((c + un) * r_h - r_n) * inv_2c;
-    const Real beta3 = (r_n + (c - un) * r_h) * inv_2c;
-    const Real beta2 = r_t - ut * r_h;
-    const Real sigma = p.g * hm * (zr - zl) * inv_2c;  // bed part: beta1 = l1 a1 - sigma
+  // Roe: R = sum beta_k r_k.
+  const Real beta1 = ((c + un) * r_h - r_n) * inv_2c;
+  const Real beta3 = (r_n + (c - un) * r_h) * inv_2c;
+  const Real beta2 = r_t - ut * r_h;
+  const Real sigma = p.g * hm * (zr - zl) * inv_2c;  // bed part: beta1 = l1 a1 - sigma
 
-    // Left- and right-going parts of each wave: weights 1 and 0 by the sign of
-    // lambda; a standing wave is shared equally, so mirrored edges stay mirrored.
-    const auto weight_left = [half, zero](Real lambda) {
-      return lambda < zero ? Real(1) : (zero < lambda ? zero : half);
-    };
-    const auto going_left = [&](Real lambda, Real beta) { return weight_left(lambda) * beta; };
-    const auto going_right = [&](Real lambda, Real beta) { return (Real(1) - weight_left(lambda)) * beta; };
-    Real b1_l = going_left(lambda1, beta1);
-    Real b1_r = going_right(lambda1, beta1);
-    Real b3_l = going_left(lambda3, beta3);
-    Real b3_r = going_right(lambda3, beta3);
+  // Left- and right-going parts of each wave: weights 1 and 0 by the sign of
+  // lambda; a standing wave is shared equally, so mirrored edges stay mirrored.
+  const auto weight_left = [half, zero, one](Real lambda) {
+    return lambda < zero ? one : (zero < lambda ? zero : half);
+  };
+  const auto going_left = [&](Real lambda, Real beta) { return weight_left(lambda) * beta; };
+  const auto going_right = [&](Real lambda, Real beta) { return (one - weight_left(lambda)) * beta; };
 
-    // Harten-Hyman: split a transonic rarefaction between both cells.
-    const Real l1l = unl - cl, l1r = unr - cr;
-    if (l1l < zero && zero < l1r) {
-      const Real lm = l1l * (l1r - lambda1) / (l1r - l1l);
-      b1_l = lm * alpha1 + going_left(lambda1, -sigma);
-      b1_r = beta1 - b1_l;
-    }
-    const Real l3l = unl + cl, l3r = unr + cr;
-    if (l3l < zero && zero < l3r) {
-      const Real lp = l3r * (lambda3 - l3l) / (l3r - l3l);
-      b3_r = lp * alpha3 + going_right(lambda3, sigma);
-      b3_l = beta3 - b3_r;
-    }
-    const Real b2_l = going_left(un, beta2);
-    const Real b2_r = going_right(un, beta2);
+  // Harten-Hyman: a transonic rarefaction is split between both cells.
+  const Real l1l = unl - cl, l1r = unr - cr;
+  const bool sonic1 = (l1l < zero) & (zero < l1r);
+  const Real lm = l1l * (l1r - lambda1) / (sonic1 ? l1r - l1l : one);
+  const Real b1_l = sonic1 ? lm * alpha1 + going_left(lambda1, -sigma) : going_left(lambda1, beta1);
+  const Real b1_r = sonic1 ? beta1 - b1_l : going_right(lambda1, beta1);
+  const Real l3l = unl + cl, l3r = unr + cr;
+  const bool sonic3 = (l3l < zero) & (zero < l3r);
+  const Real lp = l3r * (lambda3 - l3l) / (sonic3 ? l3r - l3l : one);
+  const Real b3_r = sonic3 ? lp * alpha3 + going_right(lambda3, sigma) : going_right(lambda3, beta3);
+  const Real b3_l = sonic3 ? beta3 - b3_r : going_left(lambda3, beta3);
+  const Real b2_l = going_left(un, beta2);
+  const Real b2_r = going_right(un, beta2);
 
-    // r1 = (1, u~n - c~, u~t), r2 = (0, 0, 1), r3 = (1, u~n + c~, u~t).
-    f.to_left = {b1_l + b3_l, b1_l * lambda1 + b3_l * lambda3, (b1_l + b3_l) * ut + b2_l};
-    f.to_right = {b1_r + b3_r, b1_r * lambda1 + b3_r * lambda3, (b1_r + b3_r) * ut + b2_r};
-    f.speed = math::max(math::abs(lambda1), math::abs(lambda3));
-    return f;
-  }
+  // r1 = (1, u~n - c~, u~t), r2 = (0, 0, 1), r3 = (1, u~n + c~, u~t).
+  const State<Real> roe_l{b1_l + b3_l, b1_l * lambda1 + b3_l * lambda3, (b1_l + b3_l) * ut + b2_l};
+  const State<Real> roe_r{b1_r + b3_r, b1_r * lambda1 + b3_r * lambda3, (b1_r + b3_r) * ut + b2_r};
+  const Real roe_speed = math::max(math::abs(lambda1), math::abs(lambda3));
 
-  // HLL with Einfeldt speeds; dry sides use the exact dry-front speed.
-  Real s_l = math::min(unl - cl, lambda1);
-  Real s_r = math::max(unr + cr, lambda3);
-  if (dry_l) s_l = unr - two * cr;
-  if (dry_r) s_r = unl + two * cl;
-  f.speed = math::max(math::abs(s_l), math::abs(s_r));
-  if (s_l >= zero) {
-    f.to_right = {r_h, r_n, r_t};
-  } else if (s_r <= zero) {
-    f.to_left = {r_h, r_n, r_t};
-  } else {
-    const Real wl = s_l / (s_r - s_l);
-    const Real wr = s_r / (s_r - s_l);
-    f.to_left = {wl * (s_r * deta - r_h), wl * (s_r * dhn - r_n), wl * (s_r * dht - r_t)};
-    f.to_right = {wr * (r_h - s_l * deta), wr * (r_n - s_l * dhn), wr * (r_t - s_l * dht)};
-  }
+  // HLL with Einfeldt speeds; dry sides use the exact dry-front speed. Its
+  // diffusion acts on eta, not h, to stay well-balanced.
+  const Real s_l = dry_l ? unr - two * cr : math::min(unl - cl, lambda1);
+  const Real s_r = dry_r ? unl + two * cl : math::max(unr + cr, lambda3);
+  const Real inv_ds = one / (s_l < s_r ? s_r - s_l : one);
+  const Real wl = s_l * inv_ds;
+  const Real wr = s_r * inv_ds;
+  const State<Real> mid_l{wl * (s_r * deta - r_h), wl * (s_r * dhn - r_n), wl * (s_r * dht - r_t)};
+  const State<Real> mid_r{wr * (r_h - s_l * deta), wr * (r_n - s_l * dhn), wr * (r_t - s_l * dht)};
+  const State<Real> none{zero, zero, zero};
+  const State<Real> hll_l = select(s_l >= zero, none, select(s_r <= zero, r_all, mid_l));
+  const State<Real> hll_r = select(s_l >= zero, r_all, select(s_r <= zero, none, mid_r));
+  const Real hll_speed = math::max(math::abs(s_l), math::abs(s_r));
+
+  // Where a side is dry or a Roe intermediate depth is negative, HLL.
+  const bool use_roe = !(dry_l | dry_r) & (hl + alpha1 > zero) & (hr - alpha3 > zero);
+  EdgeFluctuation<Real> f{select(use_roe, roe_l, hll_l), select(use_roe, roe_r, hll_r),
+                          use_roe ? roe_speed : hll_speed};
+  // Emerging bottom: the dry bank receives nothing and the wet side sees a
+  // wall, F = F(W_wet) - (0, g h^2 / 2, 0).
+  const State<Real> wall_r{hnr, hnr * unr, hnr * utr};
+  const State<Real> wall_l{-hnl, -(hnl * unl), -(hnl * utl)};
+  f.to_left = select(emerging_l, none, select(emerging_r, wall_l, f.to_left));
+  f.to_right = select(emerging_l, wall_r, select(emerging_r, none, f.to_right));
+  f.speed = emerging_l ? math::abs(unr) + cr : (emerging_r ? math::abs(unl) + cl : f.speed);
+  f.to_left = select(both_dry, none, f.to_left);
+  f.to_right = select(both_dry, none, f.to_right);
+  f.speed = both_dry ? zero : f.speed;
   return f;
 }
 
