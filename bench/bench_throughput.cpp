@@ -1,24 +1,37 @@
 // SPDX-License-Identifier: MIT
 // Throughput benchmark: cell-updates per second of whole time steps on the
-// seed-004 workloads (S004-T1 static load, S004-T2 dynamic load), per
-// backend, size and precision. Prints a table; --append adds the rows to a
-// results file. Timings never feed a pass/fail test.
+// seed-004 workloads (S004-T1 static load, S004-T2 dynamic load) and wall
+// time of S000-T1 to its end time (seed 000's Table 1), per backend, size and
+// precision. Prints a table; --append adds the rows to a results file.
+// Timings never feed a pass/fail test.
+//
+// With --backend cuda the table also gives the bytes a cell-update moves in
+// the kernel's design, and the first-order bound (28 B per cell-update in
+// float, 56 B in double: read h, hu, hv, z, write h, hu, hv) at the
+// device-to-device copy bandwidth measured in the same run on a buffer of the
+// state's size, with the fraction of that bound reached.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "shallows/exec/cuda_backend.hpp"
 #include "shallows/solver/simulation.hpp"
 
 namespace {
 
 using namespace shallows;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 Problem s004(const std::string& name, index_t n, Precision precision) {
   Problem p;
@@ -49,6 +62,34 @@ Problem s004(const std::string& name, index_t n, Precision precision) {
   return p;
 }
 
+// S000-T1 on mesh Q_level: nx = 100 * 2^level, ny = 10 * 2^level, walls.
+Problem s000_t1(int level, double t_end, Precision precision) {
+  Problem p;
+  const index_t s = index_t(1) << level;
+  p.grid.nx = 100 * s;
+  p.grid.ny = 10 * s;
+  p.grid.dx = 10.0 / static_cast<double>(p.grid.nx);
+  p.grid.dy = 1.0 / static_cast<double>(p.grid.ny);
+  const auto cells = static_cast<std::size_t>(p.grid.cells());
+  p.z.resize(cells);
+  p.h.resize(cells);
+  p.hu.assign(cells, 0.0);
+  p.hv.assign(cells, 0.0);
+  const double pi = std::acos(-1.0);
+  for (index_t j = 0; j < p.grid.ny; ++j) {
+    for (index_t i = 0; i < p.grid.nx; ++i) {
+      const double x = p.grid.x_center(i);
+      const auto k = static_cast<std::size_t>(j * p.grid.nx + i);
+      p.z[k] = std::cos(2 * pi * x) / 2 - 1;
+      p.h[k] = (x < 5 ? 2.0 : 0.0) - p.z[k];
+    }
+  }
+  p.cfl = 0.9;
+  p.precision = precision;
+  p.t_end = t_end;
+  return p;
+}
+
 double wet_fraction(const Fields& f, double h_dry) {
   std::size_t wet = 0;
   for (double h : f.h) wet += h > h_dry;
@@ -62,55 +103,243 @@ std::string today() {
   return buf;
 }
 
+// Seed 000 Table 1, GeForce GTX 280, seconds to the end time (Q4: 5 s, Q5: 0.1 s).
+[[maybe_unused]] const char* seed_gtx280_seconds(int level) {
+  static const char* t[] = {"0.347", "0.748", "1.78", "5.25", "23.85", "3.07"};
+  return level >= 0 && level <= 5 ? t[level] : "-";
+}
+
+struct Config {
+  std::string backend, case_name, machine, commit;
+  int threads = 0;
+  double seconds = 2.0;
+  int level = 4;
+  double t_end = 5.0;
+};
+
+void run_cpu(const Config& cfg, const std::vector<std::string>& precisions, const std::vector<index_t>& sizes,
+             std::ostringstream& rows) {
+  std::printf("| case | backend | threads | precision | cells | steps | seconds | cell-updates/s | wet |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  for (const std::string& prec : precisions) {
+    const Precision precision = prec == "float" ? Precision::single_precision : Precision::double_precision;
+    const bool to_end = cfg.case_name == "s000-t1";
+    const std::vector<index_t> list = to_end ? std::vector<index_t>{index_t(cfg.level)} : sizes;
+    for (index_t n : list) {
+      BackendOptions options;
+      options.kind = "cpu";
+      options.threads = cfg.threads;
+      options.track_maxima = false;
+      const Problem p = to_end ? s000_t1(cfg.level, cfg.t_end, precision) : s004(cfg.case_name, n, precision);
+      Simulation sim(p, options);
+      index_t steps = 0;
+      double elapsed = 0, wet = 1.0;
+      if (to_end) {
+        const auto start = Clock::now();
+        sim.advance_to(cfg.t_end);
+        elapsed = seconds_since(start);
+        steps = sim.steps();
+      } else {
+        sim.advance_steps(3);  // warm-up: first touch of pages, caches
+        wet = wet_fraction(sim.state(), sim.problem().physics.h_dry);
+        const auto start = Clock::now();
+        do {
+          sim.advance_steps(10);
+          steps += 10;
+          elapsed = seconds_since(start);
+        } while (elapsed < cfg.seconds);
+      }
+      const double cells = static_cast<double>(p.grid.cells());
+      const double rate = cells * static_cast<double>(steps) / elapsed;
+      char line[512];
+      std::snprintf(line, sizeof line, "| %s | %s | %d | %s | %lldx%lld | %lld | %.3f | %.3g | %.2f |",
+                    cfg.case_name.c_str(), sim.backend().name().c_str(), cfg.threads, prec.c_str(),
+                    static_cast<long long>(p.grid.nx), static_cast<long long>(p.grid.ny),
+                    static_cast<long long>(steps), elapsed, rate, wet);
+      std::printf("%s\n", line);
+      std::fflush(stdout);
+      rows << "| " << today() << " | " << cfg.machine << " " << line << "\n";
+    }
+  }
+}
+
+#ifdef SHALLOWS_HAVE_CUDA
+void run_cuda(const Config& cfg, const std::vector<std::string>& precisions, const std::vector<index_t>& sizes,
+              const std::vector<std::string>& kernels, bool dry_skip, bool compact, int rows_per_chunk, int min_blocks,
+              std::ostringstream& rows) {
+  std::printf(
+      "| case | kernel | skip | precision | cells | steps | seconds | cell-updates/s | wet | chunks computed | "
+      "B/cell-update | copy GB/s | bound G/s | fraction |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  const bool to_end = cfg.case_name == "s000-t1";
+  for (const std::string& prec : precisions) {
+    const Precision precision = prec == "float" ? Precision::single_precision : Precision::double_precision;
+    const double real_bytes = precision == Precision::single_precision ? 4.0 : 8.0;
+    const std::vector<index_t> list = to_end ? std::vector<index_t>{index_t(cfg.level)} : sizes;
+    for (index_t n : list) {
+      const Problem p = to_end ? s000_t1(cfg.level, cfg.t_end, precision) : s004(cfg.case_name, n, precision);
+      const double cells = static_cast<double>(p.grid.cells());
+      // The copy: a buffer the size of the state and bed (h, hu, hv, z).
+      const double copy_bw = cuda_copy_bandwidth(static_cast<std::size_t>(cells * 4 * real_bytes));
+      const double bound = copy_bw / (7.0 * real_bytes);  // cell-updates/s at 28 (56) B per cell-update
+      for (const std::string& kernel : kernels) {
+        BackendOptions options;
+        options.kind = "cuda";
+        options.track_maxima = false;
+        CudaOptions co;
+        co.kernel = kernel;
+        co.dry_skip = dry_skip;
+        co.compact = compact;
+        co.rows = rows_per_chunk;
+        co.min_blocks = min_blocks;
+        index_t steps = 0;
+        double elapsed = 0, wet = -1;
+        std::unique_ptr<CudaBackend> b;
+        CudaStats before;
+        if (to_end) {
+          // Warm up (module load, first launches) on a throw-away instance.
+          {
+            auto w = make_cuda_backend(p, options, co);
+            w->advance(0.0, cfg.t_end, 5);
+          }
+          b = make_cuda_backend(p, options, co);
+          before = b->stats();
+          const auto start = Clock::now();
+          const CudaAdvance a = b->advance(0.0, cfg.t_end, index_t(1) << 40);
+          elapsed = seconds_since(start);
+          steps = a.steps;
+        } else {
+          b = make_cuda_backend(p, options, co);
+          CudaAdvance a = b->advance(0.0, 1e30, 3);  // warm-up
+          if (cfg.case_name == "s004-t2" || n <= 2048) {
+            Fields f;
+            b->read_state(f);
+            wet = wet_fraction(f, p.physics.h_dry);
+          }
+          before = b->stats();
+          index_t batch = 20;
+          const auto start = Clock::now();
+          for (;;) {
+            const CudaAdvance r = b->advance(a.t, 1e30, batch);
+            steps += r.steps;
+            a = r;
+            elapsed = seconds_since(start);
+            if (elapsed >= cfg.seconds) break;
+            // Aim at about 0.2 s per call.
+            batch = std::clamp<index_t>(static_cast<index_t>(0.2 * static_cast<double>(steps) / elapsed), 10, 100000);
+          }
+        }
+        const CudaStats st = b->stats();
+        const double rate = cells * static_cast<double>(steps) / elapsed;
+        double wet_end = -1;
+        if (!to_end && cfg.case_name == "s004-t2") {
+          Fields f;
+          b->read_state(f);
+          wet_end = wet_fraction(f, p.physics.h_dry);
+        }
+        const double computed =
+            st.chunks > 0 && st.steps > before.steps
+                ? static_cast<double>(st.chunks_computed - before.chunks_computed) /
+                      (static_cast<double>(st.chunks) * static_cast<double>(st.steps - before.steps))
+                : 1.0;
+        char wet_s[16], comp_s[16];
+        if (wet >= 0 && wet_end >= 0) {
+          std::snprintf(wet_s, sizeof wet_s, "%.2f-%.2f", wet, wet_end);
+        } else if (wet >= 0) {
+          std::snprintf(wet_s, sizeof wet_s, "%.2f", wet);
+        } else {
+          std::snprintf(wet_s, sizeof wet_s, "-");
+        }
+        std::snprintf(comp_s, sizeof comp_s, "%.2f", computed);
+        char line[768];
+        std::snprintf(line, sizeof line,
+                      "| %s | %s | %s | %s | %lldx%lld | %lld | %.3f | %.3g | %s | %s | %.0f | %.0f | %.1f | %.2f |",
+                      cfg.case_name.c_str(), kernel.c_str(), !dry_skip ? "off" : compact ? "list" : "on", prec.c_str(),
+                      static_cast<long long>(p.grid.nx), static_cast<long long>(p.grid.ny),
+                      static_cast<long long>(steps), elapsed, rate, wet_s, comp_s, st.bytes_per_cell_update,
+                      copy_bw * 1e-9, bound * 1e-9, rate / bound);
+        std::printf("%s\n", line);
+        if (to_end) {
+          std::printf("  S000-T1 Q%d to t = %g s: %.3f s wall (seed 000 Table 1, GTX 280: %s s)\n", cfg.level,
+                      cfg.t_end, elapsed, seed_gtx280_seconds(cfg.level));
+        }
+        std::fflush(stdout);
+        // Results-file row: date, device, commit, case, size, precision,
+        // kernel, cell-updates/s, fraction of the bound, notes.
+        char row[1024];
+        char notes[256];
+        if (to_end) {
+          std::snprintf(notes, sizeof notes, "Q%d to t=%g s: %lld steps, %.3f s wall (GTX 280: %s s)", cfg.level,
+                        cfg.t_end, static_cast<long long>(steps), elapsed, seed_gtx280_seconds(cfg.level));
+        } else {
+          std::snprintf(notes, sizeof notes,
+                        "skip %s, wet %s, chunks computed %s, %.0f B/cell-update, copy %.0f GB/s, %d rows/chunk%s",
+                        !dry_skip ? "off" : compact ? "on (list)" : "on (all warps)", wet_s, comp_s,
+                        st.bytes_per_cell_update, copy_bw * 1e-9,
+                        st.chunk_rows, min_blocks > 0 ? (", min blocks " + std::to_string(min_blocks)).c_str() : "");
+        }
+        std::snprintf(row, sizeof row, "| %s | %s | %s | %s | %lldx%lld | %s | %s | %.3g | %.2f | %s |",
+                      today().c_str(), st.device.c_str(), cfg.commit.c_str(), cfg.case_name.c_str(),
+                      static_cast<long long>(p.grid.nx), static_cast<long long>(p.grid.ny), prec.c_str(),
+                      kernel.c_str(), rate, rate / bound, notes);
+        rows << row << "\n";
+      }
+    }
+  }
+}
+#endif
+
 } // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"shallows throughput benchmark (cell-updates per second)"};
-  std::string backend = "cpu", case_name = "s004-t1", append, machine = "unnamed machine";
+  Config cfg;
+  cfg.backend = "cpu";
+  cfg.case_name = "s004-t1";
+  cfg.machine = "unnamed machine";
+  cfg.commit = "unknown";
+  std::string append;
   std::vector<index_t> sizes{256, 1024};
   std::vector<std::string> precisions{"double", "float"};
-  int threads = 0;
-  double seconds = 2.0;
-  app.add_option("-b,--backend", backend)->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("-c,--case", case_name)->check(CLI::IsMember({"s004-t1", "s004-t2"}));
-  app.add_option("-n,--sizes", sizes, "cells per side")->delimiter(',');
+  std::vector<std::string> kernels{"lagged"};
+  int dry_skip = 1, compact = 1, rows_per_chunk = 0, min_blocks = 0;
+  app.add_option("-b,--backend", cfg.backend)->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("-c,--case", cfg.case_name)->check(CLI::IsMember({"s004-t1", "s004-t2", "s000-t1"}));
+  app.add_option("-n,--sizes", sizes, "cells per side (S004 cases)")->delimiter(',');
   app.add_option("-p,--precision", precisions)->delimiter(',')->check(CLI::IsMember({"float", "double"}));
-  app.add_option("-t,--threads", threads, "CPU threads (0: all)");
-  app.add_option("-s,--seconds", seconds, "time to run each configuration");
+  app.add_option("-t,--threads", cfg.threads, "CPU threads (0: all)");
+  app.add_option("-s,--seconds", cfg.seconds, "time to run each configuration (S004 cases)");
+  app.add_option("--level", cfg.level, "S000-T1 mesh Q_k: nx = 100 * 2^k, ny = 10 * 2^k")->check(CLI::Range(0, 8));
+  app.add_option("--t-end", cfg.t_end, "S000-T1 end time (s)");
+  app.add_option("-k,--kernel", kernels, "CUDA kernels: fused, lagged, split, plain")->delimiter(',');
+  app.add_option("--dry-skip", dry_skip, "CUDA: skip dry chunks (1) or compute all (0)");
+  app.add_option("--compact", compact, "CUDA: with dry skipping, launch warps only for listed chunks (1) or all (0)");
+  app.add_option("--rows", rows_per_chunk, "CUDA: rows per chunk (0: automatic)");
+  app.add_option("--min-blocks", min_blocks, "CUDA lagged kernel: blocks per SM compiled for (0: default; 2, 4, 6)");
   app.add_option("--append", append, "append the table rows to this markdown file");
-  app.add_option("--machine", machine, "machine description for the results file");
+  app.add_option("--machine", cfg.machine, "machine description for the results file (CPU rows)");
+  app.add_option("--commit", cfg.commit, "commit description for the results file (CUDA rows)");
   CLI11_PARSE(app, argc, argv);
 
   std::ostringstream rows;
-  std::printf("| case | backend | threads | precision | cells | steps | seconds | cell-updates/s | wet |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
-  for (const std::string& prec : precisions) {
-    for (index_t n : sizes) {
-      const Precision precision = prec == "float" ? Precision::single_precision : Precision::double_precision;
-      BackendOptions options;
-      options.kind = backend;
-      options.threads = threads;
-      options.track_maxima = false;
-      Simulation sim(s004(case_name, n, precision), options);
-      sim.advance_steps(3);  // warm-up: first touch of pages, caches
-      const double wet = wet_fraction(sim.state(), sim.problem().physics.h_dry);
-      const auto start = std::chrono::steady_clock::now();
-      index_t steps = 0;
-      double elapsed = 0;
-      do {
-        sim.advance_steps(10);
-        steps += 10;
-        elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      } while (elapsed < seconds);
-      const double rate = static_cast<double>(n * n) * static_cast<double>(steps) / elapsed;
-      char line[512];
-      std::snprintf(line, sizeof line, "| %s | %s | %d | %s | %lldx%lld | %lld | %.3f | %.3g | %.2f |", case_name.c_str(),
-                    sim.backend().name().c_str(), threads, prec.c_str(), static_cast<long long>(n),
-                    static_cast<long long>(n), static_cast<long long>(steps), elapsed, rate, wet);
-      std::printf("%s\n", line);
-      std::fflush(stdout);
-      rows << "| " << today() << " | " << machine << " " << line << "\n";
+  try {
+    if (cfg.backend == "cuda") {
+#ifdef SHALLOWS_HAVE_CUDA
+      if (!cuda_available()) {
+        std::fprintf(stderr, "shallows_bench: no CUDA device is available\n");
+        return 1;
+      }
+      run_cuda(cfg, precisions, sizes, kernels, dry_skip != 0, compact != 0, rows_per_chunk, min_blocks, rows);
+#else
+      std::fprintf(stderr, "shallows_bench: this build has no CUDA backend\n");
+      return 1;
+#endif
+    } else {
+      run_cpu(cfg, precisions, sizes, rows);
     }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "shallows_bench: error: %s\n", e.what());
+    return 1;
   }
   if (!append.empty()) {
     std::ofstream f(append, std::ios::app);

@@ -2,11 +2,27 @@
 #include "shallows/solver/backend.hpp"
 
 #include <stdexcept>
+#include <string>
 
 #include "shallows/exec/cpu_backend.hpp"
 #include "shallows/exec/cuda_backend.hpp"
 
 namespace shallows {
+
+AdvanceResult Backend::advance(double t, double target, index_t max_steps) {
+  AdvanceResult r{t, 0, 0};
+  while (r.t < target && r.steps < max_steps) {
+    const double remaining = target - r.t;
+    r.dt = step(r.t, remaining);
+    if (!(r.dt > 0)) {
+      throw std::runtime_error("time step collapsed to " + std::to_string(r.dt) + " s at t = " + std::to_string(r.t));
+    }
+    // A clipped step lands on the target exactly, with no rounding drift.
+    r.t = r.dt >= remaining ? target : r.t + r.dt;
+    ++r.steps;
+  }
+  return r;
+}
 
 bool cuda_available() {
 #ifdef SHALLOWS_HAVE_CUDA
@@ -18,7 +34,9 @@ bool cuda_available() {
 
 std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& options) {
   if (options.kind == "cpu") return make_cpu_backend(problem, options);
-  if (options.kind == "cuda" || options.kind == "auto") {
+  // The CUDA executor runs the first-order scheme; auto falls back to the CPU for others.
+  const bool auto_cpu = options.kind == "auto" && problem.scheme != Scheme::roe1;
+  if (options.kind == "cuda" || (options.kind == "auto" && !auto_cpu)) {
 #ifdef SHALLOWS_HAVE_CUDA
     if (cuda_available()) return make_cuda_backend(problem, options);
     if (options.kind == "cuda") throw std::runtime_error("backend 'cuda': no CUDA device is available");

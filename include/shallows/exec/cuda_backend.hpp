@@ -1,16 +1,65 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Declared in every build; defined only where the CUDA backend is compiled
-// (SHALLOWS_HAVE_CUDA).
+// The CUDA executor. Declared in every build; defined only where the CUDA
+// backend is compiled (SHALLOWS_HAVE_CUDA), so callers outside the library
+// guard their uses with #ifdef SHALLOWS_HAVE_CUDA.
+#include <cstddef>
 #include <memory>
+#include <string>
 
 #include "shallows/solver/backend.hpp"
 
 namespace shallows {
 
+// Choices of the CUDA executor beyond BackendOptions (tuning, comparisons).
+struct CudaOptions {
+  // fused: one pass per step; lagged: one pass that also stores the next
+  // step's rhs; split: rate kernel + update kernel; plain: thread per cell.
+  std::string kernel = "lagged";
+  bool dry_skip = true;          // skip chunks that are dry with dry neighbours (all but plain)
+  bool compact = true;           // with dry_skip: launch warps only for the chunks listed on the device
+  int rows = 0;                  // rows per chunk of the fused/split kernels; 0: chosen from grid and GPU
+  int device = 0;                // CUDA device ordinal
+  int min_blocks = 0;            // lagged kernel: resident blocks per SM to compile for (0: default; 2, 4, 6)
+};
+
+// Defaults, overridden by SHALLOWS_CUDA_KERNEL, SHALLOWS_CUDA_DRY_SKIP (0/1),
+// SHALLOWS_CUDA_COMPACT (0/1), SHALLOWS_CUDA_ROWS and SHALLOWS_CUDA_DEVICE
+// where set.
+CudaOptions cuda_options_from_environment();
+
+using CudaAdvance = AdvanceResult;
+
+struct CudaStats {
+  std::string device;               // "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)"
+  std::string kernel;               // fused, lagged, split, plain
+  int chunk_width = 0;              // columns per chunk (0 for plain)
+  int chunk_rows = 0;               // rows per chunk (0 for plain)
+  index_t chunks = 0;               // chunks per step
+  index_t chunks_computed = 0;      // chunks computed since construction (dry skipping)
+  index_t steps = 0;                // steps taken since construction
+  double bytes_per_cell_update = 0; // device-memory bytes a computed cell-update must move in this design
+};
+
+class CudaBackend : public Backend {
+ public:
+  // Advances from time t towards target as Simulation::advance_to does (dt
+  // clipped so that target is hit exactly), at most max_steps steps. Steps
+  // are launched in batches with time control on the device; the host
+  // synchronises once per batch (a few dozen bytes), not once per step.
+  AdvanceResult advance(double t, double target, index_t max_steps) override = 0;
+  virtual CudaStats stats() const = 0;
+};
+
 std::unique_ptr<Backend> make_cuda_backend(const Problem& problem, const BackendOptions& options);
+std::unique_ptr<CudaBackend> make_cuda_backend(const Problem& problem, const BackendOptions& options,
+                                               const CudaOptions& cuda);
 
 // Number of CUDA devices the runtime sees (0 when there is no driver or GPU).
 int cuda_device_count();
+
+// Device-to-device copy bandwidth of a buffer of `bytes` bytes, counting
+// bytes read plus bytes written, in bytes per second (median of repeats).
+double cuda_copy_bandwidth(std::size_t bytes, int device = 0);
 
 } // namespace shallows

@@ -14,7 +14,8 @@
 
 namespace shallows {
 
-enum class Scheme { roe1 };
+// roe1: first order (seed 000); roe3: third order, compact reconstruction + SSP-RK3 (seed 003).
+enum class Scheme { roe1, roe3 };
 
 struct Problem {
   Grid grid;

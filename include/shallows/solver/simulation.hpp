@@ -12,7 +12,7 @@ class Simulation {
  public:
   Simulation(const Problem& problem, const BackendOptions& options);
 
-  // Advances to exactly time target; on_step(t, dt) after every step if set.
+  // Advances to exactly time target; on_step(t, dt) after every batch of steps if set.
   void advance_to(double target, const std::function<void(double, double)>& on_step = {});
   // Advances n steps with no output time in the way (t_end of the problem still caps dt).
   void advance_steps(index_t n);
@@ -30,6 +30,7 @@ class Simulation {
   std::unique_ptr<Backend> backend_;
   double t_ = 0;
   index_t steps_ = 0;
+  index_t batch_ = 1;  // steps per call of Backend::advance
 };
 
 } // namespace shallows

@@ -1,0 +1,588 @@
+// SPDX-License-Identifier: MIT
+// Host side of the CUDA executor: device memory, launches, time control.
+// The kernels and the design are described in step_kernels.cuh.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cuda_check.cuh"
+#include "shallows/exec/cuda_backend.hpp"
+#include "shallows/exec/host_fields.hpp"
+#include "step_kernels.cuh"
+
+namespace shallows {
+namespace cudax {
+
+std::string device_label() {
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    cudaGetLastError();
+    return "device ?";
+  }
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return "device " + std::to_string(dev);
+  }
+  return "device " + std::to_string(dev) + " (" + prop.name + ")";
+}
+
+void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line) {
+  std::string msg = std::string("CUDA error: ") + call + " failed on " + device_label() + ": " +
+                    cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ") at " + file + ":" +
+                    std::to_string(line);
+  throw std::runtime_error(msg);
+}
+
+void require_free_memory(std::size_t bytes, const std::string& what) {
+  std::size_t free_b = 0, total_b = 0;
+  SHALLOWS_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  // Keep a small reserve for the runtime and the kernels' own needs.
+  const std::size_t reserve = std::size_t(64) << 20;
+  if (bytes + reserve > free_b) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "CUDA backend: %s needs %.1f MiB of device memory on %s, but only %.1f MiB of %.1f MiB are free",
+                  what.c_str(), double(bytes) / 1048576.0, device_label().c_str(), double(free_b) / 1048576.0,
+                  double(total_b) / 1048576.0);
+    throw std::runtime_error(buf);
+  }
+}
+
+} // namespace cudax
+
+namespace {
+
+using cudax::Ctrl;
+using cudax::Launch;
+
+// Owning device allocation (plain cudaMalloc; memory checked by the caller).
+template <class T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  explicit DeviceArray(std::size_t n) : n_(n) {
+    if (n_ > 0) SHALLOWS_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p_), n_ * sizeof(T)));
+  }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  DeviceArray(DeviceArray&& o) noexcept : p_(o.p_), n_(o.n_) {
+    o.p_ = nullptr;
+    o.n_ = 0;
+  }
+  DeviceArray& operator=(DeviceArray&& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(n_, o.n_);
+    return *this;
+  }
+  ~DeviceArray() {
+    if (p_) cudaFree(p_);
+  }
+  T* get() const { return p_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+enum class KernelKind { fused, lagged, split, plain };
+
+KernelKind parse_kernel(const std::string& k) {
+  if (k == "fused") return KernelKind::fused;
+  if (k == "lagged") return KernelKind::lagged;
+  if (k == "split") return KernelKind::split;
+  if (k == "plain") return KernelKind::plain;
+  throw std::runtime_error("CUDA backend: unknown kernel '" + k + "' (valid: fused, lagged, split, plain)");
+}
+
+cudax::ChunkGrid make_chunk_grid(const Grid& g, int halo, int rows) {
+  cudax::ChunkGrid cg;
+  cg.halo = halo;
+  cg.width = 32 - 2 * halo;
+  cg.rows = rows;
+  cg.strips = (g.nx + cg.width - 1) / cg.width;
+  cg.chunk_rows = (g.ny + rows - 1) / rows;
+  cg.chunks = cg.strips * cg.chunk_rows;
+  return cg;
+}
+
+// Rows per chunk: the longest march that still gives every SM a few dozen warps.
+int choose_rows(const Grid& g, int halo, int sms) {
+  const index_t width = 32 - 2 * halo;
+  const index_t strips = (g.nx + width - 1) / width;
+  const index_t wanted = static_cast<index_t>(sms) * 32;
+  int rows = 64;
+  while (rows > 8 && strips * ((g.ny + rows - 1) / rows) < wanted) rows /= 2;
+  return rows;
+}
+
+template <class Real>
+class CudaExecutor final : public CudaBackend {
+ public:
+  CudaExecutor(const Problem& p, const BackendOptions& o, const CudaOptions& co)
+      : grid_(p.grid),
+        kind_(parse_kernel(co.kernel)),
+        dry_skip_(co.dry_skip && kind_ != KernelKind::plain),
+        compact_(dry_skip_ && co.compact),
+        track_maxima_(o.track_maxima),
+        arrival_threshold_(o.arrival_threshold),
+        device_(co.device),
+        min_blocks_(co.min_blocks) {
+    if (grid_.nx <= 0 || grid_.ny <= 0) throw std::runtime_error("CUDA backend: empty grid");
+    if (p.scheme != Scheme::roe1) {
+      throw std::runtime_error("CUDA backend: only the first-order scheme (roe1) runs on the GPU so far; "
+                               "use --backend cpu for this case");
+    }
+    int count = cuda_device_count();
+    if (device_ < 0 || device_ >= count) {
+      throw std::runtime_error("CUDA backend: device " + std::to_string(device_) + " requested, " +
+                               std::to_string(count) + " present");
+    }
+    SHALLOWS_CUDA_CHECK(cudaSetDevice(device_));
+    cudaDeviceProp prop{};
+    SHALLOWS_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
+    device_desc_ = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
+                   std::to_string(prop.multiProcessorCount) + " SMs)";
+
+    // Chunk grids: the fused kernel carries a 2-cell halo, the split ones 1.
+    const int halo = kind_ == KernelKind::fused ? 2 : 1;
+    const int rows = co.rows > 0 ? co.rows : choose_rows(grid_, halo, prop.multiProcessorCount);
+    cg_step_ = make_chunk_grid(grid_, halo, rows);
+    cg_rate_ = make_chunk_grid(grid_, 1, kind_ == KernelKind::split ? rows : choose_rows(grid_, 1, prop.multiProcessorCount));
+
+    const auto padded = static_cast<std::size_t>(grid_.padded_size());
+    const auto cells = static_cast<std::size_t>(grid_.cells());
+    const auto chunks = static_cast<std::size_t>(cg_step_.chunks);
+    const bool lagged = kind_ == KernelKind::lagged;
+    std::size_t need = (lagged ? 13 : 7) * padded * sizeof(Real) + 3 * sizeof(Ctrl) + sizeof(unsigned long long) +
+                       static_cast<std::size_t>(grid_.ny) * sizeof(double);
+    if (dry_skip_) need += 3 * chunks;
+    if (compact_) need += chunks * sizeof(unsigned) + 3 * sizeof(unsigned);
+    if (track_maxima_) need += 3 * cells * sizeof(double);
+    char what[160];
+    std::snprintf(what, sizeof what, "a %lldx%lld grid in %s", static_cast<long long>(grid_.nx),
+                  static_cast<long long>(grid_.ny), sizeof(Real) == 4 ? "float" : "double");
+    cudax::require_free_memory(need, what);
+
+    SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_in_), sizeof(Ctrl)));
+    SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_out_), sizeof(Ctrl)));
+    for (int b = 0; b < 2; ++b) {
+      h_[b] = DeviceArray<Real>(padded);
+      hu_[b] = DeviceArray<Real>(padded);
+      hv_[b] = DeviceArray<Real>(padded);
+    }
+    z_ = DeviceArray<Real>(padded);
+    if (lagged) {
+      for (int b = 0; b < 2; ++b) {
+        rh_[b] = DeviceArray<Real>(padded);
+        rhu_[b] = DeviceArray<Real>(padded);
+        rhv_[b] = DeviceArray<Real>(padded);
+      }
+    }
+    ctrl_ = DeviceArray<Ctrl>(3);
+    computed_ = DeviceArray<unsigned long long>(1);
+    rows_ = DeviceArray<double>(static_cast<std::size_t>(grid_.ny));
+    if (dry_skip_) {
+      dry_[0] = DeviceArray<unsigned char>(chunks);
+      dry_[1] = DeviceArray<unsigned char>(chunks);
+      same_ = DeviceArray<unsigned char>(chunks);
+    }
+    if (compact_) {
+      list_ = DeviceArray<unsigned>(chunks);
+      list_count_ = DeviceArray<unsigned>(3);
+    }
+    if (track_maxima_) {
+      max_h_ = DeviceArray<double>(cells);
+      max_speed_ = DeviceArray<double>(cells);
+      arrival_ = DeviceArray<double>(cells);
+    }
+
+    // Parameters shared by all kernels.
+    base_.nx = grid_.nx;
+    base_.ny = grid_.ny;
+    base_.pitch = grid_.pitch();
+    base_.phys = to_precision<Real>(p.physics);
+    base_.level_sides = 0;
+    for (int s = 0; s < 4; ++s) {
+      base_.bc[s] = to_precision<Real>(p.boundary[static_cast<std::size_t>(s)]);
+      if (p.boundary[static_cast<std::size_t>(s)].kind == BoundaryKind::level) base_.level_sides |= 1 << s;
+    }
+    base_.inv_dx = Real(1.0 / grid_.dx);
+    base_.inv_dy = Real(1.0 / grid_.dy);
+    base_.half_inv_dx = Real(0.5 / grid_.dx);
+    base_.half_inv_dy = Real(0.5 / grid_.dy);
+    base_.cfl = p.cfl;
+    for (int b = 0; b < 2; ++b) {
+      base_.h[b] = h_[b].get();
+      base_.hu[b] = hu_[b].get();
+      base_.hv[b] = hv_[b].get();
+      base_.dry[b] = dry_[b].get();
+      base_.rh[b] = rh_[b].get();
+      base_.rhu[b] = rhu_[b].get();
+      base_.rhv[b] = rhv_[b].get();
+    }
+    base_.z = z_.get();
+    base_.same = same_.get();
+    base_.computed = computed_.get();
+    base_.list = list_.get();
+    base_.list_count = list_count_.get();
+    base_.ctrl = ctrl_.get();
+    base_.dry_skip = dry_skip_ ? 1 : 0;
+    base_.cg = cg_step_;
+
+    // Initial state into both buffers (so that skipped chunks are consistent).
+    {
+      const PaddedFields<Real> f = make_padded_fields<Real>(p);
+      const std::size_t bytes = padded * sizeof(Real);
+      for (int b = 0; b < 2; ++b) {
+        SHALLOWS_CUDA_CHECK(cudaMemcpy(h_[b].get(), f.h.data(), bytes, cudaMemcpyHostToDevice));
+        SHALLOWS_CUDA_CHECK(cudaMemcpy(hu_[b].get(), f.hu.data(), bytes, cudaMemcpyHostToDevice));
+        SHALLOWS_CUDA_CHECK(cudaMemcpy(hv_[b].get(), f.hv.data(), bytes, cudaMemcpyHostToDevice));
+      }
+      SHALLOWS_CUDA_CHECK(cudaMemcpy(z_.get(), f.z.data(), bytes, cudaMemcpyHostToDevice));
+    }
+    SHALLOWS_CUDA_CHECK(cudaMemsetAsync(ctrl_.get(), 0, 3 * sizeof(Ctrl), stream_));
+    SHALLOWS_CUDA_CHECK(cudaMemsetAsync(computed_.get(), 0, sizeof(unsigned long long), stream_));
+    if (compact_) SHALLOWS_CUDA_CHECK(cudaMemsetAsync(list_count_.get(), 0, 3 * sizeof(unsigned), stream_));
+    if (dry_skip_) {
+      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(same_.get(), 1, chunks, stream_));
+      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(dry_[1].get(), 0, chunks, stream_));
+      const unsigned threads = 128;
+      const auto blocks = static_cast<unsigned>((cg_step_.chunks + threads - 1) / threads);
+      cudax::dry_flags_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, 0);
+      SHALLOWS_CUDA_CHECK_LAUNCH("dry_flags_kernel");
+    }
+    if (kind_ == KernelKind::fused) {
+      // The fused kernel takes the rate of its input state from the launch
+      // before it: compute the first one here.
+      Params p_rate = base_;
+      p_rate.cg = cg_rate_;
+      p_rate.dry_skip = 0;
+      p_rate.list = nullptr;
+      const Launch a{0, 0, 0.0, 0.0, 0.0, 0};
+      cudax::rate_kernel<Real, false><<<march_blocks(cg_rate_), cudax::kBlockThreads, 0, stream_>>>(p_rate, a, 0);
+      SHALLOWS_CUDA_CHECK_LAUNCH("rate_kernel (initial)");
+    }
+    if (lagged) {
+      // The lagged kernel also takes the rhs of its input state: the first
+      // one into both buffers (skipped chunks rely on equal buffers).
+      const std::size_t bytes = padded * sizeof(Real);
+      for (int b = 0; b < 2; ++b) {
+        SHALLOWS_CUDA_CHECK(cudaMemsetAsync(rh_[b].get(), 0, bytes, stream_));
+        SHALLOWS_CUDA_CHECK(cudaMemsetAsync(rhu_[b].get(), 0, bytes, stream_));
+        SHALLOWS_CUDA_CHECK(cudaMemsetAsync(rhv_[b].get(), 0, bytes, stream_));
+      }
+      Params p_rate = base_;
+      p_rate.dry_skip = 0;
+      p_rate.list = nullptr;
+      const Launch a{0, 0, 0.0, 0.0, 0.0, 0};
+      cudax::rate_kernel<Real, true><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(p_rate, a, 0);
+      SHALLOWS_CUDA_CHECK_LAUNCH("rate_kernel (initial rhs)");
+      SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rh_[1].get(), rh_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
+      SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rhu_[1].get(), rhu_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
+      SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rhv_[1].get(), rhv_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
+    }
+    if (track_maxima_) {
+      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_h_.get(), 0, cells * sizeof(double), stream_));
+      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_speed_.get(), 0, cells * sizeof(double), stream_));
+      // All bits set: a NaN, "never arrived".
+      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(arrival_.get(), 0xff, cells * sizeof(double), stream_));
+      launch_maxima(0, true, 0.0);
+    }
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  ~CudaExecutor() override {
+    if (stream_) cudaStreamSynchronize(stream_);
+    if (host_in_) cudaFreeHost(host_in_);
+    if (host_out_) cudaFreeHost(host_out_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  std::string name() const override { return "cuda"; }
+
+  double step(double t, double dt_max) override {
+    const Launch a{slot_, 1, t, std::numeric_limits<double>::infinity(), dt_max, std::numeric_limits<long long>::max()};
+    launch_step(a);
+    const Ctrl c = fetch_ctrl();
+    if (c.status != 0) throw not_finite(t);
+    return c.dt;
+  }
+
+  CudaAdvance advance(double t, double target, index_t max_steps) override {
+    CudaAdvance r{t, 0, 0};
+    if (!(t < target) || max_steps <= 0) return r;
+    host_in_->t = t;
+    host_in_->steps = 0;
+    // t and steps lead the struct: one small copy sets both.
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&ctrl_.get()[slot_], host_in_, sizeof(double) + sizeof(long long),
+                                        cudaMemcpyHostToDevice, stream_));
+    index_t batch = 4;
+    for (;;) {
+      for (index_t k = 0; k < batch; ++k) {
+        launch_step(Launch{slot_, 0, 0.0, target, std::numeric_limits<double>::infinity(), max_steps});
+      }
+      const Ctrl c = fetch_ctrl();
+      if (c.status != 0) throw not_finite(c.t);
+      r = {c.t, static_cast<index_t>(c.steps), c.dt};
+      if (!(c.t < target) || c.steps >= max_steps) break;
+      // Next batch: the steps still needed at the last dt, within [1, 1024].
+      double want = c.dt > 0 ? std::ceil((target - c.t) / c.dt) : 1.0;
+      want = std::min(want, static_cast<double>(max_steps - c.steps));
+      batch = static_cast<index_t>(std::clamp(want, 1.0, 1024.0));
+    }
+    return r;
+  }
+
+  void read_state(Fields& out) const override {
+    const Ctrl c = fetch_ctrl();
+    std::vector<Real> buf(static_cast<std::size_t>(grid_.padded_size()));
+    const std::size_t bytes = buf.size() * sizeof(Real);
+    const auto get = [&](const DeviceArray<Real>& d, std::vector<double>& dst) {
+      SHALLOWS_CUDA_CHECK(cudaMemcpy(buf.data(), d.get(), bytes, cudaMemcpyDeviceToHost));
+      copy_interior(grid_, buf.data(), dst);
+    };
+    get(h_[c.parity], out.h);
+    get(hu_[c.parity], out.hu);
+    get(hv_[c.parity], out.hv);
+  }
+
+  void read_maxima(Maxima& out) const override {
+    if (!track_maxima_) {
+      out.max_h.clear();
+      out.max_speed.clear();
+      out.arrival_time.clear();
+      return;
+    }
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const auto cells = static_cast<std::size_t>(grid_.cells());
+    const auto get = [&](const DeviceArray<double>& d, std::vector<double>& dst) {
+      dst.resize(cells);
+      SHALLOWS_CUDA_CHECK(cudaMemcpy(dst.data(), d.get(), cells * sizeof(double), cudaMemcpyDeviceToHost));
+    };
+    get(max_h_, out.max_h);
+    get(max_speed_, out.max_speed);
+    get(arrival_, out.arrival_time);
+  }
+
+  double volume() const override {
+    const unsigned threads = 128;
+    const auto blocks = static_cast<unsigned>((grid_.ny + threads - 1) / threads);
+    cudax::row_volume_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, slot_, rows_.get());
+    SHALLOWS_CUDA_CHECK_LAUNCH("row_volume_kernel");
+    std::vector<double> rows(static_cast<std::size_t>(grid_.ny));
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rows.data(), rows_.get(), rows.size() * sizeof(double),
+                                        cudaMemcpyDeviceToHost, stream_));
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    double total = 0;
+    for (double r : rows) total += r;
+    return total * grid_.dx * grid_.dy;
+  }
+
+  CudaStats stats() const override {
+    CudaStats s;
+    s.device = device_desc_;
+    s.kernel = kind_ == KernelKind::fused    ? "fused"
+               : kind_ == KernelKind::lagged ? "lagged"
+               : kind_ == KernelKind::split  ? "split"
+                                             : "plain";
+    if (kind_ != KernelKind::plain) {
+      s.chunk_width = cg_step_.width;
+      s.chunk_rows = cg_step_.rows;
+      s.chunks = cg_step_.chunks;
+    }
+    unsigned long long computed = 0;
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&computed, computed_.get(), sizeof computed, cudaMemcpyDeviceToHost, stream_));
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    s.chunks_computed = static_cast<index_t>(computed);
+    s.steps = steps_launched_;
+    // Fused: read h, hu, hv, z, write h, hu, hv. Lagged: also read and write
+    // the rhs. Split/plain: the rate pass reads the four again.
+    const double values = kind_ == KernelKind::fused ? 7.0 : kind_ == KernelKind::lagged ? 13.0 : 11.0;
+    s.bytes_per_cell_update = double(sizeof(Real)) * values;
+    return s;
+  }
+
+ private:
+  using Params = cudax::Params<Real>;
+
+  static unsigned march_blocks(const cudax::ChunkGrid& cg) {
+    return static_cast<unsigned>((cg.chunks + cudax::kBlockWarps - 1) / cudax::kBlockWarps);
+  }
+
+  unsigned plain_blocks() const {
+    const index_t tx = (grid_.nx + cudax::kPlainX - 1) / cudax::kPlainX;
+    const index_t ty = (grid_.ny + cudax::kPlainY - 1) / cudax::kPlainY;
+    return static_cast<unsigned>(tx * ty);
+  }
+
+  std::runtime_error not_finite(double t) const {
+    return std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");
+  }
+
+  // The kernels of one step from slot_ (a no-op on the device once the
+  // launch's target or step limit is reached), then the maxima.
+  void launch_step(const Launch& a) {
+    if (compact_) {
+      const unsigned threads = 128;
+      const auto blocks = static_cast<unsigned>((cg_step_.chunks + threads - 1) / threads);
+      cudax::list_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, a);
+      SHALLOWS_CUDA_CHECK_LAUNCH("list_kernel");
+    }
+    switch (kind_) {
+      case KernelKind::fused:
+        cudax::fused_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a);
+        SHALLOWS_CUDA_CHECK_LAUNCH("fused_kernel");
+        break;
+      case KernelKind::lagged:
+        launch_lagged(a);
+        break;
+      case KernelKind::split:
+        cudax::rate_kernel<Real, false><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a, 1);
+        SHALLOWS_CUDA_CHECK_LAUNCH("rate_kernel");
+        cudax::update_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a);
+        SHALLOWS_CUDA_CHECK_LAUNCH("update_kernel");
+        break;
+      case KernelKind::plain:
+        cudax::plain_rate_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, a, 1);
+        SHALLOWS_CUDA_CHECK_LAUNCH("plain_rate_kernel");
+        cudax::plain_update_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, a);
+        SHALLOWS_CUDA_CHECK_LAUNCH("plain_update_kernel");
+        break;
+    }
+    slot_ = (slot_ + 1) % 3;
+    ++steps_launched_;
+    if (track_maxima_) launch_maxima(slot_, false, 0.0);
+  }
+
+  template <int kMinBlocks>
+  void launch_lagged_with(const Launch& a) {
+    cudax::lagged_kernel<Real, kMinBlocks><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a);
+    SHALLOWS_CUDA_CHECK_LAUNCH("lagged_kernel");
+  }
+
+  void launch_lagged(const Launch& a) {
+    switch (min_blocks_) {
+      case 2: launch_lagged_with<2>(a); break;
+      case 4: launch_lagged_with<4>(a); break;
+      case 6: launch_lagged_with<6>(a); break;
+      default: launch_lagged_with<0>(a); break;
+    }
+  }
+
+  void launch_maxima(int slot, bool fixed, double t) {
+    const unsigned threads = 256;
+    const index_t cells = grid_.cells();
+    const auto blocks = static_cast<unsigned>(std::min<index_t>((cells + threads - 1) / threads, 65536));
+    cudax::maxima_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, slot, fixed ? 1 : 0, t, arrival_threshold_,
+                                                                 max_h_.get(), max_speed_.get(), arrival_.get());
+    SHALLOWS_CUDA_CHECK_LAUNCH("maxima_kernel");
+  }
+
+  // The control slot of the current state, copied to the host (synchronises).
+  Ctrl fetch_ctrl() const {
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(host_out_, &ctrl_.get()[slot_], sizeof(Ctrl), cudaMemcpyDeviceToHost, stream_));
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return *host_out_;
+  }
+
+  Grid grid_;
+  KernelKind kind_;
+  bool dry_skip_;
+  bool compact_;
+  bool track_maxima_;
+  double arrival_threshold_;
+  int device_;
+  int min_blocks_;
+  std::string device_desc_;
+  cudax::ChunkGrid cg_step_{}, cg_rate_{};
+  Params base_{};
+  cudaStream_t stream_ = nullptr;
+  Ctrl* host_in_ = nullptr;
+  Ctrl* host_out_ = nullptr;
+  DeviceArray<Real> h_[2], hu_[2], hv_[2], z_;
+  DeviceArray<Real> rh_[2], rhu_[2], rhv_[2];
+  DeviceArray<Ctrl> ctrl_;
+  DeviceArray<unsigned long long> computed_;
+  DeviceArray<double> rows_;
+  DeviceArray<unsigned char> dry_[2], same_;
+  DeviceArray<unsigned> list_, list_count_;
+  DeviceArray<double> max_h_, max_speed_, arrival_;
+  int slot_ = 0;
+  index_t steps_launched_ = 0;
+};
+
+} // namespace
+
+CudaOptions cuda_options_from_environment() {
+  CudaOptions o;
+  if (const char* k = std::getenv("SHALLOWS_CUDA_KERNEL"); k && *k) o.kernel = k;
+  if (const char* d = std::getenv("SHALLOWS_CUDA_DRY_SKIP"); d && *d) o.dry_skip = std::strcmp(d, "0") != 0;
+  if (const char* c = std::getenv("SHALLOWS_CUDA_COMPACT"); c && *c) o.compact = std::strcmp(c, "0") != 0;
+  if (const char* r = std::getenv("SHALLOWS_CUDA_ROWS"); r && *r) o.rows = std::atoi(r);
+  if (const char* v = std::getenv("SHALLOWS_CUDA_DEVICE"); v && *v) o.device = std::atoi(v);
+  return o;
+}
+
+std::unique_ptr<CudaBackend> make_cuda_backend(const Problem& problem, const BackendOptions& options,
+                                               const CudaOptions& cuda) {
+  if (problem.precision == Precision::single_precision) {
+    return std::make_unique<CudaExecutor<float>>(problem, options, cuda);
+  }
+  return std::make_unique<CudaExecutor<double>>(problem, options, cuda);
+}
+
+std::unique_ptr<Backend> make_cuda_backend(const Problem& problem, const BackendOptions& options) {
+  return make_cuda_backend(problem, options, cuda_options_from_environment());
+}
+
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error of a missing driver
+    return 0;
+  }
+  return n;
+}
+
+double cuda_copy_bandwidth(std::size_t bytes, int device) {
+  SHALLOWS_CUDA_CHECK(cudaSetDevice(device));
+  cudax::require_free_memory(2 * bytes, "the copy-bandwidth measurement");
+  DeviceArray<unsigned char> src(bytes), dst(bytes);
+  SHALLOWS_CUDA_CHECK(cudaMemset(src.get(), 1, bytes));
+  SHALLOWS_CUDA_CHECK(cudaMemset(dst.get(), 0, bytes));
+  cudaEvent_t start = nullptr, stop = nullptr;
+  SHALLOWS_CUDA_CHECK(cudaEventCreate(&start));
+  SHALLOWS_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> seconds;
+  try {
+    for (int k = 0; k < 12; ++k) {
+      SHALLOWS_CUDA_CHECK(cudaEventRecord(start));
+      SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice));
+      SHALLOWS_CUDA_CHECK(cudaEventRecord(stop));
+      SHALLOWS_CUDA_CHECK(cudaEventSynchronize(stop));
+      float ms = 0;
+      SHALLOWS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      if (k >= 2) seconds.push_back(double(ms) * 1e-3);  // the first two warm up
+    }
+  } catch (...) {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    throw;
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(seconds.begin(), seconds.end());
+  const double median = seconds[seconds.size() / 2];
+  return 2.0 * double(bytes) / median;
+}
+
+} // namespace shallows

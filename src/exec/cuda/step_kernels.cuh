@@ -1,0 +1,997 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Device side of the CUDA executor for Cartesian grids: the time-step
+// kernels, all calling the one numerical core (cartesian_edge, advance_cell,
+// ghost_state) that the CPU executor calls, with the same expressions in the
+// same order, so that a GPU step computes what a CPU step computes.
+//
+// Layout: structure of arrays h, hu, hv (two buffers each, ping-pong) and z,
+// padded as Grid describes (2 ghost layers). Ghost states are never stored:
+// a kernel that reads a cell outside the domain computes it from the mirrored
+// interior cell with ghost_state, so no boundary kernel runs.
+//
+// Time control lives on the device (struct Ctrl, three slots used in turn):
+// slot s holds the time, the step count, the buffer parity and the largest
+// CFL rate of one state; the step kernel reads slot s, computes dt exactly as
+// the CPU executor does, and fills slot s+1. A step launched after the target
+// time is reached does nothing but copy the slot, so the host can launch a
+// batch of steps and synchronise once per batch.
+//
+// Kernels ("march" kernels): a warp owns a strip of 32 adjacent columns and
+// marches up a chunk of rows, one row per iteration, keeping three rows of
+// state in registers; a lane's west neighbour comes from the lane below it
+// through a shuffle. Halo lanes (two on each side for the fused kernel, one
+// for the split kernels) are loaded but not written.
+//  * fused_kernel: one pass per step. It updates the chunk plus a one-cell
+//    ring from state n to n+1 (dt from the rate reduced by the previous
+//    launch), then evaluates the edge speeds of state n+1 for the chunk's
+//    cells and reduces their CFL rate for the next step. Reads state n and
+//    z once, writes state n+1 once: 7 values per cell-update.
+//  * lagged_kernel (the default, fastest: see bench/cuda-notes.md): the rhs
+//    of state n was stored by the previous launch, so state n+1 is a
+//    point-wise update of the chunk plus a one-cell ring; the edges of state
+//    n+1 give the next rhs (stored) and the rate. Each edge is evaluated once
+//    per step; 13 values per cell-update.
+//  * rate_kernel + update_kernel ("split"): the rate of state n, then the
+//    update with the resulting dt. 11 values per cell-update.
+//  * plain_rate_kernel + plain_update_kernel ("plain"): one thread per cell,
+//    neighbours read from global memory (L1/L2), each edge evaluated by both
+//    of its cells.
+//
+// Dry-chunk skipping (seed 002, "sparse simulations"): a chunk whose cells
+// are all dry fixed points (h in [+0, h_dry], hu = hv = +0, or inactive) and
+// whose eight neighbour chunks are too, is not computed: such cells stay
+// bit-identical and all edges touching them carry zero fluctuation and zero
+// speed for this step and the next, so the result is the same bit for bit.
+// A skipped chunk copies its cells into the output buffer once, the first
+// time it is skipped after being computed, so both buffers hold its state.
+// With compaction, list_kernel lists the chunks that need a warp each step
+// and the step kernels' warps take their chunks from the list.
+#include <cuda_runtime.h>
+
+#include <cfloat>
+#include <cstdint>
+
+#include "shallows/bc/boundary.hpp"
+#include "shallows/mesh/structured/cartesian_edges.hpp"
+#include "shallows/physics/cell_update.hpp"
+
+namespace shallows::cudax {
+
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr int kBlockThreads = 128;
+constexpr int kBlockWarps = kBlockThreads / 32;
+constexpr unsigned long long kNonFinite = ~0ull;
+
+// Resident blocks per SM the step kernels are compiled for (caps registers:
+// 65536 / (128 * blocks)). Overridable at build time for tuning.
+#ifndef SHALLOWS_CUDA_MIN_BLOCKS_FLOAT
+#define SHALLOWS_CUDA_MIN_BLOCKS_FLOAT 5
+#endif
+#ifndef SHALLOWS_CUDA_MIN_BLOCKS_DOUBLE
+#define SHALLOWS_CUDA_MIN_BLOCKS_DOUBLE 3
+#endif
+template <class Real>
+struct MinBlocks {
+  static constexpr int value = sizeof(Real) == 4 ? SHALLOWS_CUDA_MIN_BLOCKS_FLOAT : SHALLOWS_CUDA_MIN_BLOCKS_DOUBLE;
+};
+
+// Time control of one state (see the file comment). rate_bits holds the
+// largest CFL rate of the state as the bit pattern of a non-negative Real, so
+// that atomicMax on it is exact and order-independent; kNonFinite marks a
+// rate that is NaN or infinite.
+struct Ctrl {
+  double t;             // time of this state
+  long long steps;      // steps taken since the host last set t
+  double dt;            // dt of the step that produced this state
+  double t_max;         // t_previous + dt: the time the CPU gives the maxima
+  unsigned long long rate_bits;
+  int parity;           // buffer holding this state
+  int status;           // 0: fine; 1: the CFL rate was not finite
+  int stepped;          // 1 when the launch that filled this slot took a step
+  int pad;
+};
+
+// Arguments of one step launch.
+struct Launch {
+  int slot;             // Ctrl slot of the input state
+  int use_t_in;         // 1: take t from t_in (Backend::step), 0: from the slot
+  double t_in;
+  double target;        // stop at this time (Simulation::advance_to semantics)
+  double dt_max;        // cap on dt (Backend::step's dt_max)
+  long long max_steps;  // stop after this many steps since t was set
+};
+
+// Chunks of the march kernels: strips of `width` columns, `rows` rows each.
+struct ChunkGrid {
+  int halo = 1;         // halo lanes on each side of a strip
+  int width = 30;       // 32 - 2 * halo
+  int rows = 32;
+  index_t strips = 0;
+  index_t chunk_rows = 0;
+  index_t chunks = 0;
+};
+
+template <class Real>
+struct Params {
+  Real* h[2];
+  Real* hu[2];
+  Real* hv[2];
+  Real* rh[2];             // lagged kernel: rhs of the state, same layout (null otherwise)
+  Real* rhu[2];
+  Real* rhv[2];
+  const Real* z;
+  index_t nx, ny, pitch;
+  PhysicsParams<Real> phys;
+  BoundaryCondition<Real> bc[4];
+  Real inv_dx, inv_dy, half_inv_dx, half_inv_dy;
+  double cfl;
+  ChunkGrid cg;
+  int dry_skip;            // 1: skip dry chunks
+  int level_sides;         // bit s: side s has a level condition (never skip next to it)
+  unsigned char* dry[2];   // per chunk: all cells dry fixed points (indexed by state parity)
+  unsigned char* same;     // per chunk: both buffers hold the chunk's current state
+  unsigned long long* computed;  // chunks computed (statistics)
+  unsigned* list;          // compaction: chunks that need a warp this step (null: every chunk gets one)
+  unsigned* list_count;    // entries of the list, one counter per Ctrl slot
+  Ctrl* ctrl;
+
+  __device__ __forceinline__ index_t index(index_t i, index_t j) const {
+    return (j + Grid::ghost) * pitch + (i + Grid::ghost);
+  }
+};
+
+// ---------------------------------------------------------------- helpers
+
+template <class Real>
+struct Cell {
+  Real h, hu, hv, z;
+};
+
+template <class Real>
+__device__ __forceinline__ State<Real> st(const Cell<Real>& c) {
+  return {c.h, c.hu, c.hv};
+}
+
+__device__ __forceinline__ float quiet_nan(float) { return __int_as_float(0x7fffffff); }
+__device__ __forceinline__ double quiet_nan(double) { return __longlong_as_double(0x7ff8000000000000ll); }
+
+__device__ __forceinline__ unsigned long long encode_rate(float r) {
+  if (!(r <= FLT_MAX)) return kNonFinite;
+  return r > 0.0f ? static_cast<unsigned long long>(__float_as_uint(r)) : 0ull;
+}
+__device__ __forceinline__ unsigned long long encode_rate(double r) {
+  if (!(r <= DBL_MAX)) return kNonFinite;
+  return r > 0.0 ? static_cast<unsigned long long>(__double_as_longlong(r)) : 0ull;
+}
+template <class Real>
+__device__ __forceinline__ Real decode_rate(unsigned long long b);
+template <>
+__device__ __forceinline__ float decode_rate<float>(unsigned long long b) {
+  return __uint_as_float(static_cast<unsigned>(b));
+}
+template <>
+__device__ __forceinline__ double decode_rate<double>(unsigned long long b) {
+  return __longlong_as_double(static_cast<long long>(b));
+}
+
+__device__ __forceinline__ float shfl_down(float v, int d) { return __shfl_down_sync(kFullMask, v, d); }
+__device__ __forceinline__ double shfl_down(double v, int d) { return __shfl_down_sync(kFullMask, v, d); }
+__device__ __forceinline__ float shfl_up(float v, int d) { return __shfl_up_sync(kFullMask, v, d); }
+__device__ __forceinline__ double shfl_up(double v, int d) { return __shfl_up_sync(kFullMask, v, d); }
+
+template <class Real>
+__device__ __forceinline__ State<Real> shfl_down(State<Real> s, int d) {
+  return {shfl_down(s.h, d), shfl_down(s.hu, d), shfl_down(s.hv, d)};
+}
+template <class Real>
+__device__ __forceinline__ State<Real> shfl_up(State<Real> s, int d) {
+  return {shfl_up(s.h, d), shfl_up(s.hu, d), shfl_up(s.hv, d)};
+}
+template <class Real>
+__device__ __forceinline__ Cell<Real> shfl_down(Cell<Real> c, int d) {
+  return {shfl_down(c.h, d), shfl_down(c.hu, d), shfl_down(c.hv, d), shfl_down(c.z, d)};
+}
+
+__device__ __forceinline__ bool bits_zero(float v) { return __float_as_uint(v) == 0u; }
+__device__ __forceinline__ bool bits_zero(double v) { return __double_as_longlong(v) == 0ll; }
+__device__ __forceinline__ bool sign_clear(float v) { return (__float_as_uint(v) >> 31) == 0u; }
+__device__ __forceinline__ bool sign_clear(double v) { return __double_as_longlong(v) >= 0ll; }
+
+// A dry fixed point: a step leaves it bit-identical when all its edges are dry.
+template <class Real>
+__device__ __forceinline__ bool dry_fixed(State<Real> q, Real h_dry) {
+  return sign_clear(q.h) && q.h <= h_dry && bits_zero(q.hu) && bits_zero(q.hv);
+}
+
+template <class Real>
+__device__ __forceinline__ BoundaryCondition<Real> side_bc(const Params<Real>& P, int side) {
+  switch (side) {
+    case 0: return P.bc[0];
+    case 1: return P.bc[1];
+    case 2: return P.bc[2];
+    default: return P.bc[3];
+  }
+}
+
+// Cell (i, j) of the state in (h, hu, hv), -2 <= i <= nx + 1, -2 <= j <= ny + 1
+// or beyond. Interior cells are read; first-layer ghosts are computed from the
+// mirrored interior cell as fill_ghost_cell does; corners, second-layer ghosts
+// and anything further (never used by a first-order edge of an interior
+// cell) are an inactive dummy.
+template <class Real>
+__device__ __forceinline__ Cell<Real> load_cell(const Params<Real>& P, const Real* __restrict__ h,
+                                                const Real* __restrict__ hu, const Real* __restrict__ hv,
+                                                index_t i, index_t j) {
+  const bool in_i = i >= 0 && i < P.nx;
+  const bool in_j = j >= 0 && j < P.ny;
+  if (in_i && in_j) {
+    const index_t k = P.index(i, j);
+    return {h[k], hu[k], hv[k], P.z[k]};
+  }
+  int side = -1;
+  index_t si = i, sj = j;
+  if (in_j) {
+    if (i == -1) {
+      side = static_cast<int>(Side::west);
+      si = 0;
+    } else if (i == P.nx) {
+      side = static_cast<int>(Side::east);
+      si = P.nx - 1;
+    }
+  } else if (in_i) {
+    if (j == -1) {
+      side = static_cast<int>(Side::south);
+      sj = 0;
+    } else if (j == P.ny) {
+      side = static_cast<int>(Side::north);
+      sj = P.ny - 1;
+    }
+  }
+  if (side < 0) return {Real(0), Real(0), Real(0), quiet_nan(Real(0))};
+  const index_t k = P.index(si, sj);
+  const Real zi = P.z[k];
+  const State<Real> g = ghost_state(State<Real>{h[k], hu[k], hv[k]}, zi, static_cast<Side>(side), side_bc(P, side));
+  // The ghost's bed mirrors the interior one (make_padded_fields).
+  return {g.h, g.hu, g.hv, zi};
+}
+
+// rhs = -((W + E) / dx + (S + N) / dy), component by component, in the
+// CPU executor's order.
+template <class Real>
+__device__ __forceinline__ State<Real> cell_rhs(const Params<Real>& P, State<Real> w, State<Real> e, State<Real> s,
+                                                State<Real> n) {
+  return {-((w.h + e.h) * P.inv_dx + (s.h + n.h) * P.inv_dy), -((w.hu + e.hu) * P.inv_dx + (s.hu + n.hu) * P.inv_dy),
+          -((w.hv + e.hv) * P.inv_dx + (s.hv + n.hv) * P.inv_dy)};
+}
+
+__device__ __forceinline__ unsigned long long warp_max(unsigned long long v) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) {
+    const unsigned long long o = __shfl_xor_sync(kFullMask, v, off);
+    v = o > v ? o : v;
+  }
+  return v;
+}
+
+// Block maximum of v, then one atomicMax per block. Every thread of the
+// block must call it.
+__device__ __forceinline__ void block_max_to(unsigned long long v, unsigned long long* target) {
+  __shared__ unsigned long long warp_best[kBlockWarps];
+  v = warp_max(v);
+  if ((threadIdx.x & 31) == 0) warp_best[threadIdx.x >> 5] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long m = warp_best[0];
+#pragma unroll
+    for (int w = 1; w < kBlockWarps; ++w) m = warp_best[w] > m ? warp_best[w] : m;
+    if (m != 0) atomicMax(target, m);
+  }
+}
+
+// Is a step to be taken from slot c, and with which dt? dt exactly as
+// CpuBackend::step with dt_max = min(A.dt_max, target - t); the new time as
+// Simulation::advance_to sets it. Thread 0 of block 0 fills the next slot
+// (all but rate_bits when a step is taken; reset_rate: set it to 0, for
+// the split kernels whose next rate kernel accumulates into it) and clears
+// rate_bits of the slot after it, which the next launch accumulates into.
+template <class Real, bool reset_rate>
+__device__ __forceinline__ bool step_prologue(const Params<Real>& P, const Launch& A, const Ctrl& c, double& dt_out) {
+  const double t = A.use_t_in ? A.t_in : c.t;
+  const bool wanted = c.status == 0 && t < A.target && c.steps < A.max_steps;
+  const bool finite = c.rate_bits != kNonFinite;
+  const bool active = wanted && finite;
+  const double remaining = A.target - t;
+  const double cap = A.dt_max < remaining ? A.dt_max : remaining;
+  const double rate = static_cast<double>(decode_rate<Real>(c.rate_bits));
+  double dt = rate > 0 ? P.cfl / rate : cap;
+  dt = cap < dt ? cap : dt;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    Ctrl* o = &P.ctrl[(A.slot + 1) % 3];
+    if (active) {
+      o->t = dt >= remaining ? A.target : t + dt;
+      o->steps = c.steps + 1;
+      o->dt = dt;
+      o->t_max = t + dt;
+      o->parity = 1 - c.parity;
+      o->status = 0;
+      o->stepped = 1;
+      if (reset_rate) o->rate_bits = 0;
+    } else {
+      o->t = t;
+      o->steps = c.steps;
+      o->dt = c.dt;
+      o->t_max = c.t_max;
+      o->parity = c.parity;
+      o->status = (wanted && !finite) ? 1 : c.status;
+      o->stepped = 0;
+      o->rate_bits = c.rate_bits;
+    }
+    P.ctrl[(A.slot + 2) % 3].rate_bits = 0;
+  }
+  dt_out = dt;
+  return active;
+}
+
+// Dry-chunk test for the warp's chunk (sx, cy): it and its 8 neighbours dry.
+template <class Real>
+__device__ __forceinline__ bool neighbourhood_dry(const Params<Real>& P, int parity, index_t sx, index_t cy,
+                                                  int lane) {
+  bool d = true;
+  if (lane < 9) {
+    const index_t x = sx + (lane % 3) - 1;
+    const index_t y = cy + (lane / 3) - 1;
+    if (x >= 0 && x < P.cg.strips && y >= 0 && y < P.cg.chunk_rows) d = P.dry[parity][y * P.cg.strips + x] != 0;
+  }
+  return __all_sync(kFullMask, d);
+}
+
+template <class Real>
+__device__ __forceinline__ bool next_to_level_side(const Params<Real>& P, index_t sx, index_t cy) {
+  return ((P.level_sides & 1) && sx == 0) || ((P.level_sides & 2) && sx == P.cg.strips - 1) ||
+         ((P.level_sides & 4) && cy == 0) || ((P.level_sides & 8) && cy == P.cg.chunk_rows - 1);
+}
+
+// Skipped chunk: make sure the output buffer holds its state, keep it dry.
+template <class Real>
+__device__ __forceinline__ void skip_chunk(const Params<Real>& P, int parity, index_t chunk, index_t i, bool tile_lane,
+                                          index_t j0, index_t jend, int lane) {
+  if (!P.same[chunk]) {
+    if (tile_lane) {
+      for (index_t j = j0; j < jend; ++j) {
+        const index_t k = P.index(i, j);
+        P.h[1 - parity][k] = P.h[parity][k];
+        P.hu[1 - parity][k] = P.hu[parity][k];
+        P.hv[1 - parity][k] = P.hv[parity][k];
+        if (P.rh[0]) {
+          P.rh[1 - parity][k] = P.rh[parity][k];
+          P.rhu[1 - parity][k] = P.rhu[parity][k];
+          P.rhv[1 - parity][k] = P.rhv[parity][k];
+        }
+      }
+    }
+    __syncwarp();
+    if (lane == 0) P.same[chunk] = 1;
+  }
+  if (lane == 0) P.dry[1 - parity][chunk] = 1;
+}
+
+
+// The chunk of global warp gw: with compaction the gw-th entry of this
+// step's list (none past its end), else chunk gw.
+template <class Real>
+__device__ __forceinline__ bool warp_chunk(const Params<Real>& P, int slot, index_t gw, index_t& chunk) {
+  if (P.list) {
+    const unsigned count = P.list_count[slot];
+    if (gw >= static_cast<index_t>(count)) return false;
+    chunk = static_cast<index_t>(P.list[gw]);
+    return true;
+  }
+  chunk = gw;
+  return gw < P.cg.chunks;
+}
+
+// Compaction (seed 002, "sparse simulations"): lists the chunks that need a
+// warp this step, those not dry with dry neighbours and the dry ones whose
+// output buffer does not hold their state yet; marks the others dry for the
+// next state. The order of the list (atomics) varies from run to run; the
+// results do not, as chunks are independent and the rate is a maximum.
+template <class Real>
+__global__ void list_kernel(const Params<Real> P, const Launch A) {
+  const Ctrl c = P.ctrl[A.slot];
+  if (blockIdx.x == 0 && threadIdx.x == 0) P.list_count[(A.slot + 1) % 3] = 0;
+  const double t = A.use_t_in ? A.t_in : c.t;
+  if (!(c.status == 0 && t < A.target && c.steps < A.max_steps)) return;
+  const int parity = c.parity;
+  const index_t chunk = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  bool need = false;
+  if (chunk < P.cg.chunks) {
+    const index_t cy = chunk / P.cg.strips;
+    const index_t sx = chunk - cy * P.cg.strips;
+    bool dry = true;
+    for (index_t y = cy - 1; y <= cy + 1; ++y) {
+      for (index_t x = sx - 1; x <= sx + 1; ++x) {
+        if (x >= 0 && x < P.cg.strips && y >= 0 && y < P.cg.chunk_rows) dry = dry && P.dry[parity][y * P.cg.strips + x];
+      }
+    }
+    need = !dry || !P.same[chunk];
+    if (!need) P.dry[1 - parity][chunk] = 1;
+  }
+  const unsigned ballot = __ballot_sync(kFullMask, need);
+  if (ballot != 0) {
+    const int lane = threadIdx.x & 31;
+    unsigned base = 0;
+    if (lane == 0) base = atomicAdd(&P.list_count[A.slot], static_cast<unsigned>(__popc(ballot)));
+    base = __shfl_sync(kFullMask, base, 0);
+    if (need) P.list[base + static_cast<unsigned>(__popc(ballot & ((1u << lane) - 1u)))] = static_cast<unsigned>(chunk);
+  }
+}
+
+// ---------------------------------------------------------------- fused
+
+// One chunk of the fused step; returns the lane's largest encoded rate of
+// state n+1 over its cells of the chunk.
+template <class Real>
+__device__ __forceinline__ unsigned long long fused_chunk(const Params<Real>& P, int parity, Real dt, index_t sx,
+                                                          index_t cy, int lane, index_t chunk) {
+  const Real* __restrict__ h = P.h[parity];
+  const Real* __restrict__ hu = P.hu[parity];
+  const Real* __restrict__ hv = P.hv[parity];
+  Real* __restrict__ ho = P.h[1 - parity];
+  Real* __restrict__ huo = P.hu[1 - parity];
+  Real* __restrict__ hvo = P.hv[1 - parity];
+  const index_t i0 = sx * P.cg.width;
+  const index_t j0 = cy * P.cg.rows;
+  const index_t jend = min(j0 + static_cast<index_t>(P.cg.rows), P.ny);
+  const index_t i = i0 - 2 + lane;
+  const bool tile_lane = lane >= 2 && lane < 30 && i < P.nx;
+  const bool in_domain = i >= 0 && i < P.nx;
+
+  if (P.dry_skip && neighbourhood_dry(P, parity, sx, cy, lane)) {
+    skip_chunk(P, parity, chunk, i, tile_lane, j0, jend, lane);
+    return 0;
+  }
+  if (lane == 0 && P.computed) atomicAdd(P.computed, 1ull);
+
+  const bool west_strip = i0 == 0;           // lane 1 is the west ghost column
+  const bool east_strip = i0 + 29 >= P.nx;   // some lane is the east ghost column
+  // Rows are loaded up to jend + 1 (the north neighbour of the ring row).
+  const auto load = [&](index_t j) {
+    return j <= jend + 1 ? load_cell(P, h, hu, hv, i, j) : Cell<Real>{Real(0), Real(0), Real(0), quiet_nan(Real(0))};
+  };
+
+  // March: iteration r updates row r (state n -> n+1) with rows r-1, r, r+1
+  // of state n, then evaluates the state n+1 edges of row r-1 (y) and row r (x).
+  Cell<Real> b = load(j0 - 1);  // row r
+  Cell<Real> c = load(j0);      // row r + 1
+  State<Real> s_flux;           // to_right of the y-edge below row r, state n
+  {
+    const Cell<Real> a = load(j0 - 2);
+    s_flux = cartesian_edge<1>(st(a), a.z, st(b), b.z, P.phys).to_right;
+  }
+  State<Real> q1_prev{Real(0), Real(0), Real(0)};  // row r-1, state n+1
+  Real z_prev = Real(0);
+  Real xs_prev = Real(0);  // row r-1: speed of the west + east x-edges, state n+1
+  Real ys_prev = Real(0);  // speed of the y-edge below row r-1, state n+1
+  bool dry_all = true;
+  unsigned long long best = 0;
+
+  for (index_t r = j0 - 1; r <= jend; ++r) {
+    const Cell<Real> d = load(r + 2);  // prefetch, used next iteration
+    const Cell<Real> be = shfl_down(b, 1);  // east neighbour, state n
+    State<Real> q1;
+    if (r >= 0 && r < P.ny) {
+      const auto fn = cartesian_edge<1>(st(b), b.z, st(c), c.z, P.phys);
+      const auto fe = cartesian_edge<0>(st(b), b.z, st(be), be.z, P.phys);
+      const State<Real> w = shfl_up(fe.to_right, 1);
+      const State<Real> rhs = cell_rhs(P, w, fe.to_left, s_flux, fn.to_left);
+      q1 = (in_domain && !math::is_nan(b.z)) ? advance_cell(st(b), rhs, dt, P.phys) : st(b);
+      s_flux = fn.to_right;
+      if (west_strip) {
+        const State<Real> e1 = shfl_down(q1, 1);
+        if (i == -1) q1 = ghost_state(e1, be.z, Side::west, P.bc[0]);
+      }
+      if (east_strip) {
+        const State<Real> w1 = shfl_up(q1, 1);
+        const Real wz = shfl_up(b.z, 1);
+        if (i == P.nx) q1 = ghost_state(w1, wz, Side::east, P.bc[1]);
+      }
+    } else if (r < 0) {
+      // South ghost row: only its y-edge to row 0 (state n) is needed here.
+      s_flux = cartesian_edge<1>(st(b), b.z, st(c), c.z, P.phys).to_right;
+      q1 = st(b);
+    } else {
+      // North ghost row of state n+1, from row ny-1.
+      q1 = ghost_state(q1_prev, z_prev, Side::north, P.bc[3]);
+    }
+    if (r == 0) q1_prev = ghost_state(q1, b.z, Side::south, P.bc[2]);
+
+    if (r >= j0) {
+      const Real y_speed = cartesian_edge<1>(q1_prev, z_prev, q1, b.z, P.phys).speed;
+      if (r - 1 >= j0) {
+        const Real rate = xs_prev * P.half_inv_dx + (ys_prev + y_speed) * P.half_inv_dy;
+        if (tile_lane && !math::is_nan(z_prev)) {
+          const unsigned long long e = encode_rate(rate);
+          best = e > best ? e : best;
+        }
+      }
+      ys_prev = y_speed;
+    }
+    if (r >= j0 && r < jend) {
+      const State<Real> q1e = shfl_down(q1, 1);
+      const Real e_speed = cartesian_edge<0>(q1, b.z, q1e, be.z, P.phys).speed;
+      const Real w_speed = shfl_up(e_speed, 1);
+      xs_prev = w_speed + e_speed;
+      if (tile_lane) {
+        const index_t k = P.index(i, r);
+        ho[k] = q1.h;
+        huo[k] = q1.hu;
+        hvo[k] = q1.hv;
+        dry_all = dry_all && (math::is_nan(b.z) || dry_fixed(q1, P.phys.h_dry));
+      }
+    }
+    q1_prev = q1;
+    z_prev = b.z;
+    b = c;
+    c = d;
+  }
+
+  if (P.dry_skip) {
+    const bool d = __all_sync(kFullMask, dry_all) && !next_to_level_side(P, sx, cy);
+    if (lane == 0) {
+      P.dry[1 - parity][chunk] = d ? 1 : 0;
+      P.same[chunk] = 0;
+    }
+  }
+  return best;
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockThreads, MinBlocks<Real>::value) fused_kernel(const Params<Real> P, const Launch A) {
+  const Ctrl c = P.ctrl[A.slot];
+  double dt = 0;
+  if (!step_prologue<Real, false>(P, A, c, dt)) return;
+  const int lane = threadIdx.x & 31;
+  const index_t gw = static_cast<index_t>(blockIdx.x) * kBlockWarps + (threadIdx.x >> 5);
+  index_t chunk = 0;
+  unsigned long long best = 0;
+  if (warp_chunk(P, A.slot, gw, chunk)) {
+    const index_t cy = chunk / P.cg.strips;
+    const index_t sx = chunk - cy * P.cg.strips;
+    best = fused_chunk(P, c.parity, static_cast<Real>(dt), sx, cy, lane, chunk);
+  }
+  block_max_to(best, &P.ctrl[(A.slot + 1) % 3].rate_bits);
+}
+
+// ---------------------------------------------------------------- split
+
+// CFL rate of the state in slot A.slot, accumulated into that slot.
+// check_step: do nothing unless a step is wanted from that slot (during a
+// run); off for the first rate of a state set by the host. kWriteRhs: also
+// store the cells' rhs in P.rh[parity] (first state of the lagged kernel);
+// without it only the edge speeds are used and the compiler drops the rest.
+template <class Real, bool kWriteRhs>
+__global__ void __launch_bounds__(kBlockThreads) rate_kernel(const Params<Real> P, const Launch A, int check_step) {
+  const Ctrl c = P.ctrl[A.slot];
+  const double t = A.use_t_in ? A.t_in : c.t;
+  if (check_step && !(c.status == 0 && t < A.target && c.steps < A.max_steps)) return;
+  const int parity = c.parity;
+  const int lane = threadIdx.x & 31;
+  const index_t gw = static_cast<index_t>(blockIdx.x) * kBlockWarps + (threadIdx.x >> 5);
+  index_t chunk = 0;
+  unsigned long long best = 0;
+  if (warp_chunk(P, A.slot, gw, chunk)) {
+    const index_t cy = chunk / P.cg.strips;
+    const index_t sx = chunk - cy * P.cg.strips;
+    const index_t i0 = sx * P.cg.width;
+    const index_t j0 = cy * P.cg.rows;
+    const index_t jend = min(j0 + static_cast<index_t>(P.cg.rows), P.ny);
+    const index_t i = i0 - P.cg.halo + lane;
+    const bool tile_lane = lane >= P.cg.halo && lane < 32 - P.cg.halo && i < P.nx;
+    if (!(P.dry_skip && neighbourhood_dry(P, parity, sx, cy, lane))) {
+      const Real* __restrict__ h = P.h[parity];
+      const Real* __restrict__ hu = P.hu[parity];
+      const Real* __restrict__ hv = P.hv[parity];
+      const auto load = [&](index_t j) {
+        return j <= jend ? load_cell(P, h, hu, hv, i, j) : Cell<Real>{Real(0), Real(0), Real(0), quiet_nan(Real(0))};
+      };
+      Cell<Real> b = load(j0);
+      EdgeFluctuation<Real> fs;
+      {
+        const Cell<Real> a = load(j0 - 1);
+        fs = cartesian_edge<1>(st(a), a.z, st(b), b.z, P.phys);
+      }
+      Cell<Real> c1 = load(j0 + 1);
+      for (index_t r = j0; r < jend; ++r) {
+        const Cell<Real> d = load(r + 2);
+        const Cell<Real> be = shfl_down(b, 1);
+        const auto fn = cartesian_edge<1>(st(b), b.z, st(c1), c1.z, P.phys);
+        const auto fe = cartesian_edge<0>(st(b), b.z, st(be), be.z, P.phys);
+        const Real w_speed = shfl_up(fe.speed, 1);
+        const Real rate = (w_speed + fe.speed) * P.half_inv_dx + (fs.speed + fn.speed) * P.half_inv_dy;
+        if (kWriteRhs) {
+          const State<Real> w = shfl_up(fe.to_right, 1);
+          const State<Real> rhs = cell_rhs(P, w, fe.to_left, fs.to_right, fn.to_left);
+          if (tile_lane) {
+            const index_t k = P.index(i, r);
+            P.rh[parity][k] = rhs.h;
+            P.rhu[parity][k] = rhs.hu;
+            P.rhv[parity][k] = rhs.hv;
+          }
+        }
+        if (tile_lane && !math::is_nan(b.z)) {
+          const unsigned long long e = encode_rate(rate);
+          best = e > best ? e : best;
+        }
+        fs = fn;
+        b = c1;
+        c1 = d;
+      }
+    }
+  }
+  block_max_to(best, &P.ctrl[A.slot].rate_bits);
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockThreads, MinBlocks<Real>::value) update_kernel(const Params<Real> P, const Launch A) {
+  const Ctrl c = P.ctrl[A.slot];
+  double dt_d = 0;
+  if (!step_prologue<Real, true>(P, A, c, dt_d)) return;
+  const Real dt = static_cast<Real>(dt_d);
+  const int parity = c.parity;
+  const int lane = threadIdx.x & 31;
+  const index_t gw = static_cast<index_t>(blockIdx.x) * kBlockWarps + (threadIdx.x >> 5);
+  index_t chunk = 0;
+  if (!warp_chunk(P, A.slot, gw, chunk)) return;
+  const index_t cy = chunk / P.cg.strips;
+  const index_t sx = chunk - cy * P.cg.strips;
+  const index_t i0 = sx * P.cg.width;
+  const index_t j0 = cy * P.cg.rows;
+  const index_t jend = min(j0 + static_cast<index_t>(P.cg.rows), P.ny);
+  const index_t i = i0 - P.cg.halo + lane;
+  const bool tile_lane = lane >= P.cg.halo && lane < 32 - P.cg.halo && i < P.nx;
+  if (P.dry_skip && neighbourhood_dry(P, parity, sx, cy, lane)) {
+    skip_chunk(P, parity, chunk, i, tile_lane, j0, jend, lane);
+    return;
+  }
+  if (lane == 0 && P.computed) atomicAdd(P.computed, 1ull);
+  const Real* __restrict__ h = P.h[parity];
+  const Real* __restrict__ hu = P.hu[parity];
+  const Real* __restrict__ hv = P.hv[parity];
+  Real* __restrict__ ho = P.h[1 - parity];
+  Real* __restrict__ huo = P.hu[1 - parity];
+  Real* __restrict__ hvo = P.hv[1 - parity];
+  const auto load = [&](index_t j) {
+    return j <= jend ? load_cell(P, h, hu, hv, i, j) : Cell<Real>{Real(0), Real(0), Real(0), quiet_nan(Real(0))};
+  };
+  Cell<Real> b = load(j0);
+  State<Real> s_flux;
+  {
+    const Cell<Real> a = load(j0 - 1);
+    s_flux = cartesian_edge<1>(st(a), a.z, st(b), b.z, P.phys).to_right;
+  }
+  Cell<Real> c1 = load(j0 + 1);
+  bool dry_all = true;
+  for (index_t r = j0; r < jend; ++r) {
+    const Cell<Real> d = load(r + 2);
+    const Cell<Real> be = shfl_down(b, 1);
+    const auto fn = cartesian_edge<1>(st(b), b.z, st(c1), c1.z, P.phys);
+    const auto fe = cartesian_edge<0>(st(b), b.z, st(be), be.z, P.phys);
+    const State<Real> w = shfl_up(fe.to_right, 1);
+    const State<Real> rhs = cell_rhs(P, w, fe.to_left, s_flux, fn.to_left);
+    if (tile_lane) {
+      const State<Real> q1 = !math::is_nan(b.z) ? advance_cell(st(b), rhs, dt, P.phys) : st(b);
+      const index_t k = P.index(i, r);
+      ho[k] = q1.h;
+      huo[k] = q1.hu;
+      hvo[k] = q1.hv;
+      dry_all = dry_all && (math::is_nan(b.z) || dry_fixed(q1, P.phys.h_dry));
+    }
+    s_flux = fn.to_right;
+    b = c1;
+    c1 = d;
+  }
+  if (P.dry_skip) {
+    const bool dd = __all_sync(kFullMask, dry_all) && !next_to_level_side(P, sx, cy);
+    if (lane == 0) {
+      P.dry[1 - parity][chunk] = dd ? 1 : 0;
+      P.same[chunk] = 0;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- lagged
+
+// One chunk of the lagged step: the rhs of state n was stored by the
+// previous launch, so state n+1 is a point-wise update of the chunk plus a
+// one-cell ring; the state n+1 edges then give the rhs of the chunk's cells
+// for the next step, stored, and their CFL rate. Each edge is evaluated
+// once (plus the ring's), at the price of 6 more values moved per cell.
+template <class Real>
+__device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P, int parity, Real dt, index_t sx,
+                                                           index_t cy, int lane, index_t chunk) {
+  const index_t i0 = sx * P.cg.width;
+  const index_t j0 = cy * P.cg.rows;
+  const index_t jend = min(j0 + static_cast<index_t>(P.cg.rows), P.ny);
+  const index_t i = i0 - 1 + lane;
+  const bool tile_lane = lane >= 1 && lane < 31 && i < P.nx;
+  const bool in_domain = i >= 0 && i < P.nx;
+  const bool in_padded = i >= -Grid::ghost && i < P.nx + Grid::ghost;
+
+  if (P.dry_skip && neighbourhood_dry(P, parity, sx, cy, lane)) {
+    skip_chunk(P, parity, chunk, i, tile_lane, j0, jend, lane);
+    return 0;
+  }
+  if (lane == 0 && P.computed) atomicAdd(P.computed, 1ull);
+
+  const Real* __restrict__ h = P.h[parity];
+  const Real* __restrict__ hu = P.hu[parity];
+  const Real* __restrict__ hv = P.hv[parity];
+  const Real* __restrict__ rh = P.rh[parity];
+  const Real* __restrict__ rhu = P.rhu[parity];
+  const Real* __restrict__ rhv = P.rhv[parity];
+  Real* __restrict__ ho = P.h[1 - parity];
+  Real* __restrict__ huo = P.hu[1 - parity];
+  Real* __restrict__ hvo = P.hv[1 - parity];
+  Real* __restrict__ rho = P.rh[1 - parity];
+  Real* __restrict__ rhuo = P.rhu[1 - parity];
+  Real* __restrict__ rhvo = P.rhv[1 - parity];
+  const bool west_strip = i0 == 0;
+  const bool east_strip = i0 + 30 >= P.nx;
+
+  // State n and its rhs of row j for this lane's interior cell (ghost rows
+  // and columns only need the bed).
+  struct Row {
+    Cell<Real> q;
+    State<Real> rhs;
+  };
+  const auto load = [&](index_t j) {
+    Row w{{Real(0), Real(0), Real(0), quiet_nan(Real(0))}, {Real(0), Real(0), Real(0)}};
+    if (j > jend || j < j0 - 1) return w;
+    if (in_domain && j >= 0 && j < P.ny) {
+      const index_t k = P.index(i, j);
+      w.q = {h[k], hu[k], hv[k], P.z[k]};
+      w.rhs = {rh[k], rhu[k], rhv[k]};
+    } else if (in_padded && j >= -Grid::ghost && j < P.ny + Grid::ghost) {
+      w.q.z = P.z[P.index(i, j)];
+    }
+    return w;
+  };
+
+  Row cur = load(j0 - 1);
+  State<Real> q1_prev{Real(0), Real(0), Real(0)};
+  Real z_prev = Real(0);
+  // Row r-1's fluctuations of state n+1 from its west and east x-edges and
+  // south y-edge, and their speeds.
+  State<Real> w_prev{Real(0), Real(0), Real(0)}, e_prev{Real(0), Real(0), Real(0)}, s_prev{Real(0), Real(0), Real(0)};
+  Real xs_prev = Real(0), ys_prev = Real(0);
+  bool dry_all = true;
+  unsigned long long best = 0;
+
+  for (index_t r = j0 - 1; r <= jend; ++r) {
+    const Row next = load(r + 1);  // prefetch
+    const Real z = cur.q.z;
+    State<Real> q1;
+    if (r >= 0 && r < P.ny) {
+      q1 = (in_domain && !math::is_nan(z)) ? advance_cell(st(cur.q), cur.rhs, dt, P.phys) : st(cur.q);
+      if (west_strip) {
+        const State<Real> e1 = shfl_down(q1, 1);
+        const Real ez = shfl_down(z, 1);
+        if (i == -1) q1 = ghost_state(e1, ez, Side::west, P.bc[0]);
+      }
+      if (east_strip) {
+        const State<Real> w1 = shfl_up(q1, 1);
+        const Real wz = shfl_up(z, 1);
+        if (i == P.nx) q1 = ghost_state(w1, wz, Side::east, P.bc[1]);
+      }
+    } else if (r < 0) {
+      q1 = st(cur.q);  // south ghost row: set from row 0 below
+    } else {
+      q1 = ghost_state(q1_prev, z_prev, Side::north, P.bc[3]);
+    }
+    if (r == 0) q1_prev = ghost_state(q1, z, Side::south, P.bc[2]);
+
+    if (r >= j0) {
+      const auto fy = cartesian_edge<1>(q1_prev, z_prev, q1, z, P.phys);
+      if (r - 1 >= j0) {
+        const State<Real> rhs = cell_rhs(P, w_prev, e_prev, s_prev, fy.to_left);
+        const Real rate = xs_prev * P.half_inv_dx + (ys_prev + fy.speed) * P.half_inv_dy;
+        if (tile_lane) {
+          const index_t k = P.index(i, r - 1);
+          rho[k] = rhs.h;
+          rhuo[k] = rhs.hu;
+          rhvo[k] = rhs.hv;
+          if (!math::is_nan(z_prev)) {
+            const unsigned long long e = encode_rate(rate);
+            best = e > best ? e : best;
+          }
+        }
+      }
+      s_prev = fy.to_right;
+      ys_prev = fy.speed;
+    }
+    if (r >= j0 && r < jend) {
+      const State<Real> q1e = shfl_down(q1, 1);
+      const Real ze = shfl_down(z, 1);
+      const auto fx = cartesian_edge<0>(q1, z, q1e, ze, P.phys);
+      w_prev = shfl_up(fx.to_right, 1);
+      e_prev = fx.to_left;
+      xs_prev = shfl_up(fx.speed, 1) + fx.speed;
+      if (tile_lane) {
+        const index_t k = P.index(i, r);
+        ho[k] = q1.h;
+        huo[k] = q1.hu;
+        hvo[k] = q1.hv;
+        dry_all = dry_all && (math::is_nan(z) || dry_fixed(q1, P.phys.h_dry));
+      }
+    }
+    q1_prev = q1;
+    z_prev = z;
+    cur = next;
+  }
+
+  if (P.dry_skip) {
+    const bool d = __all_sync(kFullMask, dry_all) && !next_to_level_side(P, sx, cy);
+    if (lane == 0) {
+      P.dry[1 - parity][chunk] = d ? 1 : 0;
+      P.same[chunk] = 0;
+    }
+  }
+  return best;
+}
+
+// kMinBlocks: resident blocks per SM to compile for (0: MinBlocks<Real>),
+// a tuning knob (CudaOptions::min_blocks).
+template <class Real, int kMinBlocks>
+__global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : MinBlocks<Real>::value)
+    lagged_kernel(const Params<Real> P, const Launch A) {
+  const Ctrl c = P.ctrl[A.slot];
+  double dt = 0;
+  if (!step_prologue<Real, false>(P, A, c, dt)) return;
+  const int lane = threadIdx.x & 31;
+  const index_t gw = static_cast<index_t>(blockIdx.x) * kBlockWarps + (threadIdx.x >> 5);
+  index_t chunk = 0;
+  unsigned long long best = 0;
+  if (warp_chunk(P, A.slot, gw, chunk)) {
+    const index_t cy = chunk / P.cg.strips;
+    const index_t sx = chunk - cy * P.cg.strips;
+    best = lagged_chunk(P, c.parity, static_cast<Real>(dt), sx, cy, lane, chunk);
+  }
+  block_max_to(best, &P.ctrl[(A.slot + 1) % 3].rate_bits);
+}
+
+// ---------------------------------------------------------------- plain
+
+constexpr int kPlainX = 32;
+constexpr int kPlainY = 4;
+
+template <class Real>
+__device__ __forceinline__ bool plain_cell(const Params<Real>& P, index_t& i, index_t& j) {
+  const index_t tiles_x = (P.nx + kPlainX - 1) / kPlainX;
+  const index_t tile = blockIdx.x;
+  const index_t ty = tile / tiles_x;
+  const index_t tx = tile - ty * tiles_x;
+  i = tx * kPlainX + (threadIdx.x % kPlainX);
+  j = ty * kPlainY + (threadIdx.x / kPlainX);
+  return i < P.nx && j < P.ny;
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockThreads) plain_rate_kernel(const Params<Real> P, const Launch A,
+                                                                   int check_step) {
+  const Ctrl c = P.ctrl[A.slot];
+  const double t = A.use_t_in ? A.t_in : c.t;
+  if (check_step && !(c.status == 0 && t < A.target && c.steps < A.max_steps)) return;
+  const Real* __restrict__ h = P.h[c.parity];
+  const Real* __restrict__ hu = P.hu[c.parity];
+  const Real* __restrict__ hv = P.hv[c.parity];
+  index_t i, j;
+  unsigned long long best = 0;
+  if (plain_cell(P, i, j)) {
+    const Cell<Real> q = load_cell(P, h, hu, hv, i, j);
+    if (!math::is_nan(q.z)) {
+      const Cell<Real> w = load_cell(P, h, hu, hv, i - 1, j);
+      const Cell<Real> e = load_cell(P, h, hu, hv, i + 1, j);
+      const Cell<Real> s = load_cell(P, h, hu, hv, i, j - 1);
+      const Cell<Real> n = load_cell(P, h, hu, hv, i, j + 1);
+      const Real sw = cartesian_edge<0>(st(w), w.z, st(q), q.z, P.phys).speed;
+      const Real se = cartesian_edge<0>(st(q), q.z, st(e), e.z, P.phys).speed;
+      const Real ss = cartesian_edge<1>(st(s), s.z, st(q), q.z, P.phys).speed;
+      const Real sn = cartesian_edge<1>(st(q), q.z, st(n), n.z, P.phys).speed;
+      best = encode_rate((sw + se) * P.half_inv_dx + (ss + sn) * P.half_inv_dy);
+    }
+  }
+  block_max_to(best, &P.ctrl[A.slot].rate_bits);
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockThreads) plain_update_kernel(const Params<Real> P, const Launch A) {
+  const Ctrl c = P.ctrl[A.slot];
+  double dt_d = 0;
+  if (!step_prologue<Real, true>(P, A, c, dt_d)) return;
+  const Real dt = static_cast<Real>(dt_d);
+  const Real* __restrict__ h = P.h[c.parity];
+  const Real* __restrict__ hu = P.hu[c.parity];
+  const Real* __restrict__ hv = P.hv[c.parity];
+  index_t i, j;
+  if (!plain_cell(P, i, j)) return;
+  const Cell<Real> q = load_cell(P, h, hu, hv, i, j);
+  State<Real> q1 = st(q);
+  if (!math::is_nan(q.z)) {
+    const Cell<Real> w = load_cell(P, h, hu, hv, i - 1, j);
+    const Cell<Real> e = load_cell(P, h, hu, hv, i + 1, j);
+    const Cell<Real> s = load_cell(P, h, hu, hv, i, j - 1);
+    const Cell<Real> n = load_cell(P, h, hu, hv, i, j + 1);
+    const auto fw = cartesian_edge<0>(st(w), w.z, st(q), q.z, P.phys);
+    const auto fe = cartesian_edge<0>(st(q), q.z, st(e), e.z, P.phys);
+    const auto fs = cartesian_edge<1>(st(s), s.z, st(q), q.z, P.phys);
+    const auto fn = cartesian_edge<1>(st(q), q.z, st(n), n.z, P.phys);
+    q1 = advance_cell(st(q), cell_rhs(P, fw.to_right, fe.to_left, fs.to_right, fn.to_left), dt, P.phys);
+  }
+  const index_t k = P.index(i, j);
+  P.h[1 - c.parity][k] = q1.h;
+  P.hu[1 - c.parity][k] = q1.hu;
+  P.hv[1 - c.parity][k] = q1.hv;
+}
+
+// ---------------------------------------------------------------- others
+
+// Dry flags of the state in buffer `parity`, one thread per chunk (set-up only).
+template <class Real>
+__global__ void dry_flags_kernel(const Params<Real> P, int parity) {
+  const index_t chunk = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (chunk >= P.cg.chunks) return;
+  const index_t cy = chunk / P.cg.strips;
+  const index_t sx = chunk - cy * P.cg.strips;
+  const index_t i0 = sx * P.cg.width;
+  const index_t j0 = cy * P.cg.rows;
+  const index_t iend = min(i0 + static_cast<index_t>(P.cg.width), P.nx);
+  const index_t jend = min(j0 + static_cast<index_t>(P.cg.rows), P.ny);
+  bool dry = !next_to_level_side(P, sx, cy);
+  for (index_t j = j0; j < jend && dry; ++j) {
+    for (index_t i = i0; i < iend && dry; ++i) {
+      const index_t k = P.index(i, j);
+      dry = math::is_nan(P.z[k]) ||
+            dry_fixed(State<Real>{P.h[parity][k], P.hu[parity][k], P.hv[parity][k]}, P.phys.h_dry);
+    }
+  }
+  P.dry[parity][chunk] = dry ? 1 : 0;
+}
+
+// Maxima as CpuBackend::update_maxima: time t_fixed when use_fixed, else the
+// time of the step that filled slot `slot` (nothing if no step was taken).
+template <class Real>
+__global__ void maxima_kernel(const Params<Real> P, int slot, int use_fixed, double t_fixed, double arrival_threshold,
+                              double* __restrict__ max_h, double* __restrict__ max_speed,
+                              double* __restrict__ arrival) {
+  const Ctrl c = P.ctrl[slot];
+  if (!use_fixed && !c.stepped) return;
+  const double t = use_fixed ? t_fixed : c.t_max;
+  const double h_dry = static_cast<double>(P.phys.h_dry);
+  const index_t cells = P.nx * P.ny;
+  const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
+  for (index_t n = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; n < cells; n += stride) {
+    const index_t j = n / P.nx;
+    const index_t i = n - j * P.nx;
+    const index_t k = P.index(i, j);
+    const double hc = static_cast<double>(P.h[c.parity][k]);
+    if (hc <= h_dry) continue;
+    const double speed = hypot(static_cast<double>(P.hu[c.parity][k]), static_cast<double>(P.hv[c.parity][k])) / hc;
+    max_h[n] = max_h[n] > hc ? max_h[n] : hc;
+    max_speed[n] = max_speed[n] > speed ? max_speed[n] : speed;
+    if (isnan(arrival[n]) && hc > arrival_threshold) arrival[n] = t;
+  }
+}
+
+// Row sums of h in double, each row summed in order (as the CPU executor).
+template <class Real>
+__global__ void row_volume_kernel(const Params<Real> P, int slot, double* __restrict__ rows) {
+  const index_t j = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= P.ny) return;
+  const Real* h = P.h[P.ctrl[slot].parity];
+  double sum = 0;
+  for (index_t i = 0; i < P.nx; ++i) sum += static_cast<double>(h[P.index(i, j)]);
+  rows[j] = sum;
+}
+
+} // namespace shallows::cudax

@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: MIT
+// CUDA executor: properties on the GPU and agreement with the CPU executor.
+// Every GPU test skips, visibly, where no CUDA device is present (CI); they
+// run on a GPU machine through tools/gpu-check.sh. Problems are built here
+// by hand, independent of the case-file loader.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "shallows/exec/cuda_backend.hpp"
+#include "shallows/solver/simulation.hpp"
+
+#ifndef SHALLOWS_HAVE_CUDA
+TEST(CudaBackend, NotBuilt) { GTEST_SKIP() << "this build has no CUDA backend: GPU tests skipped"; }
+#else
+
+namespace {
+
+using namespace shallows;
+
+#define SHALLOWS_REQUIRE_GPU()                                                                         \
+  do {                                                                                                 \
+    if (!cuda_available()) GTEST_SKIP() << "no CUDA device (or a build without CUDA): GPU test skipped"; \
+  } while (0)
+
+const double kInf = std::numeric_limits<double>::infinity();
+const std::vector<std::string> kKernels{"fused", "lagged", "split", "plain"};
+const std::vector<Precision> kPrecisions{Precision::double_precision, Precision::single_precision};
+
+const char* precision_name(Precision p) { return p == Precision::single_precision ? "float" : "double"; }
+
+// Grid over [x0, x1] x [y0, y1]; bed z(x, y), surface eta(x, y), h = max(eta - z, 0).
+Problem make_problem(index_t nx, index_t ny, double x0, double x1, double y0, double y1,
+                     const std::function<double(double, double)>& z,
+                     const std::function<double(double, double)>& eta) {
+  Problem p;
+  p.grid.nx = nx;
+  p.grid.ny = ny;
+  p.grid.x0 = x0;
+  p.grid.y0 = y0;
+  p.grid.dx = (x1 - x0) / static_cast<double>(nx);
+  p.grid.dy = (y1 - y0) / static_cast<double>(ny);
+  const auto n = static_cast<std::size_t>(p.grid.cells());
+  p.z.resize(n);
+  p.h.resize(n);
+  p.hu.assign(n, 0.0);
+  p.hv.assign(n, 0.0);
+  for (index_t j = 0; j < ny; ++j) {
+    for (index_t i = 0; i < nx; ++i) {
+      const double x = p.grid.x_center(i), y = p.grid.y_center(j);
+      const auto k = static_cast<std::size_t>(j * nx + i);
+      p.z[k] = z(x, y);
+      p.h[k] = std::isnan(p.z[k]) ? 0.0 : std::max(eta(x, y) - p.z[k], 0.0);
+    }
+  }
+  p.t_end = 1e30;
+  return p;
+}
+
+// Lake at rest over a random bowl with dry islands, walls (seed 003 §4.2).
+Problem lake_with_islands(Precision precision, index_t n = 96) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> noise(-0.05, 0.05);
+  std::vector<double> bumps(static_cast<std::size_t>(n * n));
+  for (double& b : bumps) b = noise(rng);
+  const double dx = 1.0 / static_cast<double>(n);
+  auto z = [&bumps, dx, n](double x, double y) {
+    const auto i = static_cast<index_t>(x / dx), j = static_cast<index_t>(y / dx);
+    double bed = -(2 - (x - 0.5) * (x - 0.5) - (y - 0.5) * (y - 0.5)) + bumps[static_cast<std::size_t>(j * n + i)];
+    const double r1 = std::hypot(x - 0.3, y - 0.3), r2 = std::hypot(x - 0.7, y - 0.6);
+    if (r1 < 0.12) bed = 0.3 * (1 - r1 / 0.12) + 0.05;
+    if (r2 < 0.08) bed = 0.02;
+    return bed;
+  };
+  Problem p = make_problem(n, n, 0, 1, 0, 1, z, [](double, double) { return 0.0; });
+  p.precision = precision;
+  p.cfl = 0.9;
+  return p;
+}
+
+// S000-T1: channel with a cosine bottom, dam at x = 5, walls.
+Problem s000_t1(Precision precision, int level = 0) {
+  const index_t s = index_t(1) << level;
+  const double pi = std::acos(-1.0);
+  Problem p = make_problem(
+      100 * s, 10 * s, 0, 10, 0, 1, [pi](double x, double) { return std::cos(2 * pi * x) / 2 - 1; },
+      [](double x, double) { return x < 5 ? 2.0 : 0.0; });
+  p.precision = precision;
+  p.cfl = 0.9;
+  p.t_end = 5;
+  return p;
+}
+
+// S000-T2: two supercritical waves leave a dry zone over a step.
+Problem s000_t2(Precision precision) {
+  Problem p = make_problem(
+      125, 25, 0, 25, 0, 5, [](double x, double) { return (x > 25.0 / 3 && x < 12.5) ? -9.0 : -10.0; },
+      [](double, double) { return 0.0; });
+  for (index_t j = 0; j < p.grid.ny; ++j) {
+    for (index_t i = 0; i < p.grid.nx; ++i) {
+      const auto k = static_cast<std::size_t>(j * p.grid.nx + i);
+      p.hu[k] = p.grid.x_center(i) < 50.0 / 3 ? -350.0 : 350.0;
+    }
+  }
+  p.bc(Side::west) = {BoundaryKind::open, 0};
+  p.bc(Side::east) = {BoundaryKind::open, 0};
+  p.precision = precision;
+  p.cfl = 0.8;
+  p.t_end = 0.65;
+  return p;
+}
+
+// S004-T2: Gaussian hump on a dry flat bed, dry tolerance 1e-3 m, walls.
+Problem s004_t2(Precision precision, index_t n = 128) {
+  Problem p = make_problem(n, n, -10, 10, -10, 10, [](double, double) { return 0.0; },
+                           [](double x, double y) { return 16 * std::exp(-(x * x + y * y) / 5); });
+  p.physics.h_dry = 1e-3;
+  for (double& h : p.h) h = h <= p.physics.h_dry ? 0.0 : h;
+  p.precision = precision;
+  p.cfl = 0.9;
+  p.t_end = 0.5;
+  return p;
+}
+
+// Dam break around an inactive block (NaN bed) and a ragged NaN border,
+// water released into a dry valley.
+Problem masked_dam_break(Precision precision) {
+  auto z = [](double x, double y) {
+    if (x > 0.8 && x < 1.0 && y > 0.2 && y < 0.7) return std::numeric_limits<double>::quiet_NaN();
+    if (y > 0.95 && std::fmod(x * 10, 1.0) < 0.4) return std::numeric_limits<double>::quiet_NaN();
+    return 0.1 * x;
+  };
+  Problem p = make_problem(80, 40, 0, 2, 0, 1, z, [](double x, double) { return x < 0.5 ? 0.6 : 0.0; });
+  p.precision = precision;
+  p.cfl = 0.9;
+  p.t_end = 0.4;
+  return p;
+}
+
+// A basin whose sides carry the four boundary kinds, rotated by `rotation`
+// so that every side sees every kind; a wet/dry bump in the middle.
+Problem all_boundaries(Precision precision, int rotation) {
+  Problem p = make_problem(
+      64, 48, 0, 4, 0, 3, [](double x, double y) { return 0.4 * std::exp(-((x - 2) * (x - 2) + (y - 1.5) * (y - 1.5))); },
+      [](double x, double) { return x < 1 ? 0.5 : 0.3; });
+  const BoundaryCondition<double> kinds[4] = {
+      {BoundaryKind::wall, 0}, {BoundaryKind::open, 0}, {BoundaryKind::inflow, 0.2}, {BoundaryKind::level, 0.45}};
+  for (int s = 0; s < 4; ++s) p.boundary[static_cast<std::size_t>(s)] = kinds[(s + rotation) % 4];
+  p.precision = precision;
+  p.cfl = 0.9;
+  p.t_end = 0.5;
+  return p;
+}
+
+// Dry cells with a residue: depth under h_dry and a velocity, so they are
+// computed once (advance_cell zeroes the velocity) and skipped afterwards.
+Problem dry_with_residue(Precision precision) {
+  Problem p = s004_t2(precision, 160);
+  for (std::size_t k = 0; k < p.h.size(); ++k) {
+    if (p.h[k] == 0.0) {
+      p.h[k] = 5e-4;
+      p.hu[k] = 1e-3;
+      p.hv[k] = -2e-3;
+    }
+  }
+  return p;
+}
+
+struct RunResult {
+  Fields f;
+  index_t steps = 0;
+  double t = 0;
+};
+
+BackendOptions plain_options(const std::string& kind) {
+  BackendOptions o;
+  o.kind = kind;
+  o.track_maxima = false;
+  return o;
+}
+
+// Through Simulation (Backend::step once per step), as the command line runs.
+RunResult run_simulation(const Problem& p, const std::string& kind, double t_end) {
+  Simulation sim(p, plain_options(kind));
+  sim.advance_to(t_end);
+  return {sim.state(), sim.steps(), sim.time()};
+}
+
+// Through the CUDA executor's batched advance.
+RunResult run_gpu(const Problem& p, const CudaOptions& co, double t_end, index_t max_steps = 1 << 30) {
+  auto b = make_cuda_backend(p, plain_options("cuda"), co);
+  const CudaAdvance a = b->advance(0.0, t_end, max_steps);
+  RunResult r;
+  b->read_state(r.f);
+  r.steps = a.steps;
+  r.t = a.t;
+  return r;
+}
+
+CudaOptions kernel_options(const std::string& kernel, bool dry_skip = true, bool compact = true) {
+  CudaOptions co;
+  co.kernel = kernel;
+  co.dry_skip = dry_skip;
+  co.compact = compact;
+  return co;
+}
+
+double rel_l1(const std::vector<double>& a, const std::vector<double>& ref) {
+  double diff = 0, norm = 0;
+  for (std::size_t k = 0; k < ref.size(); ++k) {
+    diff += std::abs(a[k] - ref[k]);
+    norm += std::abs(ref[k]);
+  }
+  return norm > 0 ? diff / norm : diff;
+}
+
+double tolerance(Precision p) { return p == Precision::single_precision ? 1e-5 : 1e-12; }
+
+void expect_agree(const RunResult& gpu, const RunResult& cpu, Precision precision, const std::string& what) {
+  ASSERT_EQ(gpu.f.h.size(), cpu.f.h.size()) << what;
+  EXPECT_EQ(gpu.steps, cpu.steps) << what;
+  EXPECT_EQ(gpu.t, cpu.t) << what;
+  const double tol = tolerance(precision);
+  EXPECT_LE(rel_l1(gpu.f.h, cpu.f.h), tol) << what << ": h";
+  EXPECT_LE(rel_l1(gpu.f.hu, cpu.f.hu), tol) << what << ": hu";
+  EXPECT_LE(rel_l1(gpu.f.hv, cpu.f.hv), tol) << what << ": hv";
+  for (double h : gpu.f.h) {
+    ASSERT_TRUE(std::isfinite(h) && h >= 0) << what << ": depth " << h;
+  }
+}
+
+bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+void expect_identical(const RunResult& a, const RunResult& b, const std::string& what) {
+  EXPECT_EQ(a.steps, b.steps) << what;
+  EXPECT_EQ(a.t, b.t) << what;
+  EXPECT_TRUE(bitwise_equal(a.f.h, b.f.h)) << what << ": h differs";
+  EXPECT_TRUE(bitwise_equal(a.f.hu, b.f.hu)) << what << ": hu differs";
+  EXPECT_TRUE(bitwise_equal(a.f.hv, b.f.hv)) << what << ": hv differs";
+}
+
+// ------------------------------------------------------------------ tests
+
+TEST(CudaBackend, DeviceCountNeverThrows) {
+  int n = -1;
+  EXPECT_NO_THROW(n = cuda_device_count());
+  EXPECT_GE(n, 0);
+  if (n == 0) GTEST_SKIP() << "no CUDA device: nothing more to check";
+}
+
+TEST(CudaBackend, LakeAtRestWithIslandsStaysAtRest) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    for (const std::string& kernel : kKernels) {
+      const Problem p = lake_with_islands(prec);
+      auto b = make_cuda_backend(p, plain_options("cuda"), kernel_options(kernel));
+      Fields f0, f;
+      b->read_state(f0);
+      // 1000 steps; a lake at rest has dt from the gravity waves alone.
+      const CudaAdvance a = b->advance(0.0, kInf, 1000);
+      ASSERT_EQ(a.steps, 1000);
+      b->read_state(f);
+      double dh = 0, dq = 0;
+      for (std::size_t k = 0; k < f.h.size(); ++k) {
+        dh = std::max(dh, std::abs(f.h[k] - f0.h[k]));
+        dq = std::max({dq, std::abs(f.hu[k]), std::abs(f.hv[k])});
+      }
+      const double tol = tolerance(prec);
+      EXPECT_LE(dh, tol) << kernel << " " << precision_name(prec);
+      EXPECT_LE(dq, tol) << kernel << " " << precision_name(prec);
+    }
+  }
+}
+
+TEST(CudaBackend, MassIsConservedWithWalls) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    Problem p = masked_dam_break(prec);
+    Simulation cpu(p, plain_options("cpu"));
+    Simulation gpu(p, plain_options("cuda"));
+    const double v0 = gpu.volume();
+    EXPECT_EQ(v0, cpu.volume()) << "the initial volume is summed in the CPU's order";
+    gpu.advance_steps(600);
+    cpu.advance_steps(600);
+    const double v1 = gpu.volume();
+    EXPECT_LE(std::abs(v1 - v0) / v0, prec == Precision::single_precision ? 1e-5 : 1e-12) << precision_name(prec);
+    EXPECT_LE(std::abs(v1 - cpu.volume()) / v0, 1e-14) << precision_name(prec) << ": GPU and CPU volumes";
+  }
+}
+
+TEST(CudaBackend, AgreesWithCpuOnS000T1) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = s000_t1(prec);
+    const RunResult cpu = run_simulation(p, "cpu", p.t_end);
+    expect_agree(run_simulation(p, "cuda", p.t_end), cpu, prec, std::string("S000-T1 step API ") + precision_name(prec));
+    for (const std::string& kernel : kKernels) {
+      expect_agree(run_gpu(p, kernel_options(kernel), p.t_end), cpu, prec,
+                   "S000-T1 " + kernel + " " + precision_name(prec));
+    }
+  }
+}
+
+TEST(CudaBackend, AgreesWithCpuOnS000T2) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = s000_t2(prec);
+    const RunResult cpu = run_simulation(p, "cpu", p.t_end);
+    expect_agree(run_simulation(p, "cuda", p.t_end), cpu, prec, std::string("S000-T2 step API ") + precision_name(prec));
+    for (const std::string& kernel : kKernels) {
+      expect_agree(run_gpu(p, kernel_options(kernel), p.t_end), cpu, prec,
+                   "S000-T2 " + kernel + " " + precision_name(prec));
+    }
+  }
+}
+
+TEST(CudaBackend, AgreesWithCpuOnS004T2WithDrySkipping) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = s004_t2(prec);
+    const RunResult cpu = run_simulation(p, "cpu", p.t_end);
+    for (const std::string& kernel : kKernels) {
+      expect_agree(run_gpu(p, kernel_options(kernel, true), p.t_end), cpu, prec,
+                   "S004-T2 " + kernel + " " + precision_name(prec));
+    }
+  }
+}
+
+TEST(CudaBackend, MaskedCellsAgreeWithCpu) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = masked_dam_break(prec);
+    const RunResult cpu = run_simulation(p, "cpu", p.t_end);
+    for (const std::string& kernel : kKernels) {
+      const RunResult gpu = run_gpu(p, kernel_options(kernel), p.t_end);
+      expect_agree(gpu, cpu, prec, "masked " + kernel + " " + precision_name(prec));
+      for (std::size_t k = 0; k < p.z.size(); ++k) {
+        if (std::isnan(p.z[k])) {
+          ASSERT_EQ(gpu.f.h[k], 0.0) << "inactive cell " << k << " got water";
+        }
+      }
+    }
+  }
+}
+
+TEST(CudaBackend, EveryBoundaryKindAgreesWithCpu) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    for (int rotation = 0; rotation < 4; ++rotation) {
+      const Problem p = all_boundaries(prec, rotation);
+      const RunResult cpu = run_simulation(p, "cpu", p.t_end);
+      for (const std::string& kernel : kKernels) {
+        expect_agree(run_gpu(p, kernel_options(kernel), p.t_end), cpu, prec,
+                     "boundaries rotation " + std::to_string(rotation) + " " + kernel + " " + precision_name(prec));
+      }
+    }
+  }
+}
+
+TEST(CudaBackend, RunsAreBitIdentical) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = s000_t2(prec);
+    for (const std::string& kernel : kKernels) {
+      const RunResult a = run_gpu(p, kernel_options(kernel), p.t_end);
+      const RunResult b = run_gpu(p, kernel_options(kernel), p.t_end);
+      expect_identical(a, b, "two runs " + kernel + " " + precision_name(prec));
+    }
+  }
+}
+
+TEST(CudaBackend, KernelsGiveIdenticalResults) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    for (const Problem& p : {s004_t2(prec), s000_t2(prec)}) {
+      const RunResult ref = run_gpu(p, kernel_options("plain"), p.t_end);
+      for (const std::string& kernel : kKernels) {
+        expect_identical(run_gpu(p, kernel_options(kernel), p.t_end), ref,
+                         kernel + " vs plain " + precision_name(prec));
+      }
+    }
+  }
+}
+
+TEST(CudaBackend, DrySkippingGivesIdenticalResults) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    for (const Problem& p : {s004_t2(prec, 192), dry_with_residue(prec)}) {
+      for (const char* kernel : {"fused", "lagged", "split"}) {
+       for (bool compact : {true, false}) {
+        SCOPED_TRACE(std::string(kernel) + (compact ? " with the chunk list" : " with every warp launched"));
+        BackendOptions o = plain_options("cuda");
+        auto skip = make_cuda_backend(p, o, kernel_options(kernel, true, compact));
+        auto full = make_cuda_backend(p, o, kernel_options(kernel, false));
+        // Step by step through part of the run, then batched: both paths.
+        for (int k = 0; k < 20; ++k) {
+          ASSERT_EQ(skip->step(0.0, 1e30), full->step(0.0, 1e30));
+        }
+        const CudaAdvance as = skip->advance(0.0, p.t_end, 1 << 30);
+        const CudaAdvance af = full->advance(0.0, p.t_end, 1 << 30);
+        RunResult rs, rf;
+        skip->read_state(rs.f);
+        full->read_state(rf.f);
+        rs.steps = as.steps;
+        rs.t = as.t;
+        rf.steps = af.steps;
+        rf.t = af.t;
+        expect_identical(rs, rf, std::string("dry skipping ") + kernel + " " + precision_name(prec));
+        const CudaStats ss = skip->stats(), sf = full->stats();
+        EXPECT_LT(ss.chunks_computed, sf.chunks_computed) << kernel << ": no chunk was ever skipped";
+        EXPECT_GT(ss.chunks_computed, 0) << kernel;
+       }
+      }
+    }
+  }
+}
+
+TEST(CudaBackend, BatchedAdvanceMatchesStepByStep) {
+  SHALLOWS_REQUIRE_GPU();
+  const Problem p = s000_t1(Precision::double_precision);
+  for (const std::string& kernel : kKernels) {
+    auto batched = make_cuda_backend(p, plain_options("cuda"), kernel_options(kernel));
+    auto stepped = make_cuda_backend(p, plain_options("cuda"), kernel_options(kernel));
+    // Two targets in a row, as output times are.
+    double t = 0;
+    index_t steps = 0;
+    for (double target : {1.25, 2.5}) {
+      while (t < target) {
+        const double remaining = target - t;
+        const double dt = stepped->step(t, remaining);
+        t = dt >= remaining ? target : t + dt;
+        ++steps;
+      }
+    }
+    const CudaAdvance a1 = batched->advance(0.0, 1.25, 1 << 30);
+    const CudaAdvance a2 = batched->advance(a1.t, 2.5, 1 << 30);
+    EXPECT_EQ(a1.t, 1.25);
+    EXPECT_EQ(a2.t, 2.5);
+    EXPECT_EQ(a1.steps + a2.steps, steps) << kernel;
+    RunResult rb, rs;
+    batched->read_state(rb.f);
+    stepped->read_state(rs.f);
+    rb.steps = rs.steps = steps;
+    rb.t = rs.t = t;
+    expect_identical(rb, rs, "batched vs step " + kernel);
+  }
+}
+
+TEST(CudaBackend, MaximaAgreeWithCpu) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = s004_t2(prec, 96);
+    BackendOptions o;
+    o.track_maxima = true;
+    o.arrival_threshold = 0.05;
+    o.kind = "cpu";
+    Simulation cpu(p, o);
+    o.kind = "cuda";
+    Simulation gpu(p, o);
+    cpu.advance_to(0.3);
+    gpu.advance_to(0.3);
+    ASSERT_EQ(cpu.steps(), gpu.steps());
+    const Maxima mc = cpu.maxima(), mg = gpu.maxima();
+    ASSERT_EQ(mg.max_h.size(), mc.max_h.size());
+    EXPECT_LE(rel_l1(mg.max_h, mc.max_h), tolerance(prec)) << precision_name(prec) << ": max_h";
+    EXPECT_LE(rel_l1(mg.max_speed, mc.max_speed), 1e-14) << precision_name(prec) << ": max_speed";
+    for (std::size_t k = 0; k < mc.arrival_time.size(); ++k) {
+      const double a = mc.arrival_time[k], b = mg.arrival_time[k];
+      ASSERT_TRUE((std::isnan(a) && std::isnan(b)) || a == b) << "arrival time of cell " << k << ": " << a << " vs " << b;
+    }
+  }
+}
+
+TEST(CudaBackend, NonFiniteStateThrows) {
+  SHALLOWS_REQUIRE_GPU();
+  for (const std::string& kernel : kKernels) {
+    Problem p = s000_t1(Precision::double_precision);
+    p.h[500] = std::numeric_limits<double>::quiet_NaN();
+    auto b = make_cuda_backend(p, plain_options("cuda"), kernel_options(kernel));
+    EXPECT_THROW(b->advance(0.0, 1.0, 1 << 30), std::runtime_error) << kernel;
+    auto c = make_cuda_backend(p, plain_options("cuda"), kernel_options(kernel));
+    EXPECT_THROW(c->step(0.0, 1.0), std::runtime_error) << kernel;
+  }
+}
+
+TEST(CudaBackend, OutOfMemorySaysHowMuchWasNeeded) {
+  SHALLOWS_REQUIRE_GPU();
+  // A grid far beyond any GPU: the executor must refuse before it touches
+  // the (here empty) fields.
+  Problem p;
+  p.grid.nx = 2000000;
+  p.grid.ny = 2000000;
+  try {
+    make_cuda_backend(p, plain_options("cuda"), CudaOptions{});
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("needs"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("MiB"), std::string::npos) << msg;
+  }
+}
+
+TEST(CudaBackend, UnknownKernelIsRejected) {
+  SHALLOWS_REQUIRE_GPU();
+  EXPECT_THROW(make_cuda_backend(s000_t1(Precision::double_precision), plain_options("cuda"), kernel_options("warp9")),
+               std::runtime_error);
+}
+
+// Small enough for compute-sanitizer (tools/gpu-check.sh runs it under
+// memcheck and racecheck): every kernel, both precisions, skipping on.
+TEST(CudaSanitizer, SmallRunOfEveryKernel) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    // Odd sizes: partial strips and chunks; a dry slope next to a level side.
+    Problem p = make_problem(37, 21, 0, 4, 0, 3, [](double x, double) { return x > 3 ? 1.0 : 0.02 * x; },
+                     [](double x, double) { return x < 1 ? 0.5 : 0.0; });
+    p.bc(Side::east) = {BoundaryKind::level, 0.3};
+    p.precision = prec;
+    for (const std::string& kernel : kKernels) {
+      BackendOptions o = plain_options("cuda");
+      o.track_maxima = true;
+      auto b = make_cuda_backend(p, o, kernel_options(kernel));
+      b->step(0.0, 1.0);
+      b->advance(0.0, 0.2, 1 << 30);
+      Fields f;
+      Maxima m;
+      b->read_state(f);
+      b->read_maxima(m);
+      EXPECT_GT(b->volume(), 0.0);
+    }
+  }
+}
+
+} // namespace
+#endif  // SHALLOWS_HAVE_CUDA

@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# GPU check: on a machine with an NVIDIA GPU, CUDA and CMake but no Debian
+# packages or network, builds shallows, runs every test (the GPU tests must
+# run, not skip), runs compute-sanitizer on a small case, runs the GPU
+# benchmarks and prints a short table last.
+#
+# Before: run tools/fetch-device-deps.sh on a Debian 12 machine; it fills
+# .deps/ (toml++, CLI11, muParser, GoogleTest), which must travel with the
+# checkout.
+#
+# Usage: tools/gpu-check.sh [STAGE...]     (no stage: all of them, in order)
+#   build     configure (CUDA arch $CUDA_ARCH, default 90) and build with ninja
+#   test      every ctest test (CPU ones with $CPU_THREADS OpenMP threads, then
+#             the GPU ones, label "backend"); fails if a GPU test skipped
+#   gputest   the GPU tests only
+#   sanitize  compute-sanitizer memcheck, racecheck, initcheck, synccheck on a small case
+#   cli       shallows run --backend cuda on the built-in case, against --backend cpu
+#   variants  S004-T1 at 4096^2 and 8192^2 with every kernel (fused, lagged, split, plain)
+#   bench     S004-T1 at 1024^2..8192^2 and S004-T2 at 4096^2 (skip on/off), default kernel
+#   s000      S000-T1 at Q4 to t = 5 s and Q5 to t = 0.1 s (seed 000 Table 1)
+#   profile   Nsight Compute (ncu) on one step kernel launch per kernel and precision at 4096^2
+#   table     the summary (always printed last)
+# Environment: OUT (log folder; default $BUILD/gpu-check), BUILD (default
+# build-gpu), CUDA_ARCH, JOBS, CPU_THREADS (default 4), BENCH_SECONDS
+# (default 1.5), KERNEL (bench kernel, default lagged), COMMIT (text for the
+# results rows; default from git).
+set -uo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+cd "$REPO"
+BUILD=${BUILD:-$REPO/build-gpu}
+OUT=${OUT:-$BUILD/gpu-check}
+CUDA_ARCH=${CUDA_ARCH:-90}
+JOBS=${JOBS:-$(nproc)}
+CPU_THREADS=${CPU_THREADS:-4}
+BENCH_SECONDS=${BENCH_SECONDS:-1.5}
+KERNEL=${KERNEL:-lagged}
+mkdir -p "$OUT"
+if [[ -z "${COMMIT:-}" ]]; then
+  if head=$(git rev-parse --short HEAD 2>/dev/null); then
+    if [[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]]; then COMMIT="uncommitted on top of $head"; else COMMIT=$head; fi
+  else
+    COMMIT=unknown
+  fi
+fi
+
+STAGES=("$@")
+[[ ${#STAGES[@]} -eq 0 ]] && STAGES=(build test sanitize cli variants bench s000 profile)
+SUMMARY="$OUT/summary.md"
+ROWS="$OUT/results-rows.md"
+: >"$SUMMARY"
+STATUS=0
+note() { echo "$*" | tee -a "$SUMMARY"; }
+fail() { note "FAILED: $*"; STATUS=1; }
+
+export LD_LIBRARY_PATH="$REPO/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+BENCH="$BUILD/bench/shallows_bench"
+TEST_CUDA="$BUILD/tests/test_cuda"
+
+stage_build() {
+  {
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
+    nvcc --version | tail -2
+    cmake --version | head -1
+    cmake -S "$REPO" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_PREFIX_PATH="$REPO/.deps/root/usr" -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" -DSHALLOWS_CUDA=ON &&
+      ninja -C "$BUILD" -j "$JOBS"
+  } >"$OUT/build.log" 2>&1
+  local rc=$?
+  tail -3 "$OUT/build.log"
+  if [[ $rc -ne 0 ]]; then
+    grep -E "error|FAILED" "$OUT/build.log" | head -20
+    fail "build (see build.log)"
+    return 1
+  fi
+  note "build: ok (CUDA arch $CUDA_ARCH, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1))"
+}
+
+gpu_tests_run() {
+  # The GPU tests skip where no device is visible; here they must run.
+  if "$TEST_CUDA" --gtest_filter=CudaBackend.UnknownKernelIsRejected 2>&1 | grep -q "SKIPPED"; then
+    fail "the GPU tests skip on this machine (no CUDA device visible?)"
+    return 1
+  fi
+}
+
+stage_gputest() {
+  gpu_tests_run || return 1
+  local t0=$SECONDS
+  ctest --test-dir "$BUILD" -L backend --output-on-failure >>"$OUT/tests.log" 2>&1
+  local rc=$?
+  local line
+  line=$(grep -E "tests passed|tests failed" "$OUT/tests.log" | tail -1)
+  if [[ $rc -ne 0 ]]; then
+    grep -E "^\s*[0-9]+ - .*(Failed|Exception|Timeout)|Failure|Expected|Which is|actual" "$OUT/tests.log" | head -30
+    fail "GPU tests: $line"
+  else
+    note "GPU tests (label backend): $line ($((SECONDS - t0)) s)"
+  fi
+}
+
+stage_test() {
+  : >"$OUT/tests.log"
+  local t0=$SECONDS
+  OMP_NUM_THREADS=$CPU_THREADS ctest --test-dir "$BUILD" -LE backend -j "$(((JOBS + CPU_THREADS - 1) / CPU_THREADS))" \
+    --output-on-failure >>"$OUT/tests.log" 2>&1
+  local rc=$?
+  local line
+  line=$(grep -E "tests passed|tests failed" "$OUT/tests.log" | tail -1)
+  if [[ $rc -ne 0 ]]; then
+    grep -E "^\s*[0-9]+ - .*(Failed|Exception|Timeout)" "$OUT/tests.log" | head -20
+    fail "CPU tests: $line"
+  else
+    note "CPU tests: $line ($((SECONDS - t0)) s)"
+  fi
+  stage_gputest
+}
+
+stage_sanitize() {
+  : >"$OUT/sanitizer.log"
+  local tool
+  for tool in memcheck racecheck initcheck synccheck; do
+    local t0=$SECONDS
+    compute-sanitizer --tool "$tool" --error-exitcode 99 "$TEST_CUDA" --gtest_filter='CudaSanitizer.*' \
+      >>"$OUT/sanitizer.log" 2>&1
+    local rc=$?
+    local summary
+    summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log" | tail -1)
+    if [[ $rc -ne 0 ]]; then
+      grep -E "=========" "$OUT/sanitizer.log" | head -20
+      fail "compute-sanitizer $tool (rc $rc): $summary"
+    else
+      note "compute-sanitizer $tool: ${summary:-ok} ($((SECONDS - t0)) s)"
+    fi
+  done
+}
+
+stage_cli() {
+  local dir="$BUILD/gpu-check-cli"
+  rm -rf "$dir"
+  # VTK output: GPU machines usually lack NetCDF, the built-in case's default.
+  {
+    "$BUILD/shallows" run --backend cuda -o "$dir/cuda" --set 'output.format=["vtk"]' &&
+      "$BUILD/shallows" run --backend cpu -o "$dir/cpu" --set 'output.format=["vtk"]'
+  } >>"$OUT/bench.log" 2>&1
+  if [[ $? -ne 0 ]]; then
+    tail -5 "$OUT/bench.log"
+    fail "shallows run --backend cuda on the built-in case"
+    return 1
+  fi
+  local steps_gpu steps_cpu
+  steps_gpu=$(grep -o '"steps": [0-9]*' "$dir/cuda/summary.json" 2>/dev/null)
+  steps_cpu=$(grep -o '"steps": [0-9]*' "$dir/cpu/summary.json" 2>/dev/null)
+  if [[ -n "$steps_gpu" && "$steps_gpu" == "$steps_cpu" ]]; then
+    note "CLI: shallows run --backend cuda ok, $steps_gpu as on the CPU"
+  else
+    fail "CLI: GPU $steps_gpu vs CPU $steps_cpu"
+  fi
+}
+
+bench() {
+  echo "+ shallows_bench $*" >>"$OUT/bench.log"
+  # SM clock, power and temperature once a second while it runs: compute-
+  # bound kernels follow the clock.
+  nvidia-smi dmon -s pc -d 1 >>"$OUT/bench.log" 2>&1 &
+  local dmon=$!
+  "$BENCH" -b cuda --commit "$COMMIT" --append "$ROWS" "$@" 2>&1 | tee -a "$OUT/bench.log"
+  local rc=${PIPESTATUS[0]}
+  kill "$dmon" 2>/dev/null
+  wait "$dmon" 2>/dev/null
+  [[ $rc -eq 0 ]] || fail "shallows_bench $*"
+}
+
+stage_variants() {
+  bench -c s004-t1 -n 4096,8192 -p float,double -k fused,lagged,split,plain -s "$BENCH_SECONDS"
+}
+
+stage_bench() {
+  bench -c s004-t1 -n 1024,2048,4096,8192 -p float,double -k "$KERNEL" -s "$BENCH_SECONDS"
+  bench -c s004-t2 -n 4096 -p float,double -k "$KERNEL" -s "$BENCH_SECONDS" --dry-skip 1 --compact 1
+  bench -c s004-t2 -n 4096 -p float,double -k "$KERNEL" -s "$BENCH_SECONDS" --dry-skip 1 --compact 0
+  bench -c s004-t2 -n 4096 -p float,double -k "$KERNEL" -s "$BENCH_SECONDS" --dry-skip 0
+}
+
+stage_profile() {
+  : >"$OUT/profile.log"
+  local kernel prec
+  for kernel in ${PROFILE_KERNELS:-lagged fused}; do
+    for prec in float double; do
+      echo "=== ncu: $kernel $prec" >>"$OUT/profile.log"
+      ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+        --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+        --section InstructionStats -k "regex:${kernel}_kernel" -s 12 -c 1 \
+        "$BENCH" -b cuda -c s004-t1 -n 4096 -p "$prec" -k "$kernel" -s 0.3 >>"$OUT/profile.log" 2>&1 ||
+        fail "ncu $kernel $prec"
+    done
+  done
+  grep -E "=== ncu|SM Frequency|Duration|Compute \(SM\) Throughput|DRAM Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|Executed Ipc A" \
+    "$OUT/profile.log" | tee -a "$SUMMARY"
+}
+
+stage_s000() {
+  bench -c s000-t1 --level 4 --t-end 5 -p float,double -k "$KERNEL"
+  bench -c s000-t1 --level 5 --t-end 0.1 -p float,double -k "$KERNEL"
+}
+
+for s in "${STAGES[@]}"; do
+  echo "=== $s"
+  case "$s" in
+    build) stage_build || break ;;
+    test) stage_test ;;
+    gputest) stage_gputest ;;
+    sanitize) stage_sanitize ;;
+    cli) stage_cli ;;
+    variants) stage_variants ;;
+    bench) stage_bench ;;
+    s000) stage_s000 ;;
+    profile) stage_profile ;;
+    table) ;;
+    *) fail "unknown stage $s" ;;
+  esac
+done
+
+echo
+echo "=== summary (logs in $OUT)"
+cat "$SUMMARY"
+if [[ -s "$ROWS" ]]; then
+  echo
+  echo "| date | device | commit | case | size | precision | kernel | cell-updates/s | fraction of bound | notes |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  cat "$ROWS"
+fi
+exit $STATUS
