@@ -88,6 +88,19 @@ SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(const EdgeSide<Real>& l, const Edg
   // Emerging bottom: the dry side's bed is above the wet side's surface.
   const bool emerging_l = dry_l & (hr + zr <= zl);
   const bool emerging_r = dry_r & (hl + zl <= zr);
+  const State<Real> none{zero, zero, zero};
+  // Emerging bottom: the dry bank receives nothing and the wet side sees a
+  // wall, F = F(W_wet) - (0, g h^2 / 2, 0).
+  const State<Real> wall_r{hnr, hnr * unr, hnr * utr};
+  const State<Real> wall_l{-hnl, -(hnl * unl), -(hnl * utl)};
+#if defined(__CUDA_ARCH__)
+  // On the GPU these conditions are nearly always the same across a warp:
+  // returning early skips the work of the paths not taken. The values are
+  // those the selects below would give.
+  if (both_dry) return {none, none, zero};
+  if (emerging_l) return {none, wall_r, math::abs(unr) + cr};
+  if (emerging_r) return {wall_l, none, math::abs(unl) + cl};
+#endif
 
   // Roe averages (seed 000 eq. 7).
   const Real sl = l.sqrt_h;
@@ -134,12 +147,12 @@ SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(const EdgeSide<Real>& l, const Edg
   // Harten-Hyman: a transonic rarefaction is split between both cells.
   const Real l1l = unl - cl, l1r = unr - cr;
   const bool sonic1 = (l1l < zero) & (zero < l1r);
-  const Real lm = l1l * (l1r - lambda1) / (sonic1 ? l1r - l1l : one);
+  const Real lm = sonic1 ? l1l * (l1r - lambda1) / (l1r - l1l) : zero;
   const Real b1_l = sonic1 ? lm * alpha1 + going_left(lambda1, -sigma) : going_left(lambda1, beta1);
   const Real b1_r = sonic1 ? beta1 - b1_l : going_right(lambda1, beta1);
   const Real l3l = unl + cl, l3r = unr + cr;
   const bool sonic3 = (l3l < zero) & (zero < l3r);
-  const Real lp = l3r * (lambda3 - l3l) / (sonic3 ? l3r - l3l : one);
+  const Real lp = sonic3 ? l3r * (lambda3 - l3l) / (l3r - l3l) : zero;
   const Real b3_r = sonic3 ? lp * alpha3 + going_right(lambda3, sigma) : going_right(lambda3, beta3);
   const Real b3_l = sonic3 ? beta3 - b3_r : going_left(lambda3, beta3);
   const Real b2_l = going_left(un, beta2);
@@ -150,6 +163,12 @@ SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(const EdgeSide<Real>& l, const Edg
   const State<Real> roe_r{b1_r + b3_r, b1_r * lambda1 + b3_r * lambda3, (b1_r + b3_r) * ut + b2_r};
   const Real roe_speed = math::max(math::abs(lambda1), math::abs(lambda3));
 
+  // Where a side is dry or a Roe intermediate depth is negative, HLL.
+  const bool use_roe = !(dry_l | dry_r) & (hl + alpha1 > zero) & (hr - alpha3 > zero);
+#if defined(__CUDA_ARCH__)
+  if (use_roe) return {roe_l, roe_r, roe_speed};
+#endif
+
   // HLL with Einfeldt speeds; dry sides use the exact dry-front speed. Its
   // diffusion acts on eta, not h, to stay well-balanced.
   const Real s_l = dry_l ? unr - two * cr : math::min(unl - cl, lambda1);
@@ -159,19 +178,12 @@ SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(const EdgeSide<Real>& l, const Edg
   const Real wr = s_r * inv_ds;
   const State<Real> mid_l{wl * (s_r * deta - r_h), wl * (s_r * dhn - r_n), wl * (s_r * dht - r_t)};
   const State<Real> mid_r{wr * (r_h - s_l * deta), wr * (r_n - s_l * dhn), wr * (r_t - s_l * dht)};
-  const State<Real> none{zero, zero, zero};
   const State<Real> hll_l = select(s_l >= zero, none, select(s_r <= zero, r_all, mid_l));
   const State<Real> hll_r = select(s_l >= zero, r_all, select(s_r <= zero, none, mid_r));
   const Real hll_speed = math::max(math::abs(s_l), math::abs(s_r));
 
-  // Where a side is dry or a Roe intermediate depth is negative, HLL.
-  const bool use_roe = !(dry_l | dry_r) & (hl + alpha1 > zero) & (hr - alpha3 > zero);
   EdgeFluctuation<Real> f{select(use_roe, roe_l, hll_l), select(use_roe, roe_r, hll_r),
                           use_roe ? roe_speed : hll_speed};
-  // Emerging bottom: the dry bank receives nothing and the wet side sees a
-  // wall, F = F(W_wet) - (0, g h^2 / 2, 0).
-  const State<Real> wall_r{hnr, hnr * unr, hnr * utr};
-  const State<Real> wall_l{-hnl, -(hnl * unl), -(hnl * utl)};
   f.to_left = select(emerging_l, none, select(emerging_r, wall_l, f.to_left));
   f.to_right = select(emerging_l, wall_r, select(emerging_r, none, f.to_right));
   f.speed = emerging_l ? math::abs(unr) + cr : (emerging_r ? math::abs(unl) + cl : f.speed);
