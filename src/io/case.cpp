@@ -785,8 +785,12 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
   if (const toml::table* nu = rd.table(root, "", "numerics")) {
     rd.check_keys(*nu, "numerics", find_section("numerics")->keys);
     if (auto s = rd.string(*nu, "numerics", "scheme")) {
-      if (*s != "roe1") rd.fail_at("numerics.scheme", "unknown scheme '" + clip(*s) + "' (valid: roe1)");
-      p.scheme = Scheme::roe1;
+      if (*s == "roe1")
+        p.scheme = Scheme::roe1;
+      else if (*s == "roe3")
+        p.scheme = Scheme::roe3;
+      else
+        rd.fail_at("numerics.scheme", "unknown scheme '" + clip(*s) + "' (valid: roe1, roe3)");
     }
     if (auto v = rd.number(*nu, "numerics", "cfl")) {
       if (!(*v > 0 && *v <= 1)) rd.fail_at("numerics.cfl", "must be in (0, 1], found " + num(*v));

@@ -573,7 +573,7 @@ TEST_F(CaseTest, RangeChecks) {
   EXPECT_NO_THROW(parse(kBase + "[numerics]\ncfl = 1\n"));
   EXPECT_EQ(error_of(kBase + "[physics]\ng = 0\n"), "case.toml: physics.g: must be > 0 (m/s^2), found 0");
   EXPECT_NE(error_of(kBase + "[physics]\nmanning = -0.1\n").find("physics.manning: must be >= 0"), std::string::npos);
-  EXPECT_NE(error_of(kBase + "[numerics]\nscheme = \"weno\"\n").find("numerics.scheme: unknown scheme 'weno' (valid: roe1)"),
+  EXPECT_NE(error_of(kBase + "[numerics]\nscheme = \"weno\"\n").find("numerics.scheme: unknown scheme 'weno' (valid: roe1, roe3)"),
             std::string::npos);
   EXPECT_NE(error_of(kBase + "[numerics]\nprecision = \"half\"\n").find("(valid: double, float)"), std::string::npos);
   EXPECT_NE(error_of("[domain]\nnx = 0\nny = 3\nx = [0, 1]\ny = [0, 1]\n[initial]\nh = 1\n" + kTime)

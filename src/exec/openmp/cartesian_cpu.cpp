@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "shallows/exec/cpu_backend.hpp"
+#include "shallows/exec/cpu_backend_roe3.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/mesh/structured/cartesian_edges.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
@@ -364,6 +365,7 @@ class CpuBackend final : public Backend {
 } // namespace
 
 std::unique_ptr<Backend> make_cpu_backend(const Problem& problem, const BackendOptions& options) {
+  if (problem.scheme == Scheme::roe3) return make_cpu_roe3_backend(problem, options);
   if (problem.precision == Precision::single_precision) {
     return std::make_unique<CpuBackend<float>>(problem, options);
   }

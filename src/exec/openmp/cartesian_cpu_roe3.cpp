@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: MIT
+// CPU executor of the third-order scheme (scheme = "roe3", seed 003) on
+// Cartesian grids: serial or OpenMP threads.
+//
+// A step is three SSP-RK3 stages (numerics/ssp_rk3.hpp). Each stage fills the
+// two ghost layers of its input, evaluates the right-hand side of every cell
+// (numerics/roe3.hpp) into rhs, and then combines. dt comes from the CFL rate
+// of the first stage (seed 003 eq. 6), clipped to dt_max; the rates of the
+// later stages are only checked for finiteness.
+//
+// The right-hand side sweeps rows like the first-order executor: for each row
+// it reconstructs the cells of the row above (columns -1..nx), evaluates the
+// x-edges of the row and the y-edges to the row above once, at their two Gauss
+// points, and sums each cell's contributions in a fixed order (west, east,
+// south, north, interior); the first y-edge of a block of rows is evaluated
+// again by its block. Any thread count gives identical bits.
+//
+// The bed's reconstruction at the quadrature points is computed once, for the
+// interior and the first ghost ring (the bed is static; ghost beds mirror the
+// interior).
+#include <omp.h>
+
+#if defined(__SSE__) || defined(__x86_64__)
+#include <xmmintrin.h>
+#define SHALLOWS_HAVE_MXCSR 1
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "shallows/exec/cpu_backend_roe3.hpp"
+#include "shallows/exec/host_fields.hpp"
+#include "shallows/mesh/structured/ghost_cells.hpp"
+#include "shallows/numerics/roe3.hpp"
+#include "shallows/numerics/ssp_rk3.hpp"
+
+namespace shallows {
+namespace {
+
+// Flush-to-zero and denormals-are-zero for the calling thread while in scope.
+// The smooth tails that waves push ahead of them decay geometrically into
+// subnormal numbers, which cost ~100 cycles each on x86 (float runs were 3x
+// slower); flushing them changes values below 1e-38 (float) / 1e-308 (double)
+// only. The previous mode is restored, so other code on the thread is unaffected.
+class FlushDenormals {
+ public:
+#ifdef SHALLOWS_HAVE_MXCSR
+  FlushDenormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040u); }
+  ~FlushDenormals() { _mm_setcsr(saved_); }
+
+ private:
+  unsigned saved_;
+#endif
+};
+
+template <class Real>
+class CpuRoe3Backend final : public Backend {
+ public:
+  CpuRoe3Backend(const Problem& p, const BackendOptions& o)
+      : grid_(p.grid),
+        physics_(to_precision<Real>(p.physics)),
+        prm_(roe3::make_params<Real>(physics_, p.grid.dx, p.grid.dy)),
+        cfl_(p.cfl),
+        threads_(o.threads > 0 ? o.threads : omp_get_max_threads()),
+        track_maxima_(o.track_maxima),
+        arrival_threshold_(o.arrival_threshold) {
+    for (int s = 0; s < 4; ++s) bc_[s] = to_precision<Real>(p.boundary[s]);
+    fields_ = make_padded_fields<Real>(p);
+    stage_h_ = fields_.h;
+    stage_hu_ = fields_.hu;
+    stage_hv_ = fields_.hv;
+    const auto cells = static_cast<std::size_t>(grid_.cells());
+    rhs_h_.assign(cells, Real(0));
+    rhs_hu_.assign(cells, Real(0));
+    rhs_hv_.assign(cells, Real(0));
+    // About four blocks of rows per thread (results do not depend on the split).
+    rows_per_block_ = std::max<index_t>(4, (grid_.ny + 4 * threads_ - 1) / (4 * threads_));
+    compute_bed_points();
+    if (track_maxima_) {
+      max_h_.assign(cells, 0.0);
+      max_speed_.assign(cells, 0.0);
+      arrival_.assign(cells, std::numeric_limits<double>::quiet_NaN());
+    }
+    fill_ghosts(state_arrays());
+    if (track_maxima_) update_maxima(0.0);
+  }
+
+  std::string name() const override { return threads_ == 1 ? "serial-roe3" : "openmp-roe3"; }
+
+  double step(double t, double dt_max) override {
+    double dt = 0;
+    for (int k = 0; k < ssp_rk3::stages; ++k) {
+      const StateArrays<Real> src = k == 0 ? state_arrays() : stage_arrays();
+      fill_ghosts(src);
+      const double rate = compute_rhs(src);
+      if (!std::isfinite(rate)) {
+        throw std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s (roe3 stage " +
+                                 std::to_string(k + 1) + ")");
+      }
+      if (k == 0) {
+        dt = rate > 0 ? cfl_ / rate : dt_max;
+        dt = std::min(dt, dt_max);
+      }
+      apply_stage(k, src, k == ssp_rk3::stages - 1 ? state_arrays() : stage_arrays(), static_cast<Real>(dt));
+    }
+    fill_ghosts(state_arrays());
+    if (track_maxima_) update_maxima(t + dt);
+    return dt;
+  }
+
+  void read_state(Fields& out) const override {
+    copy_interior(grid_, fields_.h.data(), out.h);
+    copy_interior(grid_, fields_.hu.data(), out.hu);
+    copy_interior(grid_, fields_.hv.data(), out.hv);
+  }
+
+  void read_maxima(Maxima& out) const override {
+    out.max_h = max_h_;
+    out.max_speed = max_speed_;
+    out.arrival_time = arrival_;
+  }
+
+  double volume() const override {
+    std::vector<double> rows(static_cast<std::size_t>(grid_.ny), 0.0);
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (index_t j = 0; j < grid_.ny; ++j) {
+      double sum = 0;
+      for (index_t i = 0; i < grid_.nx; ++i) sum += static_cast<double>(fields_.h[grid_.index(i, j)]);
+      rows[static_cast<std::size_t>(j)] = sum;
+    }
+    double total = 0;
+    for (double r : rows) total += r;
+    return total * grid_.dx * grid_.dy;
+  }
+
+ private:
+  StateArrays<Real> state_arrays() {
+    return {fields_.h.data(), fields_.hu.data(), fields_.hv.data(), fields_.z.data()};
+  }
+  StateArrays<Real> stage_arrays() { return {stage_h_.data(), stage_hu_.data(), stage_hv_.data(), fields_.z.data()}; }
+
+  void fill_ghosts(const StateArrays<Real>& a) const {
+    const Grid& g = grid_;
+    for (int k = 0; k < Grid::ghost; ++k) {
+      for (index_t j = 0; j < g.ny; ++j) {
+        fill_ghost_cell(a, g, Side::west, k, j, bc_[0]);
+        fill_ghost_cell(a, g, Side::east, k, j, bc_[1]);
+      }
+    }
+    for (int k = 0; k < Grid::ghost; ++k) {
+      for (index_t i = -Grid::ghost; i < g.nx + Grid::ghost; ++i) {
+        fill_ghost_cell(a, g, Side::south, k, i, bc_[2]);
+        fill_ghost_cell(a, g, Side::north, k, i, bc_[3]);
+      }
+    }
+  }
+
+  // Nine-cell stencil of a padded array around index c.
+  void gather(const Real* a, index_t c, Real (&out)[9]) const {
+    const index_t pitch = grid_.pitch();
+    for (int dj = -1; dj <= 1; ++dj) {
+      for (int di = -1; di <= 1; ++di) out[3 * (dj + 1) + (di + 1)] = a[c + dj * pitch + di];
+    }
+  }
+
+  void compute_bed_points() {
+    const Grid& g = grid_;
+    bed_.assign(static_cast<std::size_t>(g.padded_size()), roe3::BedPoints<Real>{});
+    const Real* z = fields_.z.data();
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (index_t j = -1; j <= g.ny; ++j) {
+      for (index_t i = -1; i <= g.nx; ++i) {
+        const index_t c = g.index(i, j);
+        Real zs[9];
+        gather(z, c, zs);
+        bed_[static_cast<std::size_t>(c)] = roe3::bed_points(zs, prm_.rec);
+      }
+    }
+  }
+
+  roe3::CellTrace<Real> trace_at(const StateArrays<Real>& a, index_t c) const {
+    Real h[9], hu[9], hv[9], z[9];
+    gather(a.h, c, h);
+    gather(a.hu, c, hu);
+    gather(a.hv, c, hv);
+    gather(a.z, c, z);
+    return roe3::cell_trace(h, hu, hv, z, bed_[static_cast<std::size_t>(c)], prm_);
+  }
+
+  // Right-hand side of every interior cell into rhs; returns the largest CFL
+  // rate over active cells (NaN if any is not finite).
+  double compute_rhs(const StateArrays<Real>& a) {
+    const Grid& g = grid_;
+    const index_t blocks = (g.ny + rows_per_block_ - 1) / rows_per_block_;
+    double max_rate = 0;
+    bool finite = true;
+
+#pragma omp parallel num_threads(threads_) reduction(max : max_rate) reduction(&& : finite)
+    {
+      [[maybe_unused]] const FlushDenormals flush;
+      const auto width = static_cast<std::size_t>(g.nx + 2);
+      std::vector<roe3::CellTrace<Real>> row_here(width), row_above(width);
+      std::vector<roe3::EdgePair<Real>> from_south(static_cast<std::size_t>(g.nx));
+      // Row j, columns -1..nx, into buf[0..nx+1].
+      const auto load_row = [&](index_t j, std::vector<roe3::CellTrace<Real>>& buf) {
+        const index_t first = g.index(-1, j);
+        for (std::size_t k = 0; k < width; ++k) buf[k] = trace_at(a, first + static_cast<index_t>(k));
+      };
+
+#pragma omp for schedule(static, 1)
+      for (index_t b = 0; b < blocks; ++b) {
+        const index_t j0 = b * rows_per_block_;
+        const index_t j1 = std::min(g.ny, j0 + rows_per_block_);
+        load_row(j0 - 1, row_above);
+        std::swap(row_here, row_above);
+        load_row(j0, row_above);
+        for (index_t i = 0; i < g.nx; ++i) {
+          const auto k = static_cast<std::size_t>(i);
+          from_south[k] = roe3::edge_pair<1>(row_here[k + 1], row_above[k + 1], physics_);
+        }
+        for (index_t j = j0; j < j1; ++j) {
+          std::swap(row_here, row_above);
+          load_row(j + 1, row_above);
+          roe3::EdgePair<Real> west = roe3::edge_pair<0>(row_here[0], row_here[1], physics_);
+          for (index_t i = 0; i < g.nx; ++i) {
+            const auto k = static_cast<std::size_t>(i);
+            const roe3::EdgePair<Real> east = roe3::edge_pair<0>(row_here[k + 1], row_here[k + 2], physics_);
+            const roe3::EdgePair<Real> north = roe3::edge_pair<1>(row_here[k + 1], row_above[k + 1], physics_);
+            const State<Real> r = roe3::cell_rhs(row_here[k + 1], west, east, from_south[k], north, prm_);
+            const auto out = static_cast<std::size_t>(j * g.nx + i);
+            rhs_h_[out] = r.h;
+            rhs_hu_[out] = r.hu;
+            rhs_hv_[out] = r.hv;
+            if (!math::is_nan(a.z[g.index(i, j)])) {
+              const Real rate = roe3::cell_rate(west, east, from_south[k], north, prm_);
+              finite = finite && std::isfinite(rate) && std::isfinite(r.h) && std::isfinite(r.hu) &&
+                       std::isfinite(r.hv);
+              max_rate = std::max(max_rate, static_cast<double>(rate));
+            }
+            west = east;
+            from_south[k] = north;
+          }
+        }
+      }
+    }
+    return finite ? max_rate : std::numeric_limits<double>::quiet_NaN();
+  }
+
+  // dst = stage k of SSP-RK3 from U^n (fields_), the stage input src and rhs.
+  // In place is safe: rhs is complete and each cell reads only itself.
+  void apply_stage(int k, const StateArrays<Real>& src, const StateArrays<Real>& dst, Real dt) {
+    const Grid& g = grid_;
+#pragma omp parallel num_threads(threads_)
+    {
+      [[maybe_unused]] const FlushDenormals flush;
+#pragma omp for schedule(static)
+      for (index_t j = 0; j < g.ny; ++j) {
+        for (index_t i = 0; i < g.nx; ++i) {
+          const index_t c = g.index(i, j);
+          if (math::is_nan(fields_.z[c])) continue;
+          const auto n = static_cast<std::size_t>(j * g.nx + i);
+          const State<Real> un{fields_.h[c], fields_.hu[c], fields_.hv[c]};
+          const State<Real> uk{src.h[c], src.hu[c], src.hv[c]};
+          const State<Real> q =
+              ssp_rk3::stage(k, un, uk, State<Real>{rhs_h_[n], rhs_hu_[n], rhs_hv_[n]}, dt, physics_);
+          dst.h[c] = q.h;
+          dst.hu[c] = q.hu;
+          dst.hv[c] = q.hv;
+        }
+      }
+    }
+  }
+
+  void update_maxima(double t) {
+    const Grid& g = grid_;
+    const double h_dry = static_cast<double>(physics_.h_dry);
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (index_t j = 0; j < g.ny; ++j) {
+      for (index_t i = 0; i < g.nx; ++i) {
+        const index_t c = g.index(i, j);
+        const auto k = static_cast<std::size_t>(j * g.nx + i);
+        const double hc = static_cast<double>(fields_.h[c]);
+        if (hc <= h_dry) continue;
+        const double speed = std::hypot(static_cast<double>(fields_.hu[c]), static_cast<double>(fields_.hv[c])) / hc;
+        max_h_[k] = std::max(max_h_[k], hc);
+        max_speed_[k] = std::max(max_speed_[k], speed);
+        if (std::isnan(arrival_[k]) && hc > arrival_threshold_) arrival_[k] = t;
+      }
+    }
+  }
+
+  Grid grid_;
+  PhysicsParams<Real> physics_;
+  roe3::Params<Real> prm_;
+  double cfl_;
+  int threads_;
+  bool track_maxima_;
+  double arrival_threshold_;
+  BoundaryCondition<Real> bc_[4];
+  PaddedFields<Real> fields_;                     // U^n (and the bed)
+  std::vector<Real> stage_h_, stage_hu_, stage_hv_;  // the stage state U_k, padded
+  std::vector<Real> rhs_h_, rhs_hu_, rhs_hv_;      // L(U_k), interior cells
+  std::vector<roe3::BedPoints<Real>> bed_;         // padded; interior and first ghost ring
+  index_t rows_per_block_ = 1;
+  std::vector<double> max_h_, max_speed_, arrival_;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> make_cpu_roe3_backend(const Problem& problem, const BackendOptions& options) {
+  if (problem.precision == Precision::single_precision) {
+    return std::make_unique<CpuRoe3Backend<float>>(problem, options);
+  }
+  return std::make_unique<CpuRoe3Backend<double>>(problem, options);
+}
+
+} // namespace shallows
