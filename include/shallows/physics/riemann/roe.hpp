@@ -120,7 +120,6 @@ SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(const EdgeSide<Real>& l, const Edg
   const Real r_h = dhn;
   const Real r_n = p.g * hm * deta - un * un * dh + two * un * dhn;
   const Real r_t = ut * dhn + un * dht - un * ut * dh;
-  const State<Real> r_all{r_h, r_n, r_t};
 
   const Real lambda1 = un - c;
   const Real lambda3 = un + c;
@@ -163,23 +162,42 @@ SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(const EdgeSide<Real>& l, const Edg
   const State<Real> roe_r{b1_r + b3_r, b1_r * lambda1 + b3_r * lambda3, (b1_r + b3_r) * ut + b2_r};
   const Real roe_speed = math::max(math::abs(lambda1), math::abs(lambda3));
 
-  // Where a side is dry or a Roe intermediate depth is negative, HLL.
-  const bool use_roe = !(dry_l | dry_r) & (hl + alpha1 > zero) & (hr - alpha3 > zero);
+  // Roe where both sides are wet, its intermediate depths are positive and the
+  // bed step is small against the depths (the bed term of a thin layer over a
+  // large step could empty a cell); HLL on the hydrostatic reconstruction else.
+  const bool use_roe = !(dry_l | dry_r) & (hl + alpha1 > zero) & (hr - alpha3 > zero) &
+                       (math::abs(zr - zl) < half * math::min(hl, hr));
 #if defined(__CUDA_ARCH__)
   if (use_roe) return {roe_l, roe_r, roe_speed};
 #endif
 
-  // HLL with Einfeldt speeds; dry sides use the exact dry-front speed. Its
-  // diffusion acts on eta, not h, to stay well-balanced.
-  const Real s_l = dry_l ? unr - two * cr : math::min(unl - cl, lambda1);
-  const Real s_r = dry_r ? unl + two * cl : math::max(unr + cr, lambda3);
+  // Elsewhere: HLL on the hydrostatic reconstruction of Audusse et al. (2004),
+  // h* = max(0, eta - max(z_l, z_r)) with the cells' velocities. In
+  // fluctuation form the bed enters only through h*, and what is left of
+  // F(W*) - F(W) after the pressure terms cancel is (h* - h)(un, un^2, un ut):
+  // a lake at rest gives exactly zero, and a cell never sends more water than
+  // it holds (positivity under the CFL condition), also on steep slopes.
+  const Real z_top = math::max(zl, zr);
+  const Real hl_s = math::max(hl + zl - z_top, zero);
+  const Real hr_s = math::max(hr + zr - z_top, zero);
+  const Real cl_s = math::sqrt(p.g * hl_s), cr_s = math::sqrt(p.g * hr_s);
+  const Real s_l = hl_s > zero ? math::min(unl - cl_s, unr - cr_s) : unr - two * cr_s;
+  const Real s_r = hr_s > zero ? math::max(unl + cl_s, unr + cr_s) : unl + two * cl_s;
+  const Real hnl_s = hl_s * unl, hnr_s = hr_s * unr;
+  const State<Real> dw{hr_s - hl_s, hnr_s - hnl_s, hr_s * utr - hl_s * utl};
+  const State<Real> df{hnr_s - hnl_s,
+                       (hnr_s * unr + half * p.g * hr_s * hr_s) - (hnl_s * unl + half * p.g * hl_s * hl_s),
+                       hnr_s * utr - hnl_s * utl};
   const Real inv_ds = one / (s_l < s_r ? s_r - s_l : one);
   const Real wl = s_l * inv_ds;
   const Real wr = s_r * inv_ds;
-  const State<Real> mid_l{wl * (s_r * deta - r_h), wl * (s_r * dhn - r_n), wl * (s_r * dht - r_t)};
-  const State<Real> mid_r{wr * (r_h - s_l * deta), wr * (r_n - s_l * dhn), wr * (r_t - s_l * dht)};
-  const State<Real> hll_l = select(s_l >= zero, none, select(s_r <= zero, r_all, mid_l));
-  const State<Real> hll_r = select(s_l >= zero, r_all, select(s_r <= zero, none, mid_r));
+  const State<Real> mid_l{wl * (s_r * dw.h - df.h), wl * (s_r * dw.hu - df.hu), wl * (s_r * dw.hv - df.hv)};
+  const State<Real> mid_r{wr * (df.h - s_l * dw.h), wr * (df.hu - s_l * dw.hu), wr * (df.hv - s_l * dw.hv)};
+  const State<Real> hll_l0 = select(s_l >= zero, none, select(s_r <= zero, df, mid_l));
+  const State<Real> hll_r0 = select(s_l >= zero, df, select(s_r <= zero, none, mid_r));
+  const Real cut_l = hl_s - hl, cut_r = hr - hr_s;
+  const State<Real> hll_l{hll_l0.h + cut_l * unl, hll_l0.hu + cut_l * unl * unl, hll_l0.hv + cut_l * unl * utl};
+  const State<Real> hll_r{hll_r0.h + cut_r * unr, hll_r0.hu + cut_r * unr * unr, hll_r0.hv + cut_r * unr * utr};
   const Real hll_speed = math::max(math::abs(s_l), math::abs(s_r));
 
   EdgeFluctuation<Real> f{select(use_roe, roe_l, hll_l), select(use_roe, roe_r, hll_r),
