@@ -180,9 +180,11 @@ SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(const EdgeSide<Real>& l, const Edg
   const Real z_top = math::max(zl, zr);
   const Real hl_s = math::max(hl + zl - z_top, zero);
   const Real hr_s = math::max(hr + zr - z_top, zero);
-  const Real cl_s = math::sqrt(p.g * hl_s), cr_s = math::sqrt(p.g * hr_s);
-  const Real s_l = hl_s > zero ? math::min(unl - cl_s, unr - cr_s) : unr - two * cr_s;
-  const Real s_r = hr_s > zero ? math::max(unl + cl_s, unr + cr_s) : unl + two * cl_s;
+  // Speeds from the cells' own celerities, c >= c(h*): bounds at least as
+  // wide as those of the reconstructed states (positivity holds) without two
+  // more square roots per edge.
+  const Real s_l = hl_s > zero ? math::min(unl - cl, unr - cr) : unr - two * cr;
+  const Real s_r = hr_s > zero ? math::max(unl + cl, unr + cr) : unl + two * cl;
   const Real hnl_s = hl_s * unl, hnr_s = hr_s * unr;
   const State<Real> dw{hr_s - hl_s, hnr_s - hnl_s, hr_s * utr - hl_s * utl};
   const State<Real> df{hnr_s - hnl_s,
