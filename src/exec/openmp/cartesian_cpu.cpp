@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_grid_backend.hpp"
 #include "shallows/exec/cpu_backend.hpp"
 #include "shallows/exec/cpu_backend_roe3.hpp"
 #include "shallows/exec/host_fields.hpp"
@@ -175,30 +176,19 @@ struct RowSweep {
 };
 
 template <class Real>
-class CpuBackend final : public Backend {
+class CpuBackend final : public detail::CpuGridBackend<Real> {
+  using Base = detail::CpuGridBackend<Real>;
+  using Base::grid_, Base::physics_, Base::cfl_, Base::threads_, Base::fields_;
+
  public:
-  CpuBackend(const Problem& p, const BackendOptions& o)
-      : grid_(p.grid),
-        physics_(to_precision<Real>(p.physics)),
-        cfl_(p.cfl),
-        threads_(o.threads > 0 ? o.threads : omp_get_max_threads()),
-        track_maxima_(o.track_maxima),
-        arrival_threshold_(o.arrival_threshold) {
-    for (int s = 0; s < 4; ++s) bc_[s] = to_precision<Real>(p.boundary[s]);
-    fields_ = make_padded_fields<Real>(p);
+  CpuBackend(const Problem& p, const BackendOptions& o) : Base(p, o) {
     const auto cells = static_cast<std::size_t>(grid_.cells());
     rhs_h_.assign(cells, Real(0));
     rhs_hu_.assign(cells, Real(0));
     rhs_hv_.assign(cells, Real(0));
     // About 16k cells per block: large enough for the caches, small enough to interleave.
     rows_per_block_ = std::max<index_t>(1, 16384 / std::max<index_t>(grid_.nx, 1));
-    if (track_maxima_) {
-      max_h_.assign(cells, 0.0);
-      max_speed_.assign(cells, 0.0);
-      arrival_.assign(cells, std::numeric_limits<double>::quiet_NaN());
-    }
-    fill_ghosts();
-    if (track_maxima_) update_maxima(0.0);
+    this->start();
   }
 
   std::string name() const override { return threads_ == 1 ? "serial" : "openmp"; }
@@ -211,58 +201,11 @@ class CpuBackend final : public Backend {
     double dt = rate > 0 ? cfl_ / rate : dt_max;
     dt = std::min(dt, dt_max);
     apply_rhs(static_cast<Real>(dt));
-    fill_ghosts();
-    if (track_maxima_) update_maxima(t + dt);
+    this->finish_step(t + dt);
     return dt;
   }
 
-  void read_state(Fields& out) const override {
-    copy_interior(grid_, fields_.h.data(), out.h);
-    copy_interior(grid_, fields_.hu.data(), out.hu);
-    copy_interior(grid_, fields_.hv.data(), out.hv);
-  }
-
-  void read_maxima(Maxima& out) const override {
-    out.max_h = max_h_;
-    out.max_speed = max_speed_;
-    out.arrival_time = arrival_;
-  }
-
-  double volume() const override {
-    std::vector<double> rows(static_cast<std::size_t>(grid_.ny), 0.0);
-#pragma omp parallel for num_threads(threads_) schedule(static)
-    for (index_t j = 0; j < grid_.ny; ++j) {
-      double sum = 0;
-      for (index_t i = 0; i < grid_.nx; ++i) sum += static_cast<double>(fields_.h[grid_.index(i, j)]);
-      rows[static_cast<std::size_t>(j)] = sum;
-    }
-    double total = 0;
-    for (double r : rows) total += r;
-    return total * grid_.dx * grid_.dy;
-  }
-
  private:
-  StateArrays<Real> arrays() {
-    return {fields_.h.data(), fields_.hu.data(), fields_.hv.data(), fields_.z.data()};
-  }
-
-  void fill_ghosts() {
-    const StateArrays<Real> a = arrays();
-    const Grid& g = grid_;
-    for (int k = 0; k < Grid::ghost; ++k) {
-      for (index_t j = 0; j < g.ny; ++j) {
-        fill_ghost_cell(a, g, Side::west, k, j, bc_[0]);
-        fill_ghost_cell(a, g, Side::east, k, j, bc_[1]);
-      }
-    }
-    for (int k = 0; k < Grid::ghost; ++k) {
-      for (index_t i = -Grid::ghost; i < g.nx + Grid::ghost; ++i) {
-        fill_ghost_cell(a, g, Side::south, k, i, bc_[2]);
-        fill_ghost_cell(a, g, Side::north, k, i, bc_[3]);
-      }
-    }
-  }
-
   // First pass: rhs of every cell and the largest CFL rate
   // sum_edges |Gamma| |lambda| / (2 |V|) (seed 000 eq. 8).
   double compute_rhs() {
@@ -331,35 +274,8 @@ class CpuBackend final : public Backend {
     }
   }
 
-  void update_maxima(double t) {
-    const Grid& g = grid_;
-    const double h_dry = static_cast<double>(physics_.h_dry);
-#pragma omp parallel for num_threads(threads_) schedule(static)
-    for (index_t j = 0; j < g.ny; ++j) {
-      for (index_t i = 0; i < g.nx; ++i) {
-        const index_t c = g.index(i, j);
-        const auto k = static_cast<std::size_t>(j * g.nx + i);
-        const double hc = static_cast<double>(fields_.h[c]);
-        if (hc <= h_dry) continue;
-        const double speed = std::hypot(static_cast<double>(fields_.hu[c]), static_cast<double>(fields_.hv[c])) / hc;
-        max_h_[k] = std::max(max_h_[k], hc);
-        max_speed_[k] = std::max(max_speed_[k], speed);
-        if (std::isnan(arrival_[k]) && hc > arrival_threshold_) arrival_[k] = t;
-      }
-    }
-  }
-
-  Grid grid_;
-  PhysicsParams<Real> physics_;
-  double cfl_;
-  int threads_;
-  bool track_maxima_;
-  double arrival_threshold_;
-  BoundaryCondition<Real> bc_[4];
-  PaddedFields<Real> fields_;
   std::vector<Real> rhs_h_, rhs_hu_, rhs_hv_;
   index_t rows_per_block_ = 1;
-  std::vector<double> max_h_, max_speed_, arrival_;
 };
 
 } // namespace

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_grid_backend.hpp"
 #include "shallows/exec/cpu_backend_roe3.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
@@ -58,18 +59,19 @@ class FlushDenormals {
 };
 
 template <class Real>
-class CpuRoe3Backend final : public Backend {
+class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
+  using Base = detail::CpuGridBackend<Real>;
+  using Base::grid_;
+  using Base::physics_;
+  using Base::cfl_;
+  using Base::threads_;
+  using Base::fields_;
+  using Base::state_arrays;
+  using Base::fill_ghosts;
+
  public:
   CpuRoe3Backend(const Problem& p, const BackendOptions& o)
-      : grid_(p.grid),
-        physics_(to_precision<Real>(p.physics)),
-        prm_(roe3::make_params<Real>(physics_, p.grid.dx, p.grid.dy)),
-        cfl_(p.cfl),
-        threads_(o.threads > 0 ? o.threads : omp_get_max_threads()),
-        track_maxima_(o.track_maxima),
-        arrival_threshold_(o.arrival_threshold) {
-    for (int s = 0; s < 4; ++s) bc_[s] = to_precision<Real>(p.boundary[s]);
-    fields_ = make_padded_fields<Real>(p);
+      : Base(p, o), prm_(roe3::make_params<Real>(physics_, p.grid.dx, p.grid.dy)) {
     stage_h_ = fields_.h;
     stage_hu_ = fields_.hu;
     stage_hv_ = fields_.hv;
@@ -80,13 +82,7 @@ class CpuRoe3Backend final : public Backend {
     // About four blocks of rows per thread (results do not depend on the split).
     rows_per_block_ = std::max<index_t>(4, (grid_.ny + 4 * threads_ - 1) / (4 * threads_));
     compute_bed_points();
-    if (track_maxima_) {
-      max_h_.assign(cells, 0.0);
-      max_speed_.assign(cells, 0.0);
-      arrival_.assign(cells, std::numeric_limits<double>::quiet_NaN());
-    }
-    fill_ghosts(state_arrays());
-    if (track_maxima_) update_maxima(0.0);
+    this->start();
   }
 
   std::string name() const override { return threads_ == 1 ? "serial-roe3" : "openmp-roe3"; }
@@ -107,57 +103,12 @@ class CpuRoe3Backend final : public Backend {
       }
       apply_stage(k, src, k == ssp_rk3::stages - 1 ? state_arrays() : stage_arrays(), static_cast<Real>(dt));
     }
-    fill_ghosts(state_arrays());
-    if (track_maxima_) update_maxima(t + dt);
+    this->finish_step(t + dt);
     return dt;
   }
 
-  void read_state(Fields& out) const override {
-    copy_interior(grid_, fields_.h.data(), out.h);
-    copy_interior(grid_, fields_.hu.data(), out.hu);
-    copy_interior(grid_, fields_.hv.data(), out.hv);
-  }
-
-  void read_maxima(Maxima& out) const override {
-    out.max_h = max_h_;
-    out.max_speed = max_speed_;
-    out.arrival_time = arrival_;
-  }
-
-  double volume() const override {
-    std::vector<double> rows(static_cast<std::size_t>(grid_.ny), 0.0);
-#pragma omp parallel for num_threads(threads_) schedule(static)
-    for (index_t j = 0; j < grid_.ny; ++j) {
-      double sum = 0;
-      for (index_t i = 0; i < grid_.nx; ++i) sum += static_cast<double>(fields_.h[grid_.index(i, j)]);
-      rows[static_cast<std::size_t>(j)] = sum;
-    }
-    double total = 0;
-    for (double r : rows) total += r;
-    return total * grid_.dx * grid_.dy;
-  }
-
  private:
-  StateArrays<Real> state_arrays() {
-    return {fields_.h.data(), fields_.hu.data(), fields_.hv.data(), fields_.z.data()};
-  }
   StateArrays<Real> stage_arrays() { return {stage_h_.data(), stage_hu_.data(), stage_hv_.data(), fields_.z.data()}; }
-
-  void fill_ghosts(const StateArrays<Real>& a) const {
-    const Grid& g = grid_;
-    for (int k = 0; k < Grid::ghost; ++k) {
-      for (index_t j = 0; j < g.ny; ++j) {
-        fill_ghost_cell(a, g, Side::west, k, j, bc_[0]);
-        fill_ghost_cell(a, g, Side::east, k, j, bc_[1]);
-      }
-    }
-    for (int k = 0; k < Grid::ghost; ++k) {
-      for (index_t i = -Grid::ghost; i < g.nx + Grid::ghost; ++i) {
-        fill_ghost_cell(a, g, Side::south, k, i, bc_[2]);
-        fill_ghost_cell(a, g, Side::north, k, i, bc_[3]);
-      }
-    }
-  }
 
   // Nine-cell stencil of a padded array around index c.
   void gather(const Real* a, index_t c, Real (&out)[9]) const {
@@ -275,38 +226,11 @@ class CpuRoe3Backend final : public Backend {
     }
   }
 
-  void update_maxima(double t) {
-    const Grid& g = grid_;
-    const double h_dry = static_cast<double>(physics_.h_dry);
-#pragma omp parallel for num_threads(threads_) schedule(static)
-    for (index_t j = 0; j < g.ny; ++j) {
-      for (index_t i = 0; i < g.nx; ++i) {
-        const index_t c = g.index(i, j);
-        const auto k = static_cast<std::size_t>(j * g.nx + i);
-        const double hc = static_cast<double>(fields_.h[c]);
-        if (hc <= h_dry) continue;
-        const double speed = std::hypot(static_cast<double>(fields_.hu[c]), static_cast<double>(fields_.hv[c])) / hc;
-        max_h_[k] = std::max(max_h_[k], hc);
-        max_speed_[k] = std::max(max_speed_[k], speed);
-        if (std::isnan(arrival_[k]) && hc > arrival_threshold_) arrival_[k] = t;
-      }
-    }
-  }
-
-  Grid grid_;
-  PhysicsParams<Real> physics_;
   roe3::Params<Real> prm_;
-  double cfl_;
-  int threads_;
-  bool track_maxima_;
-  double arrival_threshold_;
-  BoundaryCondition<Real> bc_[4];
-  PaddedFields<Real> fields_;                     // U^n (and the bed)
   std::vector<Real> stage_h_, stage_hu_, stage_hv_;  // the stage state U_k, padded
   std::vector<Real> rhs_h_, rhs_hu_, rhs_hv_;      // L(U_k), interior cells
   std::vector<roe3::BedPoints<Real>> bed_;         // padded; interior and first ghost ring
   index_t rows_per_block_ = 1;
-  std::vector<double> max_h_, max_speed_, arrival_;
 };
 
 } // namespace

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// What every CPU executor of a Cartesian grid shares, whatever its scheme:
+// the padded state, boundary ghost cells, run maxima, read-back and volume.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "shallows/exec/host_fields.hpp"
+#include "shallows/mesh/structured/ghost_cells.hpp"
+#include "shallows/solver/backend.hpp"
+
+namespace shallows::detail {
+
+template <class Real>
+class CpuGridBackend : public Backend {
+ public:
+  void read_state(Fields& out) const override {
+    copy_interior(grid_, fields_.h.data(), out.h);
+    copy_interior(grid_, fields_.hu.data(), out.hu);
+    copy_interior(grid_, fields_.hv.data(), out.hv);
+  }
+
+  void read_maxima(Maxima& out) const override {
+    out.max_h = max_h_;
+    out.max_speed = max_speed_;
+    out.arrival_time = arrival_;
+  }
+
+  // Rows summed in parallel, then in row order: the same bits for any thread count.
+  double volume() const override {
+    std::vector<double> rows(static_cast<std::size_t>(grid_.ny), 0.0);
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (index_t j = 0; j < grid_.ny; ++j) {
+      double sum = 0;
+      for (index_t i = 0; i < grid_.nx; ++i) sum += static_cast<double>(fields_.h[grid_.index(i, j)]);
+      rows[static_cast<std::size_t>(j)] = sum;
+    }
+    double total = 0;
+    for (double r : rows) total += r;
+    return total * grid_.dx * grid_.dy;
+  }
+
+ protected:
+  // Derived constructors finish their own set-up, then call start().
+  CpuGridBackend(const Problem& p, const BackendOptions& o)
+      : grid_(p.grid),
+        physics_(to_precision<Real>(p.physics)),
+        cfl_(p.cfl),
+        threads_(o.threads > 0 ? o.threads : omp_get_max_threads()),
+        track_maxima_(o.track_maxima),
+        arrival_threshold_(o.arrival_threshold),
+        fields_(make_padded_fields<Real>(p)) {
+    for (int s = 0; s < 4; ++s) bc_[s] = to_precision<Real>(p.boundary[s]);
+    if (track_maxima_) {
+      const auto cells = static_cast<std::size_t>(grid_.cells());
+      max_h_.assign(cells, 0.0);
+      max_speed_.assign(cells, 0.0);
+      arrival_.assign(cells, std::numeric_limits<double>::quiet_NaN());
+    }
+  }
+
+  void start() {
+    fill_ghosts(state_arrays());
+    if (track_maxima_) update_maxima(0.0);
+  }
+
+  // After a step that ended at time t.
+  void finish_step(double t) {
+    fill_ghosts(state_arrays());
+    if (track_maxima_) update_maxima(t);
+  }
+
+  StateArrays<Real> state_arrays() {
+    return {fields_.h.data(), fields_.hu.data(), fields_.hv.data(), fields_.z.data()};
+  }
+
+  // West/east first, then south/north over the full padded width (corners).
+  void fill_ghosts(const StateArrays<Real>& a) const {
+    const Grid& g = grid_;
+    for (int k = 0; k < Grid::ghost; ++k) {
+      for (index_t j = 0; j < g.ny; ++j) {
+        fill_ghost_cell(a, g, Side::west, k, j, bc_[0]);
+        fill_ghost_cell(a, g, Side::east, k, j, bc_[1]);
+      }
+    }
+    for (int k = 0; k < Grid::ghost; ++k) {
+      for (index_t i = -Grid::ghost; i < g.nx + Grid::ghost; ++i) {
+        fill_ghost_cell(a, g, Side::south, k, i, bc_[2]);
+        fill_ghost_cell(a, g, Side::north, k, i, bc_[3]);
+      }
+    }
+  }
+
+  void update_maxima(double t) {
+    const Grid& g = grid_;
+    const double h_dry = static_cast<double>(physics_.h_dry);
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (index_t j = 0; j < g.ny; ++j) {
+      for (index_t i = 0; i < g.nx; ++i) {
+        const index_t c = g.index(i, j);
+        const auto k = static_cast<std::size_t>(j * g.nx + i);
+        const double hc = static_cast<double>(fields_.h[c]);
+        if (hc <= h_dry) continue;
+        const double speed = std::hypot(static_cast<double>(fields_.hu[c]), static_cast<double>(fields_.hv[c])) / hc;
+        max_h_[k] = std::max(max_h_[k], hc);
+        max_speed_[k] = std::max(max_speed_[k], speed);
+        if (std::isnan(arrival_[k]) && hc > arrival_threshold_) arrival_[k] = t;
+      }
+    }
+  }
+
+  Grid grid_;
+  PhysicsParams<Real> physics_;
+  double cfl_;
+  int threads_;
+  bool track_maxima_;
+  double arrival_threshold_;
+  BoundaryCondition<Real> bc_[4];
+  PaddedFields<Real> fields_;
+  std::vector<double> max_h_, max_speed_, arrival_;
+};
+
+} // namespace shallows::detail
