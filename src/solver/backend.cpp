@@ -34,9 +34,7 @@ bool cuda_available() {
 
 std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& options) {
   if (options.kind == "cpu") return make_cpu_backend(problem, options);
-  // The CUDA executor runs the first-order scheme; auto falls back to the CPU for others.
-  const bool auto_cpu = options.kind == "auto" && problem.scheme != Scheme::roe1;
-  if (options.kind == "cuda" || (options.kind == "auto" && !auto_cpu)) {
+  if (options.kind == "cuda" || options.kind == "auto") {
 #ifdef SHALLOWS_HAVE_CUDA
     if (cuda_available()) return make_cuda_backend(problem, options);
     if (options.kind == "cuda") throw std::runtime_error("backend 'cuda': no CUDA device is available");

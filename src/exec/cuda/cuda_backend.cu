@@ -540,7 +540,11 @@ std::unique_ptr<CudaBackend> make_cuda_backend(const Problem& problem, const Bac
   return std::make_unique<CudaExecutor<double>>(problem, options, cuda);
 }
 
+std::unique_ptr<Backend> make_cuda_roe3_backend(const Problem& problem, const BackendOptions& options);
+
 std::unique_ptr<Backend> make_cuda_backend(const Problem& problem, const BackendOptions& options) {
+  // The third-order scheme has its own executor (roe3_backend.cu).
+  if (problem.scheme == Scheme::roe3) return make_cuda_roe3_backend(problem, options);
   return make_cuda_backend(problem, options, cuda_options_from_environment());
 }
 
