@@ -4,6 +4,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <utility>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -91,6 +97,75 @@ class Progress {
   double last_ = 0;
 };
 
+// Writes output frames on a thread of its own, so that the simulation goes
+// on while NetCDF, VTK and PNG files are written. At most two frames wait
+// (double buffering); a writer error is rethrown to the run.
+class AsyncWriter {
+ public:
+  explicit AsyncWriter(io::OutputWriter& writer) : writer_(writer), thread_([this] { work(); }) {}
+  ~AsyncWriter() { stop(); }
+
+  void write(double time, Fields fields) {
+    std::unique_lock lock(mutex_);
+    space_.wait(lock, [this] { return queue_.size() < 2 || error_; });
+    rethrow_locked();
+    queue_.emplace_back(time, std::move(fields));
+    ready_.notify_one();
+  }
+
+  // Waits for every queued frame; rethrows a writer error.
+  void drain() {
+    stop();
+    std::lock_guard lock(mutex_);
+    rethrow_locked();
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::pair<double, Fields> frame;
+      {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [this] { return !queue_.empty() || done_; });
+        if (queue_.empty()) return;
+        frame = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      try {
+        writer_.write(frame.first, frame.second);
+      } catch (...) {
+        std::lock_guard lock(mutex_);
+        error_ = std::current_exception();
+        queue_.clear();
+        space_.notify_all();
+        return;
+      }
+      space_.notify_all();
+    }
+  }
+
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    ready_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void rethrow_locked() {
+    if (error_) std::rethrow_exception(error_);
+  }
+
+  io::OutputWriter& writer_;
+  std::mutex mutex_;
+  std::condition_variable ready_, space_;
+  std::deque<std::pair<double, Fields>> queue_;
+  std::exception_ptr error_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
 } // namespace
 
 RunSummary run_case(const io::Case& c, const RunOptions& options) {
@@ -108,16 +183,18 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   s.cells = p.grid.cells();
   s.t_end = p.t_end;
   s.initial_volume = sim.volume();
-  writer.write(0.0, sim.state());
+  AsyncWriter frames(writer);
+  frames.write(0.0, sim.state());
 
   const auto start = Clock::now();
   {
     Progress progress(options.progress);
     for (double target : p.output_times) {
       sim.advance_to(target, [&](double t, double dt) { progress.update(t, dt, p.t_end, seconds_since(start)); });
-      writer.write(target, sim.state());
+      frames.write(target, sim.state());
     }
   }
+  frames.drain();
   s.wall_seconds = seconds_since(start);
   writer.finish(sim.maxima());
 
