@@ -16,6 +16,7 @@
 
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/solver/simulation.hpp"
+#include "support/problems.hpp"
 
 #ifndef SHALLOWS_HAVE_CUDA
 TEST(CudaBackend, NotBuilt) { GTEST_SKIP() << "this build has no CUDA backend: GPU tests skipped"; }
@@ -36,33 +37,7 @@ const std::vector<Precision> kPrecisions{Precision::double_precision, Precision:
 
 const char* precision_name(Precision p) { return p == Precision::single_precision ? "float" : "double"; }
 
-// Grid over [x0, x1] x [y0, y1]; bed z(x, y), surface eta(x, y), h = max(eta - z, 0).
-Problem make_problem(index_t nx, index_t ny, double x0, double x1, double y0, double y1,
-                     const std::function<double(double, double)>& z,
-                     const std::function<double(double, double)>& eta) {
-  Problem p;
-  p.grid.nx = nx;
-  p.grid.ny = ny;
-  p.grid.x0 = x0;
-  p.grid.y0 = y0;
-  p.grid.dx = (x1 - x0) / static_cast<double>(nx);
-  p.grid.dy = (y1 - y0) / static_cast<double>(ny);
-  const auto n = static_cast<std::size_t>(p.grid.cells());
-  p.z.resize(n);
-  p.h.resize(n);
-  p.hu.assign(n, 0.0);
-  p.hv.assign(n, 0.0);
-  for (index_t j = 0; j < ny; ++j) {
-    for (index_t i = 0; i < nx; ++i) {
-      const double x = p.grid.x_center(i), y = p.grid.y_center(j);
-      const auto k = static_cast<std::size_t>(j * nx + i);
-      p.z[k] = z(x, y);
-      p.h[k] = std::isnan(p.z[k]) ? 0.0 : std::max(eta(x, y) - p.z[k], 0.0);
-    }
-  }
-  p.t_end = 1e30;
-  return p;
-}
+using test_support::make_problem;
 
 // Lake at rest over a random bowl with dry islands, walls (seed 003 §4.2).
 Problem lake_with_islands(Precision precision, index_t n = 96) {

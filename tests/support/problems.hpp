@@ -11,7 +11,8 @@
 namespace shallows::test_support {
 
 // Grid over [x0, x0 + nx dx] x [y0, y0 + ny dy] with fields from point functions
-// of the cell centre: z(x, y) and eta(x, y) (h = max(eta - z, 0)), at rest.
+// of the cell centre: z(x, y) and eta(x, y) (h = max(eta - z, 0); NaN z marks an
+// inactive cell, left dry), at rest.
 inline Problem make_problem(index_t nx, index_t ny, double x0, double x1, double y0, double y1,
                             const std::function<double(double, double)>& z,
                             const std::function<double(double, double)>& eta) {
@@ -32,7 +33,7 @@ inline Problem make_problem(index_t nx, index_t ny, double x0, double x1, double
       const double x = p.grid.x_center(i), y = p.grid.y_center(j);
       const auto k = static_cast<std::size_t>(j * nx + i);
       p.z[k] = z(x, y);
-      p.h[k] = std::max(eta(x, y) - p.z[k], 0.0);
+      p.h[k] = std::isnan(p.z[k]) ? 0.0 : std::max(eta(x, y) - p.z[k], 0.0);  // NaN bed: inactive
     }
   }
   p.t_end = 1e30;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "device_array.cuh"
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "step_kernels.cuh"
@@ -61,36 +62,6 @@ namespace {
 
 using cudax::Ctrl;
 using cudax::Launch;
-
-// Owning device allocation (plain cudaMalloc; memory checked by the caller).
-template <class T>
-class DeviceArray {
- public:
-  DeviceArray() = default;
-  explicit DeviceArray(std::size_t n) : n_(n) {
-    if (n_ > 0) SHALLOWS_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p_), n_ * sizeof(T)));
-  }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  DeviceArray(DeviceArray&& o) noexcept : p_(o.p_), n_(o.n_) {
-    o.p_ = nullptr;
-    o.n_ = 0;
-  }
-  DeviceArray& operator=(DeviceArray&& o) noexcept {
-    std::swap(p_, o.p_);
-    std::swap(n_, o.n_);
-    return *this;
-  }
-  ~DeviceArray() {
-    if (p_) cudaFree(p_);
-  }
-  T* get() const { return p_; }
-  std::size_t size() const { return n_; }
-
- private:
-  T* p_ = nullptr;
-  std::size_t n_ = 0;
-};
 
 enum class KernelKind { fused, lagged, split, plain };
 

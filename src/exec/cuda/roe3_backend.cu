@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "device_array.cuh"
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
@@ -41,42 +42,6 @@ namespace shallows {
 std::unique_ptr<Backend> make_cuda_roe3_backend(const Problem& problem, const BackendOptions& options);
 
 namespace {
-
-// Owning device allocation.
-template <class T>
-class DevBuf {
- public:
-  DevBuf() = default;
-  explicit DevBuf(std::size_t n) : n_(n) {
-    if (n_ > 0) SHALLOWS_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p_), n_ * sizeof(T)));
-  }
-  DevBuf(const DevBuf&) = delete;
-  DevBuf& operator=(const DevBuf&) = delete;
-  DevBuf(DevBuf&& o) noexcept : p_(o.p_), n_(o.n_) {
-    o.p_ = nullptr;
-    o.n_ = 0;
-  }
-  DevBuf& operator=(DevBuf&& o) noexcept {
-    std::swap(p_, o.p_);
-    std::swap(n_, o.n_);
-    return *this;
-  }
-  ~DevBuf() {
-    if (p_) cudaFree(p_);
-  }
-  T* get() const { return p_; }
-  std::size_t size() const { return n_; }
-  void upload(const T* src, std::size_t n) {
-    if (n > 0) SHALLOWS_CUDA_CHECK(cudaMemcpy(p_, src, n * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  void download(T* dst, std::size_t n) const {
-    if (n > 0) SHALLOWS_CUDA_CHECK(cudaMemcpy(dst, p_, n * sizeof(T), cudaMemcpyDeviceToHost));
-  }
-
- private:
-  T* p_ = nullptr;
-  std::size_t n_ = 0;
-};
 
 constexpr unsigned kThreads = 128;
 
@@ -244,7 +209,7 @@ class CudaRoe3Backend final : public Backend {
     cudax::require_free_memory(need, what);
 
     PaddedFields<Real> f = make_padded_fields<Real>(p);
-    for (auto* b : {&h_, &hu_, &hv_, &sh_, &shu_, &shv_, &z_}) *b = DevBuf<Real>(padded);
+    for (auto* b : {&h_, &hu_, &hv_, &sh_, &shu_, &shv_, &z_}) *b = DeviceArray<Real>(padded);
     h_.upload(f.h.data(), padded);
     hu_.upload(f.hu.data(), padded);
     hv_.upload(f.hv.data(), padded);
@@ -252,7 +217,7 @@ class CudaRoe3Backend final : public Backend {
     shu_.upload(f.hu.data(), padded);
     shv_.upload(f.hv.data(), padded);
     z_.upload(f.z.data(), padded);
-    for (auto* b : {&rh_, &rhu_, &rhv_}) *b = DevBuf<Real>(cells);
+    for (auto* b : {&rh_, &rhu_, &rhv_}) *b = DeviceArray<Real>(cells);
 
     // Bed points of the interior and the first ghost ring, on the host.
     std::vector<roe3::BedPoints<Real>> bed(padded, roe3::BedPoints<Real>{});
@@ -267,17 +232,17 @@ class CudaRoe3Backend final : public Backend {
         bed[static_cast<std::size_t>(c)] = roe3::bed_points(zs, prm_.rec);
       }
     }
-    bed_ = DevBuf<roe3::BedPoints<Real>>(padded);
+    bed_ = DeviceArray<roe3::BedPoints<Real>>(padded);
     bed_.upload(bed.data(), padded);
-    trace_ = DevBuf<roe3::CellTrace<Real>>(padded);
+    trace_ = DeviceArray<roe3::CellTrace<Real>>(padded);
     SHALLOWS_CUDA_CHECK(cudaMemset(trace_.get(), 0, padded * sizeof(roe3::CellTrace<Real>)));
-    rate_ = DevBuf<unsigned long long>(1);
-    bad_ = DevBuf<int>(1);
+    rate_ = DeviceArray<unsigned long long>(1);
+    bad_ = DeviceArray<int>(1);
 
     if (track_maxima_) {
-      max_h_ = DevBuf<double>(cells);
-      max_speed_ = DevBuf<double>(cells);
-      arrival_ = DevBuf<double>(cells);
+      max_h_ = DeviceArray<double>(cells);
+      max_speed_ = DeviceArray<double>(cells);
+      arrival_ = DeviceArray<double>(cells);
       const std::vector<double> zero(cells, 0.0), nan(cells, std::numeric_limits<double>::quiet_NaN());
       max_h_.upload(zero.data(), cells);
       max_speed_.upload(zero.data(), cells);
@@ -404,12 +369,12 @@ class CudaRoe3Backend final : public Backend {
   bool track_maxima_;
   double arrival_threshold_;
   BoundaryCondition<Real> bc_[4];
-  DevBuf<Real> h_, hu_, hv_, sh_, shu_, shv_, z_, rh_, rhu_, rhv_;
-  DevBuf<roe3::BedPoints<Real>> bed_;
-  DevBuf<roe3::CellTrace<Real>> trace_;
-  DevBuf<unsigned long long> rate_;
-  DevBuf<int> bad_;
-  DevBuf<double> max_h_, max_speed_, arrival_;
+  DeviceArray<Real> h_, hu_, hv_, sh_, shu_, shv_, z_, rh_, rhu_, rhv_;
+  DeviceArray<roe3::BedPoints<Real>> bed_;
+  DeviceArray<roe3::CellTrace<Real>> trace_;
+  DeviceArray<unsigned long long> rate_;
+  DeviceArray<int> bad_;
+  DeviceArray<double> max_h_, max_speed_, arrival_;
 };
 
 } // namespace
