@@ -3,11 +3,31 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "shallows/exec/cpu_backend.hpp"
 #include "shallows/exec/cuda_backend.hpp"
 
 namespace shallows {
+
+Fields Snapshot::take() {
+  if (ready_) {
+    Fields f = std::move(*ready_);
+    ready_.reset();
+    return f;
+  }
+  if (!pending_) throw std::logic_error("Snapshot::take: the snapshot is empty (already taken or moved from)");
+  // The pending part is released (its buffers given back) whether take()
+  // returns or throws.
+  const std::unique_ptr<Pending> pending = std::move(pending_);
+  return pending->take();
+}
+
+Snapshot Backend::snapshot() {
+  Fields f;
+  read_state(f);
+  return Snapshot(std::move(f));
+}
 
 AdvanceResult Backend::advance(double t, double target, index_t max_steps) {
   AdvanceResult r{t, 0, 0};

@@ -3,7 +3,9 @@
 // A backend owns the state of one run on one device (CPU threads or a GPU)
 // and advances it; the simulation loop above it only decides time targets.
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "shallows/core/config.hpp"
 #include "shallows/solver/fields.hpp"
@@ -25,6 +27,52 @@ struct AdvanceResult {
   double dt = 0;      // the last step's dt
 };
 
+// The state of a backend at one moment, on its way to the host. Move-only;
+// take() may be called on another thread than the one that made it. A GPU
+// backend hands out a Snapshot whose copy to the host is still under way
+// (the time loop goes on meanwhile); take() waits for it. A Snapshot holds
+// resources of its backend (host buffers, a CUDA stream): the backend must
+// outlive it.
+class Snapshot {
+ public:
+  // The part of a snapshot that is not on the host yet. Its destructor gives
+  // back whatever the snapshot held, whether or not take() ran.
+  class Pending {
+   public:
+    virtual ~Pending() = default;
+    // Blocks until the data are on the host; called at most once.
+    virtual Fields take() = 0;
+  };
+
+  Snapshot() = default;  // empty: valid() is false
+  explicit Snapshot(Fields ready) : ready_(std::move(ready)) {}
+  explicit Snapshot(std::unique_ptr<Pending> pending) : pending_(std::move(pending)) {}
+  // A moved-from snapshot is empty.
+  Snapshot(Snapshot&& o) noexcept : ready_(std::move(o.ready_)), pending_(std::move(o.pending_)) { o.ready_.reset(); }
+  Snapshot& operator=(Snapshot&& o) noexcept {
+    if (this != &o) {
+      ready_ = std::move(o.ready_);
+      o.ready_.reset();
+      pending_ = std::move(o.pending_);
+    }
+    return *this;
+  }
+  Snapshot(const Snapshot&) = delete;
+  Snapshot& operator=(const Snapshot&) = delete;
+  ~Snapshot() = default;
+
+  // Whether take() can still be called.
+  bool valid() const { return ready_.has_value() || pending_ != nullptr; }
+  // The fields (interior cells, double), once: blocks until they are on the
+  // host, then leaves the snapshot empty and its buffers released. Throws
+  // std::logic_error on an empty snapshot, or the backend's error.
+  Fields take();
+
+ private:
+  std::optional<Fields> ready_;
+  std::unique_ptr<Pending> pending_;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -37,6 +85,13 @@ class Backend {
   // the time control on the device and synchronises once per batch.
   virtual AdvanceResult advance(double t, double target, index_t max_steps);
   virtual void read_state(Fields& out) const = 0;
+  // The current state, for output while the run goes on: the caller may
+  // step on at once and take() the fields later, on any thread. The default
+  // reads the state synchronously (read_state); the CUDA executor copies it
+  // on a stream of its own into pinned host buffers (two: a third snapshot
+  // waits until one of two outstanding ones is taken or destroyed, so a
+  // thread must not hold two untaken snapshots and ask for a third).
+  virtual Snapshot snapshot();
   virtual void read_maxima(Maxima& out) const = 0;
   // Water volume sum(h) dx dy over active cells, summed in a fixed order.
   virtual double volume() const = 0;

@@ -20,6 +20,9 @@ class Simulation {
   double time() const { return t_; }
   index_t steps() const { return steps_; }
   Fields state() const;
+  // The current state for output, copied to the host while the run goes on
+  // (Backend::snapshot); this Simulation must outlive the snapshot.
+  Snapshot snapshot() { return backend_->snapshot(); }
   Maxima maxima() const;
   double volume() const { return backend_->volume(); }
   const Backend& backend() const { return *backend_; }
