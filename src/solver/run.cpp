@@ -98,18 +98,22 @@ class Progress {
 };
 
 // Writes output frames on a thread of its own, so that the simulation goes
-// on while NetCDF, VTK and PNG files are written. At most two frames wait
-// (double buffering); a writer error is rethrown to the run.
+// on while NetCDF, VTK and PNG files are written. A frame is a Snapshot:
+// the thread takes it (for the CUDA executor: waits for its copy to the host
+// and converts it) and writes it. At most two frames wait (double
+// buffering); a writer error is rethrown to the run. The destructor (also
+// on an exception in the time loop) lets the thread finish the queued frames
+// and joins it: destroy the writer before the backend behind the snapshots.
 class AsyncWriter {
  public:
   explicit AsyncWriter(io::OutputWriter& writer) : writer_(writer), thread_([this] { work(); }) {}
   ~AsyncWriter() { stop(); }
 
-  void write(double time, Fields fields) {
+  void write(double time, Snapshot snapshot) {
     std::unique_lock lock(mutex_);
     space_.wait(lock, [this] { return queue_.size() < 2 || error_; });
     rethrow_locked();
-    queue_.emplace_back(time, std::move(fields));
+    queue_.emplace_back(time, std::move(snapshot));
     ready_.notify_one();
   }
 
@@ -123,7 +127,7 @@ class AsyncWriter {
  private:
   void work() {
     for (;;) {
-      std::pair<double, Fields> frame;
+      std::pair<double, Snapshot> frame;
       {
         std::unique_lock lock(mutex_);
         ready_.wait(lock, [this] { return !queue_.empty() || done_; });
@@ -132,11 +136,12 @@ class AsyncWriter {
         queue_.pop_front();
       }
       try {
-        writer_.write(frame.first, frame.second);
+        const Fields fields = frame.second.take();
+        writer_.write(frame.first, fields);
       } catch (...) {
         std::lock_guard lock(mutex_);
         error_ = std::current_exception();
-        queue_.clear();
+        queue_.clear();  // untaken snapshots give their buffers back
         space_.notify_all();
         return;
       }
@@ -160,7 +165,7 @@ class AsyncWriter {
   io::OutputWriter& writer_;
   std::mutex mutex_;
   std::condition_variable ready_, space_;
-  std::deque<std::pair<double, Fields>> queue_;
+  std::deque<std::pair<double, Snapshot>> queue_;
   std::exception_ptr error_;
   bool done_ = false;
   std::thread thread_;
@@ -172,6 +177,8 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   const Problem& p = c.problem;
   BackendOptions backend_options = options.backend;
   backend_options.arrival_threshold = c.output.arrival_threshold;
+  // Declared before `frames`, so destroyed after it: the writer thread has
+  // taken every snapshot before the backend behind them goes.
   Simulation sim(p, backend_options);
   io::OutputWriter writer(c.output, p.grid, p.z, p.physics.h_dry);
 
@@ -184,14 +191,14 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   s.t_end = p.t_end;
   s.initial_volume = sim.volume();
   AsyncWriter frames(writer);
-  frames.write(0.0, sim.state());
+  frames.write(0.0, sim.snapshot());
 
   const auto start = Clock::now();
   {
     Progress progress(options.progress);
     for (double target : p.output_times) {
       sim.advance_to(target, [&](double t, double dt) { progress.update(t, dt, p.t_end, seconds_since(start)); });
-      frames.write(target, sim.state());
+      frames.write(target, sim.snapshot());
     }
   }
   frames.drain();
