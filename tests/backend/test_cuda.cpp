@@ -5,6 +5,8 @@
 // by hand, independent of the case-file loader.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -12,6 +14,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "shallows/exec/cuda_backend.hpp"
@@ -223,6 +226,12 @@ void expect_identical(const RunResult& a, const RunResult& b, const std::string&
   EXPECT_TRUE(bitwise_equal(a.f.hv, b.f.hv)) << what << ": hv differs";
 }
 
+void expect_same_fields(const Fields& a, const Fields& b, const std::string& what) {
+  EXPECT_TRUE(bitwise_equal(a.h, b.h)) << what << ": h differs";
+  EXPECT_TRUE(bitwise_equal(a.hu, b.hu)) << what << ": hu differs";
+  EXPECT_TRUE(bitwise_equal(a.hv, b.hv)) << what << ": hv differs";
+}
+
 // ------------------------------------------------------------------ tests
 
 TEST(CudaBackend, DeviceCountNeverThrows) {
@@ -430,6 +439,123 @@ TEST(CudaBackend, BatchedAdvanceMatchesStepByStep) {
   }
 }
 
+// Output snapshots are copied to the host on a stream of their own while
+// the run goes on. Each must hold the state of its time, bit for bit: run
+// `a` makes snapshots and steps on before taking them, run `b` (identical)
+// is read with read_state at the same times. 512x512 cells, so that steps
+// run while a snapshot's copy to the host is under way.
+TEST(CudaBackend, SnapshotsHoldTheStatesOfTheirTimes) {
+  SHALLOWS_REQUIRE_GPU();
+  const std::vector<double> times{0.0, 0.05, 0.1, 0.15, 0.2, 0.25};
+  for (Precision prec : kPrecisions) {
+    const Problem p = s004_t2(prec, 512);
+    for (const char* kernel : {"lagged", "plain"}) {
+      SCOPED_TRACE(std::string(kernel) + " " + precision_name(prec));
+      auto a = make_cuda_backend(p, plain_options("cuda"), kernel_options(kernel));
+      auto b = make_cuda_backend(p, plain_options("cuda"), kernel_options(kernel));
+      std::vector<Fields> ref(times.size());
+      for (std::size_t k = 0; k < times.size(); ++k) {
+        if (k > 0) b->advance(times[k - 1], times[k], 1 << 30);
+        b->read_state(ref[k]);
+        if (k > 0) {
+          ASSERT_FALSE(bitwise_equal(ref[k].h, ref[k - 1].h)) << "the test needs changing states";
+        }
+      }
+
+      // Snapshot k taken after the advance to t(k+1): at most two outstanding.
+      Snapshot pending;
+      std::size_t pending_k = 0;
+      for (std::size_t k = 0; k < times.size(); ++k) {
+        if (k > 0) a->advance(times[k - 1], times[k], 1 << 30);
+        Snapshot s = a->snapshot();
+        if (pending.valid()) {
+          const Fields f = pending.take();
+          expect_same_fields(f, ref[pending_k], "snapshot at t = " + std::to_string(times[pending_k]));
+        }
+        pending = std::move(s);
+        pending_k = k;
+      }
+      const Fields last = pending.take();
+      expect_same_fields(last, ref.back(), "last snapshot");
+
+      // Three snapshots outstanding before any take(): the third snapshot()
+      // must wait until another thread has taken the first (two host slots),
+      // and overwrite neither slot still held.
+      auto c = make_cuda_backend(p, plain_options("cuda"), kernel_options(kernel));
+      Snapshot s0 = c->snapshot();
+      c->advance(times[0], times[1], 1 << 30);
+      Snapshot s1 = c->snapshot();
+      c->advance(times[1], times[2], 1 << 30);
+      std::atomic<bool> taking{false};
+      Fields f0;
+      std::thread taker([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        taking = true;
+        f0 = s0.take();
+      });
+      Snapshot s2 = c->snapshot();
+      EXPECT_TRUE(taking.load()) << "a third snapshot did not wait for a free host slot";
+      c->advance(times[2], times[3], 1 << 30);  // and the run goes on
+      taker.join();
+      const Fields f2 = s2.take();
+      const Fields f1 = s1.take();
+      expect_same_fields(f0, ref[0], "first of three");
+      expect_same_fields(f1, ref[1], "second of three");
+      expect_same_fields(f2, ref[2], "third of three");
+
+      // A snapshot dropped untaken gives its slot back.
+      for (int k = 0; k < 4; ++k) c->snapshot();
+      Fields f3;
+      c->read_state(f3);
+      expect_same_fields(c->snapshot().take(), f3, "after dropped snapshots");
+    }
+  }
+}
+
+// take() right after snapshot(), on a grid whose copy to the host takes a
+// while (2048x2048): take() must wait for the copy to finish.
+TEST(CudaBackend, SnapshotTakenAtOnceWaitsForItsCopy) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = s004_t2(prec, 2048);
+    auto b = make_cuda_backend(p, plain_options("cuda"), kernel_options("lagged"));
+    for (int k = 0; k < 3; ++k) {
+      b->advance(0.01 * k, 0.01 * (k + 1), 1 << 30);
+      Fields ref;
+      b->read_state(ref);
+      expect_same_fields(b->snapshot().take(), ref, std::string("at once, ") + precision_name(prec));
+    }
+  }
+}
+
+// The same through Simulation, as `shallows run` uses it, with the snapshots
+// taken on another thread (the writer thread of run_case).
+TEST(CudaBackend, SimulationSnapshotsTakenOnAnotherThread) {
+  SHALLOWS_REQUIRE_GPU();
+  const Problem p = s000_t1(Precision::single_precision, 2);
+  BackendOptions o = plain_options("cuda");
+  o.track_maxima = true;
+  Simulation sim(p, o), ref(p, o);
+  std::vector<Snapshot> snaps;
+  std::vector<Fields> expected;
+  for (double t : {0.5, 1.0}) {
+    sim.advance_to(t);
+    ref.advance_to(t);
+    snaps.push_back(sim.snapshot());
+    expected.push_back(ref.state());
+  }
+  std::vector<Fields> got(snaps.size());
+  std::thread writer([&] {
+    for (std::size_t k = 0; k < snaps.size(); ++k) got[k] = snaps[k].take();
+  });
+  sim.advance_to(1.5);
+  writer.join();
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    expect_same_fields(got[k], expected[k], "snapshot " + std::to_string(k));
+  }
+  EXPECT_FALSE(bitwise_equal(expected[0].h, expected[1].h));
+}
+
 TEST(CudaBackend, MaximaAgreeWithCpu) {
   SHALLOWS_REQUIRE_GPU();
   for (Precision prec : kPrecisions) {
@@ -511,6 +637,12 @@ TEST(CudaSanitizer, SmallRunOfEveryKernel) {
       b->read_state(f);
       b->read_maxima(m);
       EXPECT_GT(b->volume(), 0.0);
+      // A snapshot's copies (D2D on the compute stream, D2H on the copy
+      // stream) while the run steps on.
+      Snapshot snap = b->snapshot();
+      b->step(0.2, 1.0);
+      const Fields fs = snap.take();
+      EXPECT_EQ(fs.h, f.h);
     }
   }
 }

@@ -15,6 +15,7 @@
 #include "device_array.cuh"
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/host_fields.hpp"
+#include "snapshot_stager.cuh"
 #include "step_kernels.cuh"
 
 namespace shallows {
@@ -326,6 +327,14 @@ class CudaExecutor final : public CudaBackend {
     get(hv_[c.parity], out.hv);
   }
 
+  // The current state for output: its parity comes with the control slot (a
+  // few bytes, synchronising); the fields go to the host through the stager
+  // (a D2D copy on stream_, the rest on the stager's copy stream).
+  Snapshot snapshot() override {
+    const Ctrl c = fetch_ctrl();
+    return stager_.snapshot(stream_, h_[c.parity].get(), hu_[c.parity].get(), hv_[c.parity].get());
+  }
+
   void read_maxima(Maxima& out) const override {
     if (!track_maxima_) {
       out.max_h.clear();
@@ -489,6 +498,8 @@ class CudaExecutor final : public CudaBackend {
   DeviceArray<double> max_h_, max_speed_, arrival_;
   int slot_ = 0;
   index_t steps_launched_ = 0;
+  // Last: destroyed first, after the destructor has synchronised stream_.
+  cudax::SnapshotStager<Real> stager_{grid_};
 };
 
 } // namespace
