@@ -20,12 +20,12 @@ struct CudaOptions {
   bool compact = true;           // with dry_skip: launch warps only for the chunks listed on the device
   int rows = 0;                  // rows per chunk of the fused/split kernels; 0: chosen from grid and GPU
   int device = 0;                // CUDA device ordinal
-  int min_blocks = 0;            // lagged kernel: resident blocks per SM to compile for (0: default; 2, 4, 6)
+  int min_blocks = 0;            // resident blocks per SM to compile for (0: default); lagged: 2, 4, 6; roe3: 3, 4
 };
 
 // Defaults, overridden by SHALLOWS_CUDA_KERNEL, SHALLOWS_CUDA_DRY_SKIP (0/1),
-// SHALLOWS_CUDA_COMPACT (0/1), SHALLOWS_CUDA_ROWS and SHALLOWS_CUDA_DEVICE
-// where set.
+// SHALLOWS_CUDA_COMPACT (0/1), SHALLOWS_CUDA_ROWS, SHALLOWS_CUDA_DEVICE and
+// SHALLOWS_CUDA_MIN_BLOCKS where set.
 CudaOptions cuda_options_from_environment();
 
 using CudaAdvance = AdvanceResult;

@@ -217,27 +217,55 @@ SHALLOWS_HD EdgePair<Real> edge_pair(const CellTrace<Real>& left, const CellTrac
   return e;
 }
 
+// What an edge pair gives the cell above or east of it (F^+ at both points),
+// and the cell below or west of it (F^-).
+template <class Real>
+SHALLOWS_HD State<Real> into_upper(const EdgePair<Real>& e) {
+  return e.f[0].to_right + e.f[1].to_right;
+}
+
+template <class Real>
+SHALLOWS_HD State<Real> into_lower(const EdgePair<Real>& e) {
+  return e.f[0].to_left + e.f[1].to_left;
+}
+
+// Largest wave speed of an edge pair.
+template <class Real>
+SHALLOWS_HD Real pair_speed(const EdgePair<Real>& e) {
+  return math::max(e.f[0].speed, e.f[1].speed);
+}
+
+// dU/dt of a cell from the sums of what its x-edges (fx = from the west edge
+// + from the east edge) and y-edges (fy, south + north) give it, and its
+// interior term. An executor that meets a cell's edges one at a time keeps
+// these partial sums instead of the edge pairs.
+template <class Real>
+SHALLOWS_HD State<Real> rhs_from(State<Real> fx, State<Real> fy, State<Real> interior, const Params<Real>& prm) {
+  const Real hx = Real(0.5) * prm.inv_dx, hy = Real(0.5) * prm.inv_dy;
+  return {-((fx.h * hx + fy.h * hy) + interior.h), -((fx.hu * hx + fy.hu * hy) + interior.hu),
+          -((fx.hv * hx + fy.hv * hy) + interior.hv)};
+}
+
+// CFL rate of a cell, eq. 6, from the largest speeds of its x-edges and
+// y-edges: |lambda| / d_ij with d_ij = dx/2 or dy/2; dt = delta / max_cells(rate).
+template <class Real>
+SHALLOWS_HD Real rate_from(Real sx, Real sy, const Params<Real>& prm) {
+  return Real(2) * math::max(sx * prm.inv_dx, sy * prm.inv_dy);
+}
+
 // dU/dt of a cell from its trace and the fluctuations of its four edges,
 // summed in a fixed order (west, east, south, north, interior).
 template <class Real>
 SHALLOWS_HD State<Real> cell_rhs(const CellTrace<Real>& t, const EdgePair<Real>& west, const EdgePair<Real>& east,
                                  const EdgePair<Real>& south, const EdgePair<Real>& north, const Params<Real>& prm) {
-  const Real hx = Real(0.5) * prm.inv_dx, hy = Real(0.5) * prm.inv_dy;
-  const State<Real> fx = (west.f[0].to_right + west.f[1].to_right) + (east.f[0].to_left + east.f[1].to_left);
-  const State<Real> fy = (south.f[0].to_right + south.f[1].to_right) + (north.f[0].to_left + north.f[1].to_left);
-  return {-((fx.h * hx + fy.h * hy) + t.interior.h), -((fx.hu * hx + fy.hu * hy) + t.interior.hu),
-          -((fx.hv * hx + fy.hv * hy) + t.interior.hv)};
+  return rhs_from(into_upper(west) + into_lower(east), into_upper(south) + into_lower(north), t.interior, prm);
 }
 
-// CFL rate of a cell, eq. 6: max over its edges and points of |lambda| / d_ij,
-// d_ij = dx/2 (x-edges) or dy/2 (y-edges); dt = delta / max_cells(rate).
 template <class Real>
 SHALLOWS_HD Real cell_rate(const EdgePair<Real>& west, const EdgePair<Real>& east, const EdgePair<Real>& south,
                            const EdgePair<Real>& north, const Params<Real>& prm) {
-  const Real sx = math::max(math::max(west.f[0].speed, west.f[1].speed), math::max(east.f[0].speed, east.f[1].speed));
-  const Real sy =
-      math::max(math::max(south.f[0].speed, south.f[1].speed), math::max(north.f[0].speed, north.f[1].speed));
-  return Real(2) * math::max(sx * prm.inv_dx, sy * prm.inv_dy);
+  return rate_from(math::max(pair_speed(west), pair_speed(east)), math::max(pair_speed(south), pair_speed(north)),
+                   prm);
 }
 
 } // namespace shallows::roe3

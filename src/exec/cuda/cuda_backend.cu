@@ -511,22 +511,24 @@ CudaOptions cuda_options_from_environment() {
   if (const char* c = std::getenv("SHALLOWS_CUDA_COMPACT"); c && *c) o.compact = std::strcmp(c, "0") != 0;
   if (const char* r = std::getenv("SHALLOWS_CUDA_ROWS"); r && *r) o.rows = std::atoi(r);
   if (const char* v = std::getenv("SHALLOWS_CUDA_DEVICE"); v && *v) o.device = std::atoi(v);
+  if (const char* m = std::getenv("SHALLOWS_CUDA_MIN_BLOCKS"); m && *m) o.min_blocks = std::atoi(m);
   return o;
 }
 
+std::unique_ptr<CudaBackend> make_cuda_roe3_backend(const Problem& problem, const BackendOptions& options,
+                                                    const CudaOptions& cuda);
+
 std::unique_ptr<CudaBackend> make_cuda_backend(const Problem& problem, const BackendOptions& options,
                                                const CudaOptions& cuda) {
+  // The third-order scheme has its own executor (roe3_backend.cu).
+  if (problem.scheme == Scheme::roe3) return make_cuda_roe3_backend(problem, options, cuda);
   if (problem.precision == Precision::single_precision) {
     return std::make_unique<CudaExecutor<float>>(problem, options, cuda);
   }
   return std::make_unique<CudaExecutor<double>>(problem, options, cuda);
 }
 
-std::unique_ptr<Backend> make_cuda_roe3_backend(const Problem& problem, const BackendOptions& options);
-
 std::unique_ptr<Backend> make_cuda_backend(const Problem& problem, const BackendOptions& options) {
-  // The third-order scheme has its own executor (roe3_backend.cu).
-  if (problem.scheme == Scheme::roe3) return make_cuda_roe3_backend(problem, options);
   return make_cuda_backend(problem, options, cuda_options_from_environment());
 }
 

@@ -1,27 +1,18 @@
 // SPDX-License-Identifier: MIT
-// CUDA executor of the third-order scheme (scheme = "roe3", seed 003), plain
-// version: one thread per cell, the numbers of the CPU executor
-// (src/exec/openmp/cartesian_cpu_roe3.cpp) with the same header-only
-// numerics. Per SSP-RK3 stage:
-//   1. ghost fill of the stage input (west/east, then south/north over the
-//      padded width: two launches, as the CPU does);
-//   2. trace kernel: roe3::cell_trace of every interior cell and of the first
-//      ghost ring into a global array (padded indexing);
-//   3. rhs kernel: the four edge_pairs of a cell from the stored traces,
-//      cell_rhs into rhs arrays, cell_rate of active cells reduced per warp and
-//      combined with atomicMax on the bits of the non-negative double rate
-//      (order-independent, so deterministic); a flag marks non-finite values;
-//   4. stage kernel: ssp_rk3::stage point-wise, as the CPU's apply_stage.
-// The rate and the flag are copied to the host after every stage (a few
-// bytes): dt is computed in double from the first stage's rate exactly as the
-// CPU does, and a non-finite stage throws before it is applied.
-// The bed's quadrature-point values are computed once on the host with the
-// same function and copied to the device. Compiled with --fmad=false, the
-// results match the CPU's to round-off (in practice bit for bit).
+// Host side of the CUDA executor of the third-order scheme (scheme = "roe3",
+// seed 003): device memory, the step as a CUDA graph, time control. The
+// kernels and the design are described in roe3_kernels.cuh.
+//
+// A step (one graph launch): begin_kernel; ghost fill is already done for
+// U^n; march stage 1 (rhs of U^n, rate) -> dt_kernel -> apply_kernel (U1);
+// ghosts of U1; march stage 2 (U2); ghosts of U2; march stage 3 (U^{n+1}
+// in place of U^n); ghosts of U^{n+1}; end_kernel; maxima. Buffers: U^n, U1,
+// U2, the rhs of stage 1, the bed at the quadrature points.
+// The bed's quadrature-point values are computed once (bed_kernel). Compiled with --fmad=false, the
+// results match the CPU's bit for bit.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -30,159 +21,37 @@
 
 #include "cuda_check.cuh"
 #include "device_array.cuh"
+#include "roe3_kernels.cuh"
+#include "snapshot_stager.cuh"
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/host_fields.hpp"
-#include "shallows/mesh/structured/ghost_cells.hpp"
-#include "shallows/numerics/roe3.hpp"
-#include "shallows/numerics/ssp_rk3.hpp"
 #include "shallows/solver/backend.hpp"
 
 namespace shallows {
 
-std::unique_ptr<Backend> make_cuda_roe3_backend(const Problem& problem, const BackendOptions& options);
+std::unique_ptr<CudaBackend> make_cuda_roe3_backend(const Problem& problem, const BackendOptions& options,
+                                                    const CudaOptions& cuda);
 
 namespace {
 
-constexpr unsigned kThreads = 128;
+using cudax::roe3k::Roe3Ctrl;
 
-unsigned blocks_for(index_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
+unsigned blocks_for(index_t n, unsigned threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
 
-// West/east ghosts, layers 0..ghost-1, rows 0..ny-1.
-template <class Real>
-__global__ void ghost_we_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<Real> west,
-                                BoundaryCondition<Real> east) {
-  const index_t n = static_cast<index_t>(Grid::ghost) * g.ny;
-  const index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= n) return;
-  const int k = static_cast<int>(t / g.ny);
-  const index_t j = t % g.ny;
-  fill_ghost_cell(a, g, Side::west, k, j, west);
-  fill_ghost_cell(a, g, Side::east, k, j, east);
-}
-
-// South/north ghosts over the full padded width (corners from west/east).
-template <class Real>
-__global__ void ghost_sn_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<Real> south,
-                                BoundaryCondition<Real> north) {
-  const index_t w = g.nx + 2 * Grid::ghost;
-  const index_t n = static_cast<index_t>(Grid::ghost) * w;
-  const index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= n) return;
-  const int k = static_cast<int>(t / w);
-  const index_t i = t % w - Grid::ghost;
-  fill_ghost_cell(a, g, Side::south, k, i, south);
-  fill_ghost_cell(a, g, Side::north, k, i, north);
+// Rows per chunk: long marches (each costs two extra rows of reconstructions)
+// while every SM still gets a few dozen warps.
+int choose_rows(const Grid& g, int sms) {
+  const index_t strips = (g.nx + cudax::roe3k::kStripWidth - 1) / cudax::roe3k::kStripWidth;
+  const index_t wanted = static_cast<index_t>(sms) * 16;
+  int rows = 64;
+  while (rows > 8 && strips * ((g.ny + rows - 1) / rows) < wanted) rows /= 2;
+  return rows;
 }
 
 template <class Real>
-__device__ __forceinline__ void gather9(const Real* a, index_t c, index_t pitch, Real (&out)[9]) {
-  for (int dj = -1; dj <= 1; ++dj) {
-    for (int di = -1; di <= 1; ++di) out[3 * (dj + 1) + (di + 1)] = a[c + dj * pitch + di];
-  }
-}
-
-// Traces of the interior and the first ghost ring (columns/rows -1..n).
-template <class Real>
-__global__ void trace_kernel(StateArrays<Real> a, Grid g, roe3::Params<Real> prm,
-                             const roe3::BedPoints<Real>* __restrict__ bed, roe3::CellTrace<Real>* __restrict__ out) {
-  const index_t w = g.nx + 2, hgt = g.ny + 2;
-  const index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= w * hgt) return;
-  const index_t i = t % w - 1, j = t / w - 1;
-  const index_t c = g.index(i, j);
-  const index_t pitch = g.pitch();
-  Real h[9], hu[9], hv[9], z[9];
-  gather9(a.h, c, pitch, h);
-  gather9(a.hu, c, pitch, hu);
-  gather9(a.hv, c, pitch, hv);
-  gather9(a.z, c, pitch, z);
-  out[c] = roe3::cell_trace(h, hu, hv, z, bed[c], prm);
-}
-
-__device__ __forceinline__ double warp_max(double v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_down_sync(0xffffffffu, v, o));
-  return v;
-}
-
-// rhs of every interior cell; the largest rate of active cells into *rate
-// (bits of a non-negative double), any non-finite value sets *bad.
-template <class Real>
-__global__ void rhs_kernel(Grid g, roe3::Params<Real> prm, const Real* __restrict__ z,
-                           const roe3::CellTrace<Real>* __restrict__ tr, Real* __restrict__ rh,
-                           Real* __restrict__ rhu, Real* __restrict__ rhv, unsigned long long* rate_bits,
-                           int* bad) {
-  const index_t n = g.cells();
-  const index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  double local = 0;
-  if (t < n) {
-    const index_t i = t % g.nx, j = t / g.nx;
-    const index_t c = g.index(i, j);
-    const index_t pitch = g.pitch();
-    const PhysicsParams<Real>& p = prm.phys;
-    const roe3::EdgePair<Real> west = roe3::edge_pair<0>(tr[c - 1], tr[c], p);
-    const roe3::EdgePair<Real> east = roe3::edge_pair<0>(tr[c], tr[c + 1], p);
-    const roe3::EdgePair<Real> south = roe3::edge_pair<1>(tr[c - pitch], tr[c], p);
-    const roe3::EdgePair<Real> north = roe3::edge_pair<1>(tr[c], tr[c + pitch], p);
-    const State<Real> r = roe3::cell_rhs(tr[c], west, east, south, north, prm);
-    rh[t] = r.h;
-    rhu[t] = r.hu;
-    rhv[t] = r.hv;
-    if (!math::is_nan(z[c])) {
-      const Real rate = roe3::cell_rate(west, east, south, north, prm);
-      const bool finite = isfinite(rate) && isfinite(r.h) && isfinite(r.hu) && isfinite(r.hv);
-      if (!finite) {
-        atomicOr(bad, 1);
-      } else if (rate > Real(0)) {
-        local = static_cast<double>(rate);
-      }
-    }
-  }
-  local = warp_max(local);
-  if ((threadIdx.x & 31u) == 0 && local > 0) {
-    atomicMax(rate_bits, static_cast<unsigned long long>(__double_as_longlong(local)));
-  }
-}
-
-// dst = stage k from U^n (un), the stage input src and the rhs.
-template <class Real>
-__global__ void stage_kernel(int k, Grid g, PhysicsParams<Real> p, StateArrays<Real> un, StateArrays<Real> src,
-                             StateArrays<Real> dst, const Real* __restrict__ rh, const Real* __restrict__ rhu,
-                             const Real* __restrict__ rhv, Real dt) {
-  const index_t n = g.cells();
-  const index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= n) return;
-  const index_t i = t % g.nx, j = t / g.nx;
-  const index_t c = g.index(i, j);
-  if (math::is_nan(un.z[c])) return;
-  const State<Real> u0{un.h[c], un.hu[c], un.hv[c]};
-  const State<Real> uk{src.h[c], src.hu[c], src.hv[c]};
-  const State<Real> q = ssp_rk3::stage(k, u0, uk, State<Real>{rh[t], rhu[t], rhv[t]}, dt, p);
-  dst.h[c] = q.h;
-  dst.hu[c] = q.hu;
-  dst.hv[c] = q.hv;
-}
-
-// Maxima after a step that ended at time t, as CpuGridBackend::update_maxima.
-template <class Real>
-__global__ void maxima_kernel(StateArrays<Real> a, Grid g, double h_dry, double threshold, double t,
-                              double* __restrict__ max_h, double* __restrict__ max_speed,
-                              double* __restrict__ arrival) {
-  const index_t n = g.cells();
-  const index_t k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (k >= n) return;
-  const index_t c = g.index(k % g.nx, k / g.nx);
-  const double hc = static_cast<double>(a.h[c]);
-  if (hc <= h_dry) return;
-  const double speed = hypot(static_cast<double>(a.hu[c]), static_cast<double>(a.hv[c])) / hc;
-  max_h[k] = fmax(max_h[k], hc);
-  max_speed[k] = fmax(max_speed[k], speed);
-  if (isnan(arrival[k]) && hc > threshold) arrival[k] = t;
-}
-
-template <class Real>
-class CudaRoe3Backend final : public Backend {
+class CudaRoe3Backend final : public CudaBackend {
  public:
-  CudaRoe3Backend(const Problem& p, const BackendOptions& o)
+  CudaRoe3Backend(const Problem& p, const BackendOptions& o, const CudaOptions& co)
       : grid_(p.grid),
         physics_(to_precision<Real>(p.physics)),
         prm_(roe3::make_params<Real>(physics_, p.grid.dx, p.grid.dy)),
@@ -190,54 +59,51 @@ class CudaRoe3Backend final : public Backend {
         track_maxima_(o.track_maxima),
         arrival_threshold_(o.arrival_threshold) {
     if (grid_.nx <= 0 || grid_.ny <= 0) throw std::runtime_error("CUDA backend: empty grid");
-    const int device = cuda_options_from_environment().device;
     const int count = cuda_device_count();
-    if (device < 0 || device >= count) {
-      throw std::runtime_error("CUDA backend: device " + std::to_string(device) + " requested, " +
+    if (co.device < 0 || co.device >= count) {
+      throw std::runtime_error("CUDA backend: device " + std::to_string(co.device) + " requested, " +
                                std::to_string(count) + " present");
     }
-    SHALLOWS_CUDA_CHECK(cudaSetDevice(device));
+    SHALLOWS_CUDA_CHECK(cudaSetDevice(co.device));
+    cudaDeviceProp prop{};
+    SHALLOWS_CUDA_CHECK(cudaGetDeviceProperties(&prop, co.device));
+    device_desc_ = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
+                   std::to_string(prop.multiProcessorCount) + " SMs)";
     for (int s = 0; s < 4; ++s) bc_[s] = to_precision<Real>(p.boundary[s]);
 
     const auto padded = static_cast<std::size_t>(grid_.padded_size());
     const auto cells = static_cast<std::size_t>(grid_.cells());
-    std::size_t need = padded * (7 * sizeof(Real) + sizeof(roe3::BedPoints<Real>) + sizeof(roe3::CellTrace<Real>)) +
-                       3 * cells * sizeof(Real) + (track_maxima_ ? 3 * cells * sizeof(double) : 0) + 64;
+    const std::size_t need = padded * (10 * sizeof(Real) + sizeof(roe3::BedPoints<Real>)) +
+                             3 * cells * sizeof(Real) + (track_maxima_ ? 3 * cells * sizeof(double) : 0) + 4096;
     char what[160];
     std::snprintf(what, sizeof what, "a %lldx%lld roe3 grid in %s", static_cast<long long>(grid_.nx),
                   static_cast<long long>(grid_.ny), sizeof(Real) == 4 ? "float" : "double");
     cudax::require_free_memory(need, what);
 
+    SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_ctrl_), sizeof(Roe3Ctrl)));
+    *host_ctrl_ = Roe3Ctrl{};
+
+    // U^n, U1 and U2 all start as the initial state (inactive cells are
+    // never written, ghosts are filled before they are read).
     PaddedFields<Real> f = make_padded_fields<Real>(p);
-    for (auto* b : {&h_, &hu_, &hv_, &sh_, &shu_, &shv_, &z_}) *b = DeviceArray<Real>(padded);
-    h_.upload(f.h.data(), padded);
-    hu_.upload(f.hu.data(), padded);
-    hv_.upload(f.hv.data(), padded);
-    sh_.upload(f.h.data(), padded);
-    shu_.upload(f.hu.data(), padded);
-    shv_.upload(f.hv.data(), padded);
+    for (int b = 0; b < 3; ++b) {
+      for (auto* a : {&h_[b], &hu_[b], &hv_[b]}) *a = DeviceArray<Real>(padded);
+      h_[b].upload(f.h.data(), padded);
+      hu_[b].upload(f.hu.data(), padded);
+      hv_[b].upload(f.hv.data(), padded);
+    }
+    z_ = DeviceArray<Real>(padded);
     z_.upload(f.z.data(), padded);
     for (auto* b : {&rh_, &rhu_, &rhv_}) *b = DeviceArray<Real>(cells);
 
-    // Bed points of the interior and the first ghost ring, on the host.
-    std::vector<roe3::BedPoints<Real>> bed(padded, roe3::BedPoints<Real>{});
-    const index_t pitch = grid_.pitch();
-    for (index_t j = -1; j <= grid_.ny; ++j) {
-      for (index_t i = -1; i <= grid_.nx; ++i) {
-        const index_t c = grid_.index(i, j);
-        Real zs[9];
-        for (int dj = -1; dj <= 1; ++dj) {
-          for (int di = -1; di <= 1; ++di) zs[3 * (dj + 1) + (di + 1)] = f.z[static_cast<std::size_t>(c + dj * pitch + di)];
-        }
-        bed[static_cast<std::size_t>(c)] = roe3::bed_points(zs, prm_.rec);
-      }
-    }
     bed_ = DeviceArray<roe3::BedPoints<Real>>(padded);
-    bed_.upload(bed.data(), padded);
-    trace_ = DeviceArray<roe3::CellTrace<Real>>(padded);
-    SHALLOWS_CUDA_CHECK(cudaMemset(trace_.get(), 0, padded * sizeof(roe3::CellTrace<Real>)));
-    rate_ = DeviceArray<unsigned long long>(1);
-    bad_ = DeviceArray<int>(1);
+    SHALLOWS_CUDA_CHECK(cudaMemsetAsync(bed_.get(), 0, padded * sizeof(roe3::BedPoints<Real>), stream_));
+    cudax::roe3k::bed_kernel<Real><<<blocks_for((grid_.nx + 2) * (grid_.ny + 2), 128), 128, 0, stream_>>>(
+        z_.get(), grid_, prm_.rec, bed_.get());
+    SHALLOWS_CUDA_CHECK_LAUNCH("roe3 bed_kernel");
+    ctrl_ = DeviceArray<Roe3Ctrl>(1);
+    SHALLOWS_CUDA_CHECK(cudaMemcpy(ctrl_.get(), host_ctrl_, sizeof(Roe3Ctrl), cudaMemcpyHostToDevice));
 
     if (track_maxima_) {
       max_h_ = DeviceArray<double>(cells);
@@ -248,48 +114,74 @@ class CudaRoe3Backend final : public Backend {
       max_speed_.upload(zero.data(), cells);
       arrival_.upload(nan.data(), cells);
     }
-    fill_ghosts(state_arrays());
-    if (track_maxima_) update_maxima(0.0);
-    SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
+
+    rows_ = co.rows > 0 ? co.rows : choose_rows(grid_, prop.multiProcessorCount);
+    // Measured on an H100 (bench/results.md): float gains from 4 resident
+    // blocks (128 registers, no spills); double spills when capped.
+    min_blocks_ = co.min_blocks > 0 ? co.min_blocks : (sizeof(Real) == 4 ? 4 : 0);
+    strips_ = (grid_.nx + cudax::roe3k::kStripWidth - 1) / cudax::roe3k::kStripWidth;
+    chunks_ = (grid_.ny + rows_ - 1) / rows_;
+
+    fill_ghosts(state(0), nullptr);
+    if (track_maxima_) launch_maxima(nullptr);
+    capture_step();
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
+
+  ~CudaRoe3Backend() override {
+    if (stream_) cudaStreamSynchronize(stream_);
+    if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+    if (stream_) cudaStreamDestroy(stream_);
+    if (host_ctrl_) cudaFreeHost(host_ctrl_);
+  }
+
+  CudaRoe3Backend(const CudaRoe3Backend&) = delete;
+  CudaRoe3Backend& operator=(const CudaRoe3Backend&) = delete;
 
   std::string name() const override { return "cuda-roe3"; }
 
   double step(double t, double dt_max) override {
-    double dt = 0;
-    for (int k = 0; k < ssp_rk3::stages; ++k) {
-      const StateArrays<Real> src = k == 0 ? state_arrays() : stage_arrays();
-      fill_ghosts(src);
-      const double rate = compute_rhs(src);
-      if (!std::isfinite(rate)) {
-        throw std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s (roe3 stage " +
-                                 std::to_string(k + 1) + ")");
-      }
-      if (k == 0) {
-        dt = rate > 0 ? cfl_ / rate : dt_max;
-        dt = std::min(dt, dt_max);
-      }
-      const StateArrays<Real> dst = k == ssp_rk3::stages - 1 ? state_arrays() : stage_arrays();
-      stage_kernel<Real><<<blocks_for(grid_.cells()), kThreads>>>(k, grid_, physics_, state_arrays(), src, dst,
-                                                                  rh_.get(), rhu_.get(), rhv_.get(),
-                                                                  static_cast<Real>(dt));
-      SHALLOWS_CUDA_CHECK_LAUNCH("roe3 stage_kernel");
+    set_limits(t, std::numeric_limits<double>::infinity(), dt_max, 1);
+    launch_steps(1);
+    const Roe3Ctrl c = fetch_ctrl();
+    if (c.status != 0) throw not_finite(c.t);
+    return c.dt;
+  }
+
+  AdvanceResult advance(double t, double target, index_t max_steps) override {
+    AdvanceResult r{t, 0, 0};
+    if (!(t < target) || max_steps <= 0) return r;
+    set_limits(t, target, std::numeric_limits<double>::infinity(), max_steps);
+    index_t batch = 4;
+    for (;;) {
+      launch_steps(batch);
+      const Roe3Ctrl c = fetch_ctrl();
+      if (c.status != 0) throw not_finite(c.t);
+      r = {c.t, static_cast<index_t>(c.steps), c.dt};
+      if (!(c.t < target) || c.steps >= max_steps) break;
+      // Next batch: the steps still needed at the last dt, within [1, 256].
+      double want = c.dt > 0 ? std::ceil((target - c.t) / c.dt) : 1.0;
+      want = std::min(want, static_cast<double>(max_steps - c.steps));
+      batch = static_cast<index_t>(std::clamp(want, 1.0, 256.0));
     }
-    fill_ghosts(state_arrays());
-    if (track_maxima_) update_maxima(t + dt);
-    return dt;
+    return r;
   }
 
   void read_state(Fields& out) const override {
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const auto padded = static_cast<std::size_t>(grid_.padded_size());
     std::vector<Real> buf(padded);
-    h_.download(buf.data(), padded);
+    h_[0].download(buf.data(), padded);
     copy_interior(grid_, buf.data(), out.h);
-    hu_.download(buf.data(), padded);
+    hu_[0].download(buf.data(), padded);
     copy_interior(grid_, buf.data(), out.hu);
-    hv_.download(buf.data(), padded);
+    hv_[0].download(buf.data(), padded);
     copy_interior(grid_, buf.data(), out.hv);
   }
+
+  // The state (always U^n's buffer after a step) goes to the host through the
+  // stager: a D2D copy on stream_, the rest on its own stream.
+  Snapshot snapshot() override { return stager_.snapshot(stream_, h_[0].get(), hu_[0].get(), hv_[0].get()); }
 
   void read_maxima(Maxima& out) const override {
     if (!track_maxima_) {
@@ -298,6 +190,7 @@ class CudaRoe3Backend final : public Backend {
       out.arrival_time.clear();
       return;
     }
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const auto cells = static_cast<std::size_t>(grid_.cells());
     out.max_h.resize(cells);
     out.max_speed.resize(cells);
@@ -309,9 +202,10 @@ class CudaRoe3Backend final : public Backend {
 
   // As CpuGridBackend::volume: rows summed in order, then the rows in order.
   double volume() const override {
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const auto padded = static_cast<std::size_t>(grid_.padded_size());
     std::vector<Real> h(padded);
-    h_.download(h.data(), padded);
+    h_[0].download(h.data(), padded);
     double total = 0;
     for (index_t j = 0; j < grid_.ny; ++j) {
       double sum = 0;
@@ -321,45 +215,131 @@ class CudaRoe3Backend final : public Backend {
     return total * grid_.dx * grid_.dy;
   }
 
- private:
-  StateArrays<Real> state_arrays() const { return {h_.get(), hu_.get(), hv_.get(), z_.get()}; }
-  StateArrays<Real> stage_arrays() const { return {sh_.get(), shu_.get(), shv_.get(), z_.get()}; }
+  CudaStats stats() const override {
+    CudaStats s;
+    s.device = device_desc_;
+    s.kernel = "roe3-march";
+    s.chunk_width = cudax::roe3k::kStripWidth;
+    s.chunk_rows = rows_;
+    s.chunks = strips_ * chunks_;
+    s.chunks_computed = s.chunks * static_cast<index_t>(steps_launched_);
+    s.steps = steps_launched_;
+    // Per RK step: three stencil passes reading h, hu, hv, z and 12 bed
+    // values; stage 1 writes the rhs, apply reads U^n and the rhs and writes
+    // U1; stages 2 and 3 read U^n and write their stage.
+    s.bytes_per_cell_update = double(sizeof(Real)) * (3 * 16 + 3 + 9 + 2 * 6);
+    return s;
+  }
 
-  void fill_ghosts(const StateArrays<Real>& a) const {
-    ghost_we_kernel<Real><<<blocks_for(Grid::ghost * grid_.ny), kThreads>>>(a, grid_, bc_[0], bc_[1]);
+ private:
+  using MarchArgs = cudax::roe3k::MarchArgs<Real>;
+
+  StateArrays<Real> state(int b) const { return {h_[b].get(), hu_[b].get(), hv_[b].get(), z_.get()}; }
+
+  std::runtime_error not_finite(double t) const {
+    return std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s (roe3)");
+  }
+
+  void fill_ghosts(const StateArrays<Real>& a, const Roe3Ctrl* ctrl) const {
+    constexpr unsigned threads = 128;
+    cudax::roe3k::ghost_we_kernel<Real><<<blocks_for(Grid::ghost * grid_.ny, threads), threads, 0, stream_>>>(
+        a, grid_, bc_[0], bc_[1], ctrl);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 ghost_we_kernel");
-    ghost_sn_kernel<Real><<<blocks_for(Grid::ghost * (grid_.nx + 2 * Grid::ghost)), kThreads>>>(a, grid_, bc_[2],
-                                                                                                bc_[3]);
+    cudax::roe3k::ghost_sn_kernel<Real>
+        <<<blocks_for(Grid::ghost * (grid_.nx + 2 * Grid::ghost), threads), threads, 0, stream_>>>(a, grid_, bc_[2],
+                                                                                                   bc_[3], ctrl);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 ghost_sn_kernel");
   }
 
-  // rhs of every interior cell; the largest rate (NaN if anything is not finite).
-  double compute_rhs(const StateArrays<Real>& a) {
-    trace_kernel<Real><<<blocks_for((grid_.nx + 2) * (grid_.ny + 2)), kThreads>>>(a, grid_, prm_, bed_.get(),
-                                                                                 trace_.get());
-    SHALLOWS_CUDA_CHECK_LAUNCH("roe3 trace_kernel");
-    SHALLOWS_CUDA_CHECK(cudaMemsetAsync(rate_.get(), 0, sizeof(unsigned long long)));
-    SHALLOWS_CUDA_CHECK(cudaMemsetAsync(bad_.get(), 0, sizeof(int)));
-    rhs_kernel<Real><<<blocks_for(grid_.cells()), kThreads>>>(grid_, prm_, z_.get(), trace_.get(), rh_.get(),
-                                                             rhu_.get(), rhv_.get(), rate_.get(), bad_.get());
-    SHALLOWS_CUDA_CHECK_LAUNCH("roe3 rhs_kernel");
-    unsigned long long bits = 0;
-    int bad = 0;
-    rate_.download(&bits, 1);  // synchronises (and reports faults of the kernels)
-    bad_.download(&bad, 1);
-    if (bad) return std::numeric_limits<double>::quiet_NaN();
-    double rate = 0;
-    static_assert(sizeof(rate) == sizeof(bits));
-    std::memcpy(&rate, &bits, sizeof rate);
-    return rate;
+  void launch_maxima(const Roe3Ctrl* ctrl) const {
+    constexpr unsigned threads = 256;
+    cudax::roe3k::maxima_kernel<Real><<<blocks_for(grid_.cells(), threads), threads, 0, stream_>>>(
+        state(0), grid_, static_cast<double>(physics_.h_dry), arrival_threshold_, ctrl, max_h_.get(),
+        max_speed_.get(), arrival_.get());
+    SHALLOWS_CUDA_CHECK_LAUNCH("roe3 maxima_kernel");
   }
 
-  void update_maxima(double t) const {
-    maxima_kernel<Real><<<blocks_for(grid_.cells()), kThreads>>>(state_arrays(), grid_,
-                                                                static_cast<double>(physics_.h_dry),
-                                                                arrival_threshold_, t, max_h_.get(),
-                                                                max_speed_.get(), arrival_.get());
-    SHALLOWS_CUDA_CHECK_LAUNCH("roe3 maxima_kernel");
+  MarchArgs march_args(int src, int dst) const {
+    MarchArgs a{};
+    a.src = state(src);
+    a.un = state(0);
+    a.dst = state(dst);
+    a.rh = rh_.get();
+    a.rhu = rhu_.get();
+    a.rhv = rhv_.get();
+    a.bed = bed_.get();
+    a.g = grid_;
+    a.prm = prm_;
+    a.rows = rows_;
+    a.strips = strips_;
+    a.chunks = chunks_;
+    a.ctrl = ctrl_.get();
+    return a;
+  }
+
+  // The kernels of one step, recorded once into a graph (they take all that
+  // varies from the device's Roe3Ctrl).
+  void capture_step() {
+    using namespace cudax::roe3k;
+    Roe3Ctrl* ctrl = ctrl_.get();
+    SHALLOWS_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    begin_kernel<<<1, 1, 0, stream_>>>(ctrl);
+    SHALLOWS_CUDA_CHECK_LAUNCH("roe3 begin_kernel");
+    launch_march<0>(march_args(0, 0));
+    dt_kernel<<<1, 1, 0, stream_>>>(ctrl, cfl_);
+    SHALLOWS_CUDA_CHECK_LAUNCH("roe3 dt_kernel");
+    apply_kernel<Real><<<blocks_for(grid_.cells(), 256), 256, 0, stream_>>>(march_args(0, 1));
+    SHALLOWS_CUDA_CHECK_LAUNCH("roe3 apply_kernel");
+    fill_ghosts(state(1), ctrl);
+    launch_march<1>(march_args(1, 2));
+    fill_ghosts(state(2), ctrl);
+    launch_march<2>(march_args(2, 0));
+    fill_ghosts(state(0), ctrl);
+    end_kernel<<<1, 1, 0, stream_>>>(ctrl);
+    SHALLOWS_CUDA_CHECK_LAUNCH("roe3 end_kernel");
+    if (track_maxima_) launch_maxima(ctrl);
+    cudaGraph_t graph = nullptr;
+    SHALLOWS_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    const cudaError_t err = cudaGraphInstantiate(&graph_exec_, graph, 0);
+    cudaGraphDestroy(graph);
+    SHALLOWS_CUDA_CHECK(err);
+  }
+
+  template <int kStage>
+  void launch_march(const MarchArgs& a) const {
+    using namespace cudax::roe3k;
+    const unsigned blocks = blocks_for(strips_ * chunks_, kWarps);
+    switch (min_blocks_) {
+      case 3: march_kernel<Real, kStage, 3><<<blocks, kThreads, 0, stream_>>>(a); break;
+      case 4: march_kernel<Real, kStage, 4><<<blocks, kThreads, 0, stream_>>>(a); break;
+      default: march_kernel<Real, kStage, 0><<<blocks, kThreads, 0, stream_>>>(a); break;
+    }
+    SHALLOWS_CUDA_CHECK_LAUNCH("roe3 march_kernel");
+  }
+
+  void launch_steps(index_t n) {
+    for (index_t k = 0; k < n; ++k) SHALLOWS_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_));
+    steps_launched_ += n;
+  }
+
+  // Starts counting from time t with the limits of one advance()/step().
+  void set_limits(double t, double target, double dt_max, index_t max_steps) {
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    Roe3Ctrl& c = *host_ctrl_;
+    c = fetch_ctrl();
+    c.t = t;
+    c.steps = 0;
+    c.target = target;
+    c.dt_max = dt_max;
+    c.max_steps = static_cast<long long>(max_steps);
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(ctrl_.get(), host_ctrl_, sizeof(Roe3Ctrl), cudaMemcpyHostToDevice, stream_));
+  }
+
+  // The control block, copied to the host (synchronises).
+  Roe3Ctrl fetch_ctrl() const {
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(host_ctrl_, ctrl_.get(), sizeof(Roe3Ctrl), cudaMemcpyDeviceToHost, stream_));
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return *host_ctrl_;
   }
 
   Grid grid_;
@@ -368,22 +348,32 @@ class CudaRoe3Backend final : public Backend {
   double cfl_;
   bool track_maxima_;
   double arrival_threshold_;
+  std::string device_desc_;
   BoundaryCondition<Real> bc_[4];
-  DeviceArray<Real> h_, hu_, hv_, sh_, shu_, shv_, z_, rh_, rhu_, rhv_;
+  int rows_ = 32;
+  int min_blocks_ = 0;
+  index_t strips_ = 0, chunks_ = 0;
+  long long steps_launched_ = 0;
+  cudaStream_t stream_ = nullptr;
+  cudaGraphExec_t graph_exec_ = nullptr;
+  Roe3Ctrl* host_ctrl_ = nullptr;
+  DeviceArray<Real> h_[3], hu_[3], hv_[3];  // U^n, U1, U2
+  DeviceArray<Real> z_, rh_, rhu_, rhv_;
   DeviceArray<roe3::BedPoints<Real>> bed_;
-  DeviceArray<roe3::CellTrace<Real>> trace_;
-  DeviceArray<unsigned long long> rate_;
-  DeviceArray<int> bad_;
+  DeviceArray<Roe3Ctrl> ctrl_;
   DeviceArray<double> max_h_, max_speed_, arrival_;
+  // Last: destroyed first, after the destructor has synchronised stream_.
+  cudax::SnapshotStager<Real> stager_{grid_};
 };
 
 } // namespace
 
-std::unique_ptr<Backend> make_cuda_roe3_backend(const Problem& problem, const BackendOptions& options) {
+std::unique_ptr<CudaBackend> make_cuda_roe3_backend(const Problem& problem, const BackendOptions& options,
+                                                    const CudaOptions& cuda) {
   if (problem.precision == Precision::single_precision) {
-    return std::make_unique<CudaRoe3Backend<float>>(problem, options);
+    return std::make_unique<CudaRoe3Backend<float>>(problem, options, cuda);
   }
-  return std::make_unique<CudaRoe3Backend<double>>(problem, options);
+  return std::make_unique<CudaRoe3Backend<double>>(problem, options, cuda);
 }
 
 } // namespace shallows

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Device side of the CUDA executor of the third-order scheme (roe3_backend.cu):
+// kernels that call the header-only numerics of numerics/roe3.hpp and
+// numerics/ssp_rk3.hpp with the same expressions, in the same order, as the
+// CPU executor (src/exec/openmp/cartesian_cpu_roe3.cpp).
+//
+// One SSP-RK3 stage is one pass of march_kernel over the stage input: a warp
+// owns a strip of 32 adjacent columns (30 it updates plus one halo lane on
+// each side) and marches up a chunk of rows. For each row it reconstructs its
+// cells (cell_trace: nine-cell stencil read through L1), evaluates the x-edge
+// to its east neighbour (whose west Gauss points arrive by a shuffle) and the
+// y-edge to the row below (whose north Gauss points it kept from the previous
+// row), so each edge is evaluated once. A cell's right-hand side is complete
+// when the row above it has been reconstructed; stages 2 and 3 then apply the
+// stage right away, so the traces never leave registers. Stage 1 stores the
+// rhs instead: its dt needs the CFL rate of the whole grid first (dt_kernel),
+// and apply_kernel then forms U1.
+//
+// Time control (struct Roe3Ctrl) lives on the device, so that the host can
+// launch a batch of steps (a CUDA graph of one step, replayed) and
+// synchronise once per batch: begin_kernel decides whether a step is taken,
+// the kernels of a step return at once when it is not.
+#include <cuda_runtime.h>
+
+#include "shallows/mesh/structured/ghost_cells.hpp"
+#include "shallows/numerics/roe3.hpp"
+#include "shallows/numerics/ssp_rk3.hpp"
+
+namespace shallows::cudax::roe3k {
+
+constexpr int kThreads = 128;
+constexpr int kWarps = kThreads / 32;
+constexpr int kStripWidth = 30;  // columns a warp updates (32 lanes minus two halo lanes)
+constexpr unsigned kFull = 0xffffffffu;
+
+// Time control of the run, one slot (the kernels of a step run in order on
+// one stream). The host sets t, steps and the launch limits before a batch.
+struct Roe3Ctrl {
+  double t;             // time of the current state
+  long long steps;      // steps taken since the host last set t
+  double dt;            // dt of the last step taken
+  double t_max;         // start of the last step + dt: the time the maxima get
+  double target;        // stop at this time (Simulation::advance_to semantics)
+  double dt_max;        // cap on dt (Backend::step's dt_max)
+  long long max_steps;  // stop after this many steps since t was set
+  unsigned long long rate_bits;  // largest CFL rate of U^n (bits of a non-negative double)
+  int active;           // 1 while the current step is being taken
+  int bad;              // a stage produced a non-finite rhs or rate
+  int status;           // 0: fine; 1: the solution is no longer finite (at t)
+  int pad;
+};
+
+template <class Real>
+struct MarchArgs {
+  StateArrays<Real> src;  // stage input: the stencils are read from it (ghosts filled)
+  StateArrays<Real> un;   // U^n (stages 2, 3)
+  StateArrays<Real> dst;  // stage output (stages 2, 3; may alias un: read and written by one thread)
+  Real* rh;               // stage 1: rhs of U^n, dense j * nx + i
+  Real* rhu;
+  Real* rhv;
+  const roe3::BedPoints<Real>* bed;  // padded layout, interior and first ghost ring
+  Grid g;
+  roe3::Params<Real> prm;
+  int rows;               // rows per chunk
+  index_t strips, chunks;
+  Roe3Ctrl* ctrl;
+};
+
+__device__ __forceinline__ double warp_max(double v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_xor_sync(kFull, v, o));
+  return v;
+}
+
+template <class Real>
+__device__ __forceinline__ CellPrimitive<Real> shfl_down(const CellPrimitive<Real>& q) {
+  return {__shfl_down_sync(kFull, q.h, 1),  __shfl_down_sync(kFull, q.hu, 1), __shfl_down_sync(kFull, q.hv, 1),
+          __shfl_down_sync(kFull, q.z, 1),  __shfl_down_sync(kFull, q.u, 1),  __shfl_down_sync(kFull, q.v, 1),
+          __shfl_down_sync(kFull, q.sqrt_h, 1), __shfl_down_sync(kFull, q.c, 1)};
+}
+
+template <class Real>
+__device__ __forceinline__ State<Real> shfl_up(const State<Real>& q) {
+  return {__shfl_up_sync(kFull, q.h, 1), __shfl_up_sync(kFull, q.hu, 1), __shfl_up_sync(kFull, q.hv, 1)};
+}
+
+template <class Real>
+__device__ __forceinline__ void gather9(const Real* __restrict__ a, index_t c, index_t pitch, Real (&out)[9]) {
+#pragma unroll
+  for (int dj = -1; dj <= 1; ++dj) {
+#pragma unroll
+    for (int di = -1; di <= 1; ++di) out[3 * (dj + 1) + (di + 1)] = a[c + dj * pitch + di];
+  }
+}
+
+// One stage: kStage 0 stores L(U^n) and reduces the CFL rate; 1 and 2 apply
+// ssp_rk3::stage with the step's dt. Every lane of a warp takes the same
+// path through the row loop (shuffles need the whole warp).
+// kMinBlocks > 0 asks the compiler for that many resident blocks per SM (a
+// register cap of 65536 / (128 kMinBlocks)); 0 leaves registers uncapped.
+template <class Real, int kStage, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) march_kernel(const MarchArgs<Real> A) {
+  if (!A.ctrl->active) return;
+  const index_t warp = static_cast<index_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5);
+  if (warp >= A.strips * A.chunks) return;
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const Grid& g = A.g;
+  const roe3::Params<Real>& prm = A.prm;
+  const PhysicsParams<Real>& p = prm.phys;
+  const index_t pitch = g.pitch();
+  const index_t strip = warp % A.strips;
+  const index_t j0 = (warp / A.strips) * A.rows;
+  const index_t j1 = j0 + A.rows < g.ny ? j0 + A.rows : g.ny;
+  // Column of this lane; lanes past the first ghost column repeat it (their
+  // results are never used, their loads stay inside the padding).
+  const index_t i = strip * kStripWidth - 1 + lane;
+  const index_t ic = i < g.nx ? i : g.nx;
+  const bool owner = lane >= 1 && lane <= kStripWidth && i < g.nx;
+  const double dt = kStage > 0 ? A.ctrl->dt : 0.0;
+
+  CellPrimitive<Real> below[2];          // north Gauss points of the row below
+  State<Real> fx_pend{}, fy_pend{}, interior_pend{};  // partial sums of the row below
+  Real sx_pend(0), sy_pend(0);
+  double rate = 0;
+  bool bad = false;
+
+  for (index_t j = j0 - 1; j <= j1; ++j) {
+    const index_t c = g.index(ic, j);
+    Real h[9], hu[9], hv[9], z[9];
+    gather9(A.src.h, c, pitch, h);
+    gather9(A.src.hu, c, pitch, hu);
+    gather9(A.src.hv, c, pitch, hv);
+    gather9(A.src.z, c, pitch, z);
+    const roe3::CellTrace<Real> t = roe3::cell_trace(h, hu, hv, z, A.bed[c], prm);
+
+    // y-edge between the row below and this one: completes the row below
+    // (from the second row on; the first row's south edge starts it).
+    if (j >= j0) {
+      roe3::EdgePair<Real> s;
+#pragma unroll
+      for (int l = 0; l < 2; ++l) s.f[l] = cartesian_edge<1>(below[l], t.at(recon::south + l), p);
+      if (owner && j > j0) {
+        const index_t cb = g.index(i, j - 1);
+        const State<Real> r = roe3::rhs_from(fx_pend, fy_pend + roe3::into_lower(s), interior_pend, prm);
+        if (!math::is_nan(A.src.z[cb])) {
+          if (kStage == 0) {
+            const Real cr = roe3::rate_from(sx_pend, math::max(sy_pend, roe3::pair_speed(s)), prm);
+            bad = bad || !(isfinite(cr) && isfinite(r.h) && isfinite(r.hu) && isfinite(r.hv));
+            rate = fmax(rate, static_cast<double>(cr));
+          } else {
+            bad = bad || !(isfinite(r.h) && isfinite(r.hu) && isfinite(r.hv));
+          }
+        }
+        if (kStage == 0) {
+          const index_t d = (j - 1) * g.nx + i;
+          A.rh[d] = r.h;
+          A.rhu[d] = r.hu;
+          A.rhv[d] = r.hv;
+        } else if (!math::is_nan(A.src.z[cb])) {
+          const State<Real> u0{A.un.h[cb], A.un.hu[cb], A.un.hv[cb]};
+          const State<Real> uk{A.src.h[cb], A.src.hu[cb], A.src.hv[cb]};
+          const State<Real> q = ssp_rk3::stage(kStage, u0, uk, r, static_cast<Real>(dt), p);
+          A.dst.h[cb] = q.h;
+          A.dst.hu[cb] = q.hu;
+          A.dst.hv[cb] = q.hv;
+        }
+      }
+      fy_pend = roe3::into_upper(s);
+      sy_pend = roe3::pair_speed(s);
+    }
+
+    // x-edge to the east neighbour; the west edge arrives from the lane below.
+    if (j >= j0 && j < j1) {
+      roe3::EdgePair<Real> e;
+#pragma unroll
+      for (int l = 0; l < 2; ++l) {
+        const CellPrimitive<Real> east_side = shfl_down(t.at(recon::west + l));
+        e.f[l] = cartesian_edge<0>(t.at(recon::east + l), east_side, p);
+      }
+      const State<Real> from_west = shfl_up(roe3::into_upper(e));
+      const Real west_speed = __shfl_up_sync(kFull, roe3::pair_speed(e), 1);
+      fx_pend = from_west + roe3::into_lower(e);
+      sx_pend = math::max(west_speed, roe3::pair_speed(e));
+      interior_pend = t.interior;
+    }
+#pragma unroll
+    for (int l = 0; l < 2; ++l) below[l] = t.at(recon::north + l);
+  }
+
+  if (__any_sync(kFull, bad) && lane == 0) atomicOr(&A.ctrl->bad, 1);
+  if (kStage == 0) {
+    rate = warp_max(rate);
+    if (lane == 0 && rate > 0) {
+      atomicMax(&A.ctrl->rate_bits, static_cast<unsigned long long>(__double_as_longlong(rate)));
+    }
+  }
+}
+
+// The bed at the quadrature points of the interior and the first ghost ring
+// (static: once per run).
+template <class Real>
+__global__ void bed_kernel(const Real* __restrict__ z, Grid g, recon::Params<Real> rec,
+                           roe3::BedPoints<Real>* __restrict__ bed) {
+  const index_t w = g.nx + 2;
+  const index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= w * (g.ny + 2)) return;
+  const index_t c = g.index(t % w - 1, t / w - 1);
+  Real zs[9];
+  gather9(z, c, g.pitch(), zs);
+  bed[c] = roe3::bed_points(zs, rec);
+}
+
+// Start of a step: is one to be taken?
+__global__ void begin_kernel(Roe3Ctrl* ctrl) {
+  Roe3Ctrl& c = *ctrl;
+  c.active = c.status == 0 && c.t < c.target && c.steps < c.max_steps;
+  c.rate_bits = 0;
+  c.bad = 0;
+}
+
+// dt from the rate of U^n, as the CPU executor computes it (in double, clipped
+// to min(dt_max, target - t)); the new time as Backend::advance sets it.
+__global__ void dt_kernel(Roe3Ctrl* ctrl, double cfl) {
+  Roe3Ctrl& c = *ctrl;
+  if (!c.active) return;
+  if (c.bad) {
+    c.status = 1;
+    c.active = 0;
+    return;
+  }
+  const double remaining = c.target - c.t;
+  const double cap = c.dt_max < remaining ? c.dt_max : remaining;
+  const double rate = __longlong_as_double(static_cast<long long>(c.rate_bits));
+  double dt = rate > 0 ? cfl / rate : cap;
+  dt = cap < dt ? cap : dt;
+  c.dt = dt;
+  c.t_max = c.t + dt;
+  c.t = dt >= remaining ? c.target : c.t + dt;
+  c.steps += 1;
+}
+
+// End of a step: a non-finite later stage stops the run.
+__global__ void end_kernel(Roe3Ctrl* ctrl) {
+  Roe3Ctrl& c = *ctrl;
+  if (c.active && c.bad) c.status = 1;
+}
+
+// U1 = stage 1 from U^n and its stored rhs, point-wise.
+template <class Real>
+__global__ void apply_kernel(const MarchArgs<Real> A) {
+  if (!A.ctrl->active) return;
+  const Grid& g = A.g;
+  const index_t n = g.cells();
+  const index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  const index_t c = g.index(t % g.nx, t / g.nx);
+  if (math::is_nan(A.un.z[c])) return;
+  const State<Real> u0{A.un.h[c], A.un.hu[c], A.un.hv[c]};
+  const State<Real> q =
+      ssp_rk3::stage(0, u0, u0, State<Real>{A.rh[t], A.rhu[t], A.rhv[t]}, static_cast<Real>(A.ctrl->dt), A.prm.phys);
+  A.dst.h[c] = q.h;
+  A.dst.hu[c] = q.hu;
+  A.dst.hv[c] = q.hv;
+}
+
+// West/east ghosts, layers 0..ghost-1, rows 0..ny-1.
+template <class Real>
+__global__ void ghost_we_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<Real> west,
+                                BoundaryCondition<Real> east, const Roe3Ctrl* ctrl) {
+  if (ctrl && !ctrl->active) return;
+  const index_t n = static_cast<index_t>(Grid::ghost) * g.ny;
+  const index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  const int k = static_cast<int>(t / g.ny);
+  const index_t j = t % g.ny;
+  fill_ghost_cell(a, g, Side::west, k, j, west);
+  fill_ghost_cell(a, g, Side::east, k, j, east);
+}
+
+// South/north ghosts over the full padded width (corners from west/east).
+template <class Real>
+__global__ void ghost_sn_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<Real> south,
+                                BoundaryCondition<Real> north, const Roe3Ctrl* ctrl) {
+  if (ctrl && !ctrl->active) return;
+  const index_t w = g.nx + 2 * Grid::ghost;
+  const index_t n = static_cast<index_t>(Grid::ghost) * w;
+  const index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  const int k = static_cast<int>(t / w);
+  const index_t i = t % w - Grid::ghost;
+  fill_ghost_cell(a, g, Side::south, k, i, south);
+  fill_ghost_cell(a, g, Side::north, k, i, north);
+}
+
+// Maxima after a step, as CpuGridBackend::update_maxima with the time t_max.
+template <class Real>
+__global__ void maxima_kernel(StateArrays<Real> a, Grid g, double h_dry, double threshold, const Roe3Ctrl* ctrl,
+                              double* __restrict__ max_h, double* __restrict__ max_speed,
+                              double* __restrict__ arrival) {
+  if (ctrl && !ctrl->active) return;
+  const index_t n = g.cells();
+  const index_t k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= n) return;
+  const index_t c = g.index(k % g.nx, k / g.nx);
+  const double hc = static_cast<double>(a.h[c]);
+  if (hc <= h_dry) return;
+  const double speed = hypot(static_cast<double>(a.hu[c]), static_cast<double>(a.hv[c])) / hc;
+  max_h[k] = fmax(max_h[k], hc);
+  max_speed[k] = fmax(max_speed[k], speed);
+  if (isnan(arrival[k]) && hc > threshold) arrival[k] = ctrl ? ctrl->t_max : 0.0;
+}
+
+} // namespace shallows::cudax::roe3k
