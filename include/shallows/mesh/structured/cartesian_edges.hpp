@@ -39,6 +39,10 @@ SHALLOWS_HD EdgeFluctuation<Real> cartesian_edge(const CellPrimitive<Real>& l, c
   // fluctuation is dropped. Selected, not branched, so that loops vectorise.
   const bool active_l = !math::is_nan(l.z);
   const bool active_r = !math::is_nan(r.z);
+#if defined(__CUDA_ARCH__)
+  // Nearly every edge has two active sides: skip the selects (same values).
+  if (active_l & active_r) return solve(l, r);
+#endif
   EdgeFluctuation<Real> f = solve(pick(active_l, l, mirror(r)), pick(active_r, r, mirror(l)));
   const State<Real> none{Real(0), Real(0), Real(0)};
   f.to_left = detail::select(active_l, f.to_left, none);

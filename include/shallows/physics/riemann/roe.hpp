@@ -146,12 +146,23 @@ SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(const EdgeSide<Real>& l, const Edg
   // Harten-Hyman: a transonic rarefaction is split between both cells.
   const Real l1l = unl - cl, l1r = unr - cr;
   const bool sonic1 = (l1l < zero) & (zero < l1r);
+#if defined(__CUDA_ARCH__)
+  // A division is a subroutine on the GPU: only where the fix applies.
+  Real lm = zero;
+  if (sonic1) lm = l1l * (l1r - lambda1) / (l1r - l1l);
+#else
   const Real lm = sonic1 ? l1l * (l1r - lambda1) / (l1r - l1l) : zero;
+#endif
   const Real b1_l = sonic1 ? lm * alpha1 + going_left(lambda1, -sigma) : going_left(lambda1, beta1);
   const Real b1_r = sonic1 ? beta1 - b1_l : going_right(lambda1, beta1);
   const Real l3l = unl + cl, l3r = unr + cr;
   const bool sonic3 = (l3l < zero) & (zero < l3r);
+#if defined(__CUDA_ARCH__)
+  Real lp = zero;
+  if (sonic3) lp = l3r * (lambda3 - l3l) / (l3r - l3l);
+#else
   const Real lp = sonic3 ? l3r * (lambda3 - l3l) / (l3r - l3l) : zero;
+#endif
   const Real b3_r = sonic3 ? lp * alpha3 + going_right(lambda3, sigma) : going_right(lambda3, beta3);
   const Real b3_l = sonic3 ? beta3 - b3_r : going_left(lambda3, beta3);
   const Real b2_l = going_left(un, beta2);
