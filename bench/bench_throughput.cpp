@@ -90,6 +90,53 @@ Problem s000_t1(int level, double t_end, Precision precision) {
   return p;
 }
 
+// S003-T3 on [0,2]^2 (seed 003, 4.2.3): circular dam break over a bump,
+// open x sides, walls on the y sides, CFL 0.9.
+Problem s003_t3(index_t n, Scheme scheme, Precision precision) {
+  Problem p;
+  p.grid.nx = p.grid.ny = n;
+  p.grid.dx = p.grid.dy = 2.0 / static_cast<double>(n);
+  const auto cells = static_cast<std::size_t>(p.grid.cells());
+  p.z.resize(cells);
+  p.h.resize(cells);
+  p.hu.assign(cells, 0.0);
+  p.hv.assign(cells, 0.0);
+  const double pi = std::acos(-1.0);
+  for (index_t j = 0; j < n; ++j) {
+    for (index_t i = 0; i < n; ++i) {
+      const double x = p.grid.x_center(i), y = p.grid.y_center(j);
+      const bool bump = (x - 1.5) * (x - 1.5) + (y - 1) * (y - 1) <= 0.25;
+      const double z = bump ? -(0.6 - (std::cos(2 * pi * (x - 0.5)) + 1) * (std::cos(2 * pi * y) + 1) / 8) : -0.6;
+      const double eta = (x - 1.25) * (x - 1.25) + (y - 1) * (y - 1) <= 0.01 ? 0.5 : 0.0;
+      const auto k = static_cast<std::size_t>(j * n + i);
+      p.z[k] = z;
+      p.h[k] = eta - z;
+    }
+  }
+  p.bc(Side::west) = {BoundaryKind::open, 0};
+  p.bc(Side::east) = {BoundaryKind::open, 0};
+  p.bc(Side::south) = {BoundaryKind::wall, 0};
+  p.bc(Side::north) = {BoundaryKind::wall, 0};
+  p.scheme = scheme;
+  p.cfl = 0.9;
+  p.precision = precision;
+  p.t_end = 0.15;
+  return p;
+}
+
+// Seed 003 Table 3, GeForce GTX 260 (single precision), seconds to t = 0.15.
+const char* seed_gtx260_seconds(index_t n) {
+  switch (n) {
+    case 50: return "0.046";
+    case 100: return "0.20";
+    case 200: return "1.38";
+    case 400: return "10.54";
+    case 800: return "84.08";
+    case 1200: return "279.20";
+    default: return "-";
+  }
+}
+
 double wet_fraction(const Fields& f, double h_dry) {
   std::size_t wet = 0;
   for (double h : f.h) wet += h > h_dry;
@@ -289,6 +336,85 @@ void run_cuda(const Config& cfg, const std::vector<std::string>& precisions, con
 }
 #endif
 
+#ifdef SHALLOWS_HAVE_CUDA
+// S003-T3 with the third-order scheme against the first-order one on the
+// same grid: wall time to t = 0.15 (sizes up to `to_end_max`; larger ones
+// run `seconds` of steps), cell-updates per full step, and the cost of a
+// third-order step per cell relative to a first-order one.
+void run_cuda_s003(const Config& cfg, const std::vector<std::string>& precisions, const std::vector<index_t>& sizes,
+                   std::ostringstream& rows) {
+  std::printf("| case | precision | cells | roe3 steps | roe3 seconds | roe3 cell-updates/s | roe1 steps | roe1 seconds | "
+              "roe1 cell-updates/s | roe3/roe1 per step per cell | GTX 260 (seed 003 Table 3) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  constexpr index_t to_end_max = 1200;
+  for (const std::string& prec : precisions) {
+    const Precision precision = prec == "float" ? Precision::single_precision : Precision::double_precision;
+    for (index_t n : sizes) {
+      const bool to_end = n <= to_end_max;
+      struct Timing {
+        index_t steps = 0;
+        double seconds = 0;
+        std::string device;
+      };
+      const auto time_scheme = [&](Scheme scheme) {
+        const Problem p = s003_t3(n, scheme, precision);
+        BackendOptions options;
+        options.kind = "cuda";
+        options.track_maxima = false;
+        const CudaOptions co = cuda_options_from_environment();
+        {
+          auto w = make_cuda_backend(p, options, co);  // warm-up: module load, first launches
+          w->advance(0.0, p.t_end, 3);
+        }
+        auto b = make_cuda_backend(p, options, co);
+        Timing r;
+        r.device = b->stats().device;
+        const auto start = Clock::now();
+        if (to_end) {
+          r.steps = b->advance(0.0, p.t_end, index_t(1) << 40).steps;
+          r.seconds = seconds_since(start);
+          return r;
+        }
+        double t = 0;
+        index_t batch = 5;
+        for (;;) {
+          const CudaAdvance a = b->advance(t, 1e30, batch);
+          t = a.t;
+          r.steps += a.steps;
+          r.seconds = seconds_since(start);
+          if (r.seconds >= cfg.seconds) break;
+          batch = std::clamp<index_t>(static_cast<index_t>(0.2 * static_cast<double>(r.steps) / r.seconds), 5, 100000);
+        }
+        return r;
+      };
+      const Timing t3 = time_scheme(Scheme::roe3);
+      const Timing t1 = time_scheme(Scheme::roe1);
+      const double cells = static_cast<double>(n) * static_cast<double>(n);
+      const double rate3 = cells * static_cast<double>(t3.steps) / t3.seconds;
+      const double rate1 = cells * static_cast<double>(t1.steps) / t1.seconds;
+      char line[768];
+      std::snprintf(line, sizeof line, "| s003-t3 | %s | %lldx%lld | %lld | %.3f | %.3g | %lld | %.3f | %.3g | %.1f | %s |",
+                    prec.c_str(), static_cast<long long>(n), static_cast<long long>(n),
+                    static_cast<long long>(t3.steps), t3.seconds, rate3, static_cast<long long>(t1.steps), t1.seconds,
+                    rate1, rate1 / rate3, to_end ? seed_gtx260_seconds(n) : "-");
+      std::printf("%s\n", line);
+      std::fflush(stdout);
+      char notes[320];
+      std::snprintf(notes, sizeof notes,
+                    "%s: roe3 %lld steps in %.3f s (GTX 260: %s s); roe1 same grid %.3g cell-updates/s; roe3 costs "
+                    "%.1fx roe1 per step per cell",
+                    to_end ? "to t=0.15" : "timed window", static_cast<long long>(t3.steps), t3.seconds,
+                    to_end ? seed_gtx260_seconds(n) : "-", rate1, rate1 / rate3);
+      char row[1024];
+      std::snprintf(row, sizeof row, "| %s | %s | %s | s003-t3 | %lldx%lld | %s | roe3 | %.3g | - | %s |",
+                    today().c_str(), t3.device.c_str(), cfg.commit.c_str(), static_cast<long long>(n),
+                    static_cast<long long>(n), prec.c_str(), rate3, notes);
+      rows << row << "\n";
+    }
+  }
+}
+#endif
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -304,7 +430,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> kernels{"lagged"};
   int dry_skip = 1, compact = 1, rows_per_chunk = 0, min_blocks = 0;
   app.add_option("-b,--backend", cfg.backend)->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("-c,--case", cfg.case_name)->check(CLI::IsMember({"s004-t1", "s004-t2", "s000-t1"}));
+  app.add_option("-c,--case", cfg.case_name)->check(CLI::IsMember({"s004-t1", "s004-t2", "s000-t1", "s003-t3"}));
   app.add_option("-n,--sizes", sizes, "cells per side (S004 cases)")->delimiter(',');
   app.add_option("-p,--precision", precisions)->delimiter(',')->check(CLI::IsMember({"float", "double"}));
   app.add_option("-t,--threads", cfg.threads, "CPU threads (0: all)");
@@ -329,11 +455,18 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "shallows_bench: no CUDA device is available\n");
         return 1;
       }
-      run_cuda(cfg, precisions, sizes, kernels, dry_skip != 0, compact != 0, rows_per_chunk, min_blocks, rows);
+      if (cfg.case_name == "s003-t3") {
+        run_cuda_s003(cfg, precisions, sizes, rows);
+      } else {
+        run_cuda(cfg, precisions, sizes, kernels, dry_skip != 0, compact != 0, rows_per_chunk, min_blocks, rows);
+      }
 #else
       std::fprintf(stderr, "shallows_bench: this build has no CUDA backend\n");
       return 1;
 #endif
+    } else if (cfg.case_name == "s003-t3") {
+      std::fprintf(stderr, "shallows_bench: case s003-t3 is measured on the CUDA backend only (-b cuda)\n");
+      return 1;
     } else {
       run_cpu(cfg, precisions, sizes, rows);
     }

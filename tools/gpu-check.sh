@@ -18,7 +18,9 @@
 #   variants  S004-T1 at 4096^2 and 8192^2 with every kernel (fused, lagged, split, plain)
 #   bench     S004-T1 at 1024^2..8192^2 and S004-T2 at 4096^2 (skip on/off), default kernel
 #   s000      S000-T1 at Q4 to t = 5 s and Q5 to t = 0.1 s (seed 000 Table 1)
+#   roe3      S003-T3, third order against first order, 50^2..8192^2 (seed 003 Table 3)
 #   profile   Nsight Compute (ncu) on one step kernel launch per kernel and precision at 4096^2
+#   profile3  Nsight Compute on the roe3 march kernels (S003-T3 1200^2)
 #   table     the summary (always printed last)
 # Environment: OUT (log folder; default $BUILD/gpu-check), BUILD (default
 # build-gpu), CUDA_ARCH, JOBS, CPU_THREADS (default 4), BENCH_SECONDS
@@ -45,7 +47,7 @@ if [[ -z "${COMMIT:-}" ]]; then
 fi
 
 STAGES=("$@")
-[[ ${#STAGES[@]} -eq 0 ]] && STAGES=(build test sanitize cli variants bench s000 profile)
+[[ ${#STAGES[@]} -eq 0 ]] && STAGES=(build test sanitize cli variants bench s000 roe3 profile)
 SUMMARY="$OUT/summary.md"
 ROWS="$OUT/results-rows.md"
 : >"$SUMMARY"
@@ -121,9 +123,11 @@ stage_sanitize() {
   local tool
   for tool in memcheck racecheck initcheck synccheck; do
     local t0=$SECONDS
-    compute-sanitizer --tool "$tool" --error-exitcode 99 "$TEST_CUDA" --gtest_filter='CudaSanitizer.*' \
-      >>"$OUT/sanitizer.log" 2>&1
-    local rc=$?
+    local rc=0 bin
+    for bin in "$TEST_CUDA" "$BUILD/tests/test_cuda_roe3"; do
+      compute-sanitizer --tool "$tool" --error-exitcode 99 "$bin" --gtest_filter='CudaSanitizer.*' \
+        >>"$OUT/sanitizer.log" 2>&1 || rc=$?
+    done
     local summary
     summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log" | tail -1)
     if [[ $rc -ne 0 ]]; then
@@ -182,6 +186,12 @@ stage_bench() {
   bench -c s004-t2 -n 4096 -p float,double -k "$KERNEL" -s "$BENCH_SECONDS" --dry-skip 0
 }
 
+# Third order (seed 003 Table 3): S003-T3 to t = 0.15 up to 1200^2, timed
+# windows at 4096^2 and 8192^2, against first order on the same grids.
+stage_roe3() {
+  bench -c s003-t3 -n "${ROE3_SIZES:-50,100,200,400,800,1200,4096,8192}" -p float,double -s "$BENCH_SECONDS"
+}
+
 stage_profile() {
   : >"$OUT/profile.log"
   local kernel prec
@@ -197,6 +207,22 @@ stage_profile() {
   done
   grep -E "=== ncu|SM Frequency|Duration|Compute \(SM\) Throughput|DRAM Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|Executed Ipc A" \
     "$OUT/profile.log" | tee -a "$SUMMARY"
+}
+
+# Nsight Compute on the third-order march kernel (S003-T3 1200^2): one launch
+# of each stage kernel per precision.
+stage_profile3() {
+  : >"$OUT/profile3.log"
+  local prec
+  for prec in float double; do
+    echo "=== ncu: roe3 march $prec" >>"$OUT/profile3.log"
+    ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --section WarpStateStats --section ComputeWorkloadAnalysis --section InstructionStats \
+      -k "regex:march_kernel" -s 30 -c 3 \
+      "$BENCH" -b cuda -c s003-t3 -n 1200 -p "$prec" >>"$OUT/profile3.log" 2>&1 || fail "ncu roe3 $prec"
+  done
+  grep -E "=== ncu|march_kernel|Duration|Compute \(SM\) Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|Executed Ipc A|Stall|Executed Instructions  " \
+    "$OUT/profile3.log" | tee -a "$SUMMARY"
 }
 
 stage_s000() {
@@ -215,7 +241,9 @@ for s in "${STAGES[@]}"; do
     variants) stage_variants ;;
     bench) stage_bench ;;
     s000) stage_s000 ;;
+    roe3) stage_roe3 ;;
     profile) stage_profile ;;
+    profile3) stage_profile3 ;;
     table) ;;
     *) fail "unknown stage $s" ;;
   esac
