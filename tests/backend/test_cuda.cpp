@@ -5,6 +5,7 @@
 // by hand, independent of the case-file loader.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -512,19 +513,49 @@ TEST(CudaBackend, SnapshotsHoldTheStatesOfTheirTimes) {
   }
 }
 
-// take() right after snapshot(), on a grid whose copy to the host takes a
-// while (2048x2048): take() must wait for the copy to finish.
+// take() right after snapshot(), and two snapshots one step apart, on a grid
+// whose copy to the host takes a while (2048x2048): take() must wait for the
+// copy, and the next snapshot for the staging buffer. The flow runs
+// into the south wall, so that the first rows (the first bytes copied and
+// read) change from one snapshot to the next.
 TEST(CudaBackend, SnapshotTakenAtOnceWaitsForItsCopy) {
   SHALLOWS_REQUIRE_GPU();
   for (Precision prec : kPrecisions) {
-    const Problem p = s004_t2(prec, 2048);
+    Problem p = make_problem(2048, 2048, 0, 20, 0, 20, [](double, double) { return 0.0; },
+                             [](double x, double) { return 1.0 + 0.1 * std::sin(x); });
+    for (double& hv : p.hv) hv = -0.5;
+    p.precision = prec;
     auto b = make_cuda_backend(p, plain_options("cuda"), kernel_options("lagged"));
+    Fields previous;
     for (int k = 0; k < 3; ++k) {
       b->advance(0.01 * k, 0.01 * (k + 1), 1 << 30);
       Fields ref;
       b->read_state(ref);
+      if (k > 0) {
+        ASSERT_FALSE(std::equal(ref.h.begin(), ref.h.begin() + 2048, previous.h.begin()))
+            << "the test needs a first row that changes";
+      }
       expect_same_fields(b->snapshot().take(), ref, std::string("at once, ") + precision_name(prec));
+      previous = std::move(ref);
     }
+    // Two snapshots one step apart: the second must not overwrite the
+    // staging buffer while the first is still being copied from it. (On an
+    // H100 this passed even with that wait removed: the copies seem to be
+    // serialised by the copy engine. The test stays for other hardware.)
+    {
+      // Both host slots allocated first (cudaHostAlloc takes long enough to
+      // hide a missing wait).
+      const Snapshot w0 = b->snapshot(), w1 = b->snapshot();
+    }
+    Fields ref1, ref2;
+    b->read_state(ref1);
+    Snapshot s1 = b->snapshot();
+    b->step(0.03, 1.0);
+    Snapshot s2 = b->snapshot();
+    b->read_state(ref2);
+    ASSERT_FALSE(bitwise_equal(ref1.h, ref2.h));
+    expect_same_fields(s1.take(), ref1, std::string("one step apart, first, ") + precision_name(prec));
+    expect_same_fields(s2.take(), ref2, std::string("one step apart, second, ") + precision_name(prec));
   }
 }
 
