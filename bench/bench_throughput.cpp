@@ -337,6 +337,81 @@ void run_cuda(const Config& cfg, const std::vector<std::string>& precisions, con
 #endif
 
 #ifdef SHALLOWS_HAVE_CUDA
+// Dry skipping against the wet area (S004-T2): two executors, skipping on and
+// off, advance in lockstep through windows of `window` steps (the same dt
+// sequence: the results are bit-identical); each window is timed on both, and
+// the wet fraction read at its ends, outside the timing. The cost of a wet
+// cell is that of S004-T1 (all wet) on the same grid, timed for the same
+// number of steps: proportional cost means time(skip) = wet fraction x
+// time(all wet). (The full computation of S004-T2 is no reference: its dry
+// cells cost less than wet ones.)
+void run_cuda_wet_windows(const Config& cfg, const std::vector<std::string>& precisions, index_t n, int windows,
+                          index_t window, int rows_per_chunk, std::ostringstream& rows) {
+  std::printf("| case | precision | cells | window | steps | wet start | wet end | wet mean | chunks computed | "
+              "time skip / full | time skip / all wet | / wet mean |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const std::string& prec : precisions) {
+    const Precision precision = prec == "float" ? Precision::single_precision : Precision::double_precision;
+    const Problem p = s004("s004-t2", n, precision);
+    BackendOptions options;
+    options.kind = "cuda";
+    options.track_maxima = false;
+    CudaOptions on, off;
+    on.rows = off.rows = rows_per_chunk;
+    off.dry_skip = false;
+    auto skip = make_cuda_backend(p, options, on);
+    auto full = make_cuda_backend(p, options, off);
+    auto wet_ref = make_cuda_backend(s004("s004-t1", n, precision), options, on);
+    skip->advance(0.0, 1e30, 3);  // warm-up
+    double t = full->advance(0.0, 1e30, 3).t;
+    double t_ref = wet_ref->advance(0.0, 1e30, 3).t;
+    Fields f;
+    skip->read_state(f);
+    double wet0 = wet_fraction(f, p.physics.h_dry);
+    double worst = 0;
+    for (int w = 0; w < windows; ++w) {
+      const CudaStats before = skip->stats();
+      auto start = Clock::now();
+      const CudaAdvance a = skip->advance(t, 1e30, window);
+      const double t_skip = seconds_since(start);
+      start = Clock::now();
+      const CudaAdvance b = full->advance(t, 1e30, window);
+      const double t_full = seconds_since(start);
+      if (a.t != b.t) throw std::runtime_error("skip and full runs diverged in time");
+      t = a.t;
+      start = Clock::now();
+      t_ref = wet_ref->advance(t_ref, 1e30, window).t;
+      const double t_wet = seconds_since(start);
+      const CudaStats after = skip->stats();
+      skip->read_state(f);
+      const double wet1 = wet_fraction(f, p.physics.h_dry);
+      const double wet = 0.5 * (wet0 + wet1);
+      const double computed = static_cast<double>(after.chunks_computed - before.chunks_computed) /
+                              (static_cast<double>(after.chunks) * static_cast<double>(after.steps - before.steps));
+      const double ratio = t_skip / t_wet;
+      worst = std::max(worst, std::abs(ratio / wet - 1));
+      char line[512];
+      std::snprintf(line, sizeof line,
+                    "| s004-t2 | %s | %lldx%lld | %d | %lld | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f |",
+                    prec.c_str(), static_cast<long long>(n), static_cast<long long>(n), w + 1,
+                    static_cast<long long>(a.steps), wet0, wet1, wet, computed, t_skip / t_full, ratio, ratio / wet);
+      std::printf("%s\n", line);
+      std::fflush(stdout);
+      wet0 = wet1;
+    }
+    std::printf("  %s: largest |time(skip) / time(all wet) / wet fraction - 1| over %d windows: %.2f\n", prec.c_str(),
+                windows, worst);
+    char row[768];
+    std::snprintf(row, sizeof row,
+                  "| %s | %s | %s | s004-t2 | %lldx%lld | %s | %s | - | - | dry skipping vs wet area: %d windows of %lld "
+                  "steps, largest |time(skip)/time(all wet) / wet fraction - 1| = %.2f, %d rows/chunk |",
+                  today().c_str(), skip->stats().device.c_str(), cfg.commit.c_str(), static_cast<long long>(n),
+                  static_cast<long long>(n), prec.c_str(), on.kernel.c_str(), windows, static_cast<long long>(window),
+                  worst, skip->stats().chunk_rows);
+    rows << row << "\n";
+  }
+}
+
 // S003-T3 with the third-order scheme against the first-order one on the
 // same grid: wall time to t = 0.15 (sizes up to `to_end_max`; larger ones
 // run `seconds` of steps), cell-updates per full step, and the cost of a
@@ -428,7 +503,8 @@ int main(int argc, char** argv) {
   std::vector<index_t> sizes{256, 1024};
   std::vector<std::string> precisions{"double", "float"};
   std::vector<std::string> kernels{"lagged"};
-  int dry_skip = 1, compact = 1, rows_per_chunk = 0, min_blocks = 0;
+  int dry_skip = 1, compact = 1, rows_per_chunk = 0, min_blocks = 0, windows = 0;
+  index_t window_steps = 50;
   app.add_option("-b,--backend", cfg.backend)->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("-c,--case", cfg.case_name)->check(CLI::IsMember({"s004-t1", "s004-t2", "s000-t1", "s003-t3"}));
   app.add_option("-n,--sizes", sizes, "cells per side (S004 cases)")->delimiter(',');
@@ -441,6 +517,9 @@ int main(int argc, char** argv) {
   app.add_option("--dry-skip", dry_skip, "CUDA: skip dry chunks (1) or compute all (0)");
   app.add_option("--compact", compact, "CUDA: with dry skipping, launch warps only for listed chunks (1) or all (0)");
   app.add_option("--rows", rows_per_chunk, "CUDA: rows per chunk (0: automatic)");
+  app.add_option("--windows", windows,
+                 "CUDA, s004-t2: time this many windows with skipping on and off against the wet fraction");
+  app.add_option("--window-steps", window_steps, "steps per window (--windows)");
   app.add_option("--min-blocks", min_blocks, "CUDA lagged kernel: blocks per SM compiled for (0: default; 2, 4, 6)");
   app.add_option("--append", append, "append the table rows to this markdown file");
   app.add_option("--machine", cfg.machine, "machine description for the results file (CPU rows)");
@@ -457,6 +536,8 @@ int main(int argc, char** argv) {
       }
       if (cfg.case_name == "s003-t3") {
         run_cuda_s003(cfg, precisions, sizes, rows);
+      } else if (cfg.case_name == "s004-t2" && windows > 0) {
+        run_cuda_wet_windows(cfg, precisions, sizes.front(), windows, window_steps, rows_per_chunk, rows);
       } else {
         run_cuda(cfg, precisions, sizes, kernels, dry_skip != 0, compact != 0, rows_per_chunk, min_blocks, rows);
       }

@@ -16,7 +16,8 @@
 #   sanitize  compute-sanitizer memcheck, racecheck, initcheck, synccheck on a small case
 #   cli       shallows run --backend cuda on the built-in case, against --backend cpu
 #   variants  S004-T1 at 4096^2 and 8192^2 with every kernel (fused, lagged, split, plain)
-#   bench     S004-T1 at 1024^2..8192^2 and S004-T2 at 4096^2 (skip on/off), default kernel
+#   bench     S004-T1 at 1024^2..8192^2 and S004-T2 at 4096^2 (skip on/off, time per
+#             step against the wet area), default kernel
 #   s000      S000-T1 at Q4 to t = 5 s and Q5 to t = 0.1 s (seed 000 Table 1)
 #   roe3      S003-T3, third order against first order, 50^2..8192^2 (seed 003 Table 3)
 #   profile   Nsight Compute (ncu) on one step kernel launch per kernel and precision at 4096^2
@@ -184,6 +185,8 @@ stage_bench() {
   bench -c s004-t2 -n 4096 -p float,double -k "$KERNEL" -s "$BENCH_SECONDS" --dry-skip 1 --compact 1
   bench -c s004-t2 -n 4096 -p float,double -k "$KERNEL" -s "$BENCH_SECONDS" --dry-skip 1 --compact 0
   bench -c s004-t2 -n 4096 -p float,double -k "$KERNEL" -s "$BENCH_SECONDS" --dry-skip 0
+  # Time per step against the wet area (skipping on vs an all-wet grid).
+  bench -c s004-t2 -n 4096 -p float,double --windows 4 --window-steps 60
 }
 
 # Third order (seed 003 Table 3): S003-T3 to t = 0.15 up to 1200^2, timed

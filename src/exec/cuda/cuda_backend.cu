@@ -125,7 +125,11 @@ class CudaExecutor final : public CudaBackend {
 
     // Chunk grids: the fused kernel carries a 2-cell halo, the split ones 1.
     const int halo = kind_ == KernelKind::fused ? 2 : 1;
-    const int rows = co.rows > 0 ? co.rows : choose_rows(grid_, halo, prop.multiProcessorCount);
+    // With dry skipping, chunks of 16 rows: the computed ring around the wet
+    // area shrinks (S004-T2 4096^2: time per step 1.17x wet fraction x the
+    // all-wet time, against 1.38x at 64 rows) for 5% on all-wet grids.
+    const int auto_rows = choose_rows(grid_, halo, prop.multiProcessorCount);
+    const int rows = co.rows > 0 ? co.rows : (dry_skip_ ? std::min(auto_rows, 16) : auto_rows);
     cg_step_ = make_chunk_grid(grid_, halo, rows);
     cg_rate_ = make_chunk_grid(grid_, 1, kind_ == KernelKind::split ? rows : choose_rows(grid_, 1, prop.multiProcessorCount));
 
