@@ -404,7 +404,7 @@ void run_cuda_wet_windows(const Config& cfg, const std::vector<std::string>& pre
     char row[768];
     std::snprintf(row, sizeof row,
                   "| %s | %s | %s | s004-t2 | %lldx%lld | %s | %s | - | - | dry skipping vs wet area: %d windows of %lld "
-                  "steps, largest |time(skip)/time(all wet) / wet fraction - 1| = %.2f, %d rows/chunk |",
+                  "steps, largest abs(time(skip)/time(all wet)/wet fraction - 1) = %.2f, %d rows/chunk |",
                   today().c_str(), skip->stats().device.c_str(), cfg.commit.c_str(), static_cast<long long>(n),
                   static_cast<long long>(n), prec.c_str(), on.kernel.c_str(), windows, static_cast<long long>(window),
                   worst, skip->stats().chunk_rows);
