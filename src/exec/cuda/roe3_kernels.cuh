@@ -26,13 +26,13 @@
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/numerics/roe3.hpp"
 #include "shallows/numerics/ssp_rk3.hpp"
+#include "warp.cuh"
 
 namespace shallows::cudax::roe3k {
 
 constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / 32;
 constexpr int kStripWidth = 30;  // columns a warp updates (32 lanes minus two halo lanes)
-constexpr unsigned kFull = 0xffffffffu;
 
 // Time control of the run, one slot (the kernels of a step run in order on
 // one stream). The host sets t, steps and the launch limits before a batch.
@@ -68,20 +68,8 @@ struct MarchArgs {
 };
 
 __device__ __forceinline__ double warp_max(double v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_xor_sync(kFull, v, o));
+  for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_xor_sync(kFullMask, v, o));
   return v;
-}
-
-template <class Real>
-__device__ __forceinline__ CellPrimitive<Real> shfl_down(const CellPrimitive<Real>& q) {
-  return {__shfl_down_sync(kFull, q.h, 1),  __shfl_down_sync(kFull, q.hu, 1), __shfl_down_sync(kFull, q.hv, 1),
-          __shfl_down_sync(kFull, q.z, 1),  __shfl_down_sync(kFull, q.u, 1),  __shfl_down_sync(kFull, q.v, 1),
-          __shfl_down_sync(kFull, q.sqrt_h, 1), __shfl_down_sync(kFull, q.c, 1)};
-}
-
-template <class Real>
-__device__ __forceinline__ State<Real> shfl_up(const State<Real>& q) {
-  return {__shfl_up_sync(kFull, q.h, 1), __shfl_up_sync(kFull, q.hu, 1), __shfl_up_sync(kFull, q.hv, 1)};
 }
 
 template <class Real>
@@ -174,11 +162,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
       roe3::EdgePair<Real> e;
 #pragma unroll
       for (int l = 0; l < 2; ++l) {
-        const CellPrimitive<Real> east_side = shfl_down(t.at(recon::west + l));
+        const CellPrimitive<Real> east_side = shfl_down(t.at(recon::west + l), 1);
         e.f[l] = cartesian_edge<0>(t.at(recon::east + l), east_side, p);
       }
-      const State<Real> from_west = shfl_up(roe3::into_upper(e));
-      const Real west_speed = __shfl_up_sync(kFull, roe3::pair_speed(e), 1);
+      const State<Real> from_west = shfl_up(roe3::into_upper(e), 1);
+      const Real west_speed = shfl_up(roe3::pair_speed(e), 1);
       fx_pend = from_west + roe3::into_lower(e);
       sx_pend = math::max(west_speed, roe3::pair_speed(e));
       interior_pend = t.interior;
@@ -187,7 +175,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
     for (int l = 0; l < 2; ++l) below[l] = t.at(recon::north + l);
   }
 
-  if (__any_sync(kFull, bad) && lane == 0) atomicOr(&A.ctrl->bad, 1);
+  if (__any_sync(kFullMask, bad) && lane == 0) atomicOr(&A.ctrl->bad, 1);
   if (kStage == 0) {
     rate = warp_max(rate);
     if (lane == 0 && rate > 0) {

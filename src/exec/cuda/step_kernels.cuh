@@ -55,10 +55,10 @@
 #include "shallows/bc/boundary.hpp"
 #include "shallows/mesh/structured/cartesian_edges.hpp"
 #include "shallows/physics/cell_update.hpp"
+#include "warp.cuh"
 
 namespace shallows::cudax {
 
-constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kBlockThreads = 128;
 constexpr int kBlockWarps = kBlockThreads / 32;
 constexpr unsigned long long kNonFinite = ~0ull;
@@ -175,19 +175,6 @@ __device__ __forceinline__ double decode_rate<double>(unsigned long long b) {
   return __longlong_as_double(static_cast<long long>(b));
 }
 
-__device__ __forceinline__ float shfl_down(float v, int d) { return __shfl_down_sync(kFullMask, v, d); }
-__device__ __forceinline__ double shfl_down(double v, int d) { return __shfl_down_sync(kFullMask, v, d); }
-__device__ __forceinline__ float shfl_up(float v, int d) { return __shfl_up_sync(kFullMask, v, d); }
-__device__ __forceinline__ double shfl_up(double v, int d) { return __shfl_up_sync(kFullMask, v, d); }
-
-template <class Real>
-__device__ __forceinline__ State<Real> shfl_down(State<Real> s, int d) {
-  return {shfl_down(s.h, d), shfl_down(s.hu, d), shfl_down(s.hv, d)};
-}
-template <class Real>
-__device__ __forceinline__ State<Real> shfl_up(State<Real> s, int d) {
-  return {shfl_up(s.h, d), shfl_up(s.hu, d), shfl_up(s.hv, d)};
-}
 template <class Real>
 __device__ __forceinline__ Cell<Real> shfl_down(Cell<Real> c, int d) {
   return {shfl_down(c.h, d), shfl_down(c.hu, d), shfl_down(c.hv, d), shfl_down(c.z, d)};
@@ -761,6 +748,9 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
   Row cur = load(j0 - 1);
   State<Real> q1_prev{Real(0), Real(0), Real(0)};
   Real z_prev = Real(0);
+  // What the edges need of a state n+1 cell (velocities, square roots: its
+  // divisions and roots), computed once per cell, not once per edge side.
+  CellPrimitive<Real> p1_prev{};
   // Row r-1's fluctuations of state n+1 from its west and east x-edges and
   // south y-edge, and their speeds.
   State<Real> w_prev{Real(0), Real(0), Real(0)}, e_prev{Real(0), Real(0), Real(0)}, s_prev{Real(0), Real(0), Real(0)};
@@ -789,10 +779,14 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
     } else {
       q1 = ghost_state(q1_prev, z_prev, Side::north, P.bc[3]);
     }
-    if (r == 0) q1_prev = ghost_state(q1, z, Side::south, P.bc[2]);
+    if (r == 0) {
+      q1_prev = ghost_state(q1, z, Side::south, P.bc[2]);
+      p1_prev = cell_primitive(q1_prev, z_prev, P.phys);
+    }
+    const CellPrimitive<Real> p1 = cell_primitive(q1, z, P.phys);
 
     if (r >= j0) {
-      const auto fy = cartesian_edge<1>(q1_prev, z_prev, q1, z, P.phys);
+      const auto fy = cartesian_edge<1>(p1_prev, p1, P.phys);
       if (r - 1 >= j0) {
         const State<Real> rhs = cell_rhs(P, w_prev, e_prev, s_prev, fy.to_left);
         const Real rate = xs_prev * P.half_inv_dx + (ys_prev + fy.speed) * P.half_inv_dy;
@@ -811,9 +805,7 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
       ys_prev = fy.speed;
     }
     if (r >= j0 && r < jend) {
-      const State<Real> q1e = shfl_down(q1, 1);
-      const Real ze = shfl_down(z, 1);
-      const auto fx = cartesian_edge<0>(q1, z, q1e, ze, P.phys);
+      const auto fx = cartesian_edge<0>(p1, shfl_down(p1, 1), P.phys);
       w_prev = shfl_up(fx.to_right, 1);
       e_prev = fx.to_left;
       xs_prev = shfl_up(fx.speed, 1) + fx.speed;
@@ -827,6 +819,7 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
     }
     q1_prev = q1;
     z_prev = z;
+    p1_prev = p1;
     cur = next;
   }
 

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Warp shuffles of the numerical core's value types, shared by the CUDA
+// kernels: a march kernel's lane gets its east neighbour's values with
+// shfl_down(x, 1) and its west neighbour's with shfl_up(x, 1).
+#include <cuda_runtime.h>
+
+#include "shallows/core/state.hpp"
+#include "shallows/physics/riemann/roe.hpp"
+
+namespace shallows::cudax {
+
+constexpr unsigned kFullMask = 0xffffffffu;
+
+__device__ __forceinline__ float shfl_down(float v, int d) { return __shfl_down_sync(kFullMask, v, d); }
+__device__ __forceinline__ double shfl_down(double v, int d) { return __shfl_down_sync(kFullMask, v, d); }
+__device__ __forceinline__ float shfl_up(float v, int d) { return __shfl_up_sync(kFullMask, v, d); }
+__device__ __forceinline__ double shfl_up(double v, int d) { return __shfl_up_sync(kFullMask, v, d); }
+
+template <class Real>
+__device__ __forceinline__ State<Real> shfl_down(State<Real> s, int d) {
+  return {shfl_down(s.h, d), shfl_down(s.hu, d), shfl_down(s.hv, d)};
+}
+template <class Real>
+__device__ __forceinline__ State<Real> shfl_up(State<Real> s, int d) {
+  return {shfl_up(s.h, d), shfl_up(s.hu, d), shfl_up(s.hv, d)};
+}
+template <class Real>
+__device__ __forceinline__ CellPrimitive<Real> shfl_down(const CellPrimitive<Real>& q, int d) {
+  return {shfl_down(q.h, d), shfl_down(q.hu, d), shfl_down(q.hv, d),     shfl_down(q.z, d),
+          shfl_down(q.u, d), shfl_down(q.v, d),  shfl_down(q.sqrt_h, d), shfl_down(q.c, d)};
+}
+
+} // namespace shallows::cudax
