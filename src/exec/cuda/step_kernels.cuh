@@ -697,13 +697,17 @@ __global__ void __launch_bounds__(kBlockThreads, MinBlocks<Real>::value) update_
 template <class Real>
 __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P, int parity, Real dt, index_t sx,
                                                            index_t cy, int lane, index_t chunk) {
-  const index_t i0 = sx * P.cg.width;
-  const index_t j0 = cy * P.cg.rows;
-  const index_t jend = min(j0 + static_cast<index_t>(P.cg.rows), P.ny);
-  const index_t i = i0 - 1 + lane;
-  const bool tile_lane = lane >= 1 && lane < 31 && i < P.nx;
-  const bool in_domain = i >= 0 && i < P.nx;
-  const bool in_padded = i >= -Grid::ghost && i < P.nx + Grid::ghost;
+  // Column and row numbers in 32 bits (no device holds a grid 2^31 cells
+  // wide), linear offsets in 64: the integer work of a row is a fair part
+  // of an instruction-bound kernel.
+  const int nx = static_cast<int>(P.nx), ny = static_cast<int>(P.ny);
+  const int i0 = static_cast<int>(sx) * P.cg.width;
+  const int j0 = static_cast<int>(cy) * P.cg.rows;
+  const int jend = min(j0 + P.cg.rows, ny);
+  const int i = i0 - 1 + lane;
+  const bool tile_lane = lane >= 1 && lane < 31 && i < nx;
+  const bool in_domain = i >= 0 && i < nx;
+  const bool in_padded = i >= -Grid::ghost && i < nx + Grid::ghost;
 
   if (P.dry_skip && neighbourhood_dry(P, parity, sx, cy, lane)) {
     skip_chunk(P, parity, chunk, i, tile_lane, j0, jend, lane);
@@ -724,28 +728,31 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
   Real* __restrict__ rhuo = P.rhu[1 - parity];
   Real* __restrict__ rhvo = P.rhv[1 - parity];
   const bool west_strip = i0 == 0;
-  const bool east_strip = i0 + 30 >= P.nx;
+  const bool east_strip = i0 + 30 >= nx;
+  const index_t pitch = P.pitch;
 
-  // State n and its rhs of row j for this lane's interior cell (ghost rows
-  // and columns only need the bed).
+  // State n and its rhs of row j (offset k of (i, j)) for this lane's
+  // interior cell (ghost rows and columns only need the bed).
   struct Row {
     Cell<Real> q;
     State<Real> rhs;
   };
-  const auto load = [&](index_t j) {
+  const auto load = [&](int j, index_t k) {
     Row w{{Real(0), Real(0), Real(0), quiet_nan(Real(0))}, {Real(0), Real(0), Real(0)}};
     if (j > jend || j < j0 - 1) return w;
-    if (in_domain && j >= 0 && j < P.ny) {
-      const index_t k = P.index(i, j);
+    if (in_domain && j >= 0 && j < ny) {
       w.q = {h[k], hu[k], hv[k], P.z[k]};
       w.rhs = {rh[k], rhu[k], rhv[k]};
-    } else if (in_padded && j >= -Grid::ghost && j < P.ny + Grid::ghost) {
-      w.q.z = P.z[P.index(i, j)];
+    } else if (in_padded && j >= -Grid::ghost && j < ny + Grid::ghost) {
+      w.q.z = P.z[k];
     }
     return w;
   };
 
-  Row cur = load(j0 - 1);
+  // Offset of (i, r), advanced a row per iteration (outside the padded grid
+  // it is never dereferenced).
+  index_t k_row = P.index(i, j0 - 1);
+  Row cur = load(j0 - 1, k_row);
   State<Real> q1_prev{Real(0), Real(0), Real(0)};
   Real z_prev = Real(0);
   // What the edges need of a state n+1 cell (velocities, square roots: its
@@ -758,11 +765,13 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
   bool dry_all = true;
   unsigned long long best = 0;
 
-  for (index_t r = j0 - 1; r <= jend; ++r) {
-    const Row next = load(r + 1);  // prefetch
+  for (int r = j0 - 1; r <= jend; ++r) {
+    const index_t k = k_row;
+    k_row += pitch;
+    const Row next = load(r + 1, k_row);  // prefetch
     const Real z = cur.q.z;
     State<Real> q1;
-    if (r >= 0 && r < P.ny) {
+    if (r >= 0 && r < ny) {
       q1 = (in_domain && !math::is_nan(z)) ? advance_cell(st(cur.q), cur.rhs, dt, P.phys) : st(cur.q);
       if (west_strip) {
         const State<Real> e1 = shfl_down(q1, 1);
@@ -772,7 +781,7 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
       if (east_strip) {
         const State<Real> w1 = shfl_up(q1, 1);
         const Real wz = shfl_up(z, 1);
-        if (i == P.nx) q1 = ghost_state(w1, wz, Side::east, P.bc[1]);
+        if (i == nx) q1 = ghost_state(w1, wz, Side::east, P.bc[1]);
       }
     } else if (r < 0) {
       q1 = st(cur.q);  // south ghost row: set from row 0 below
@@ -791,10 +800,10 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
         const State<Real> rhs = cell_rhs(P, w_prev, e_prev, s_prev, fy.to_left);
         const Real rate = xs_prev * P.half_inv_dx + (ys_prev + fy.speed) * P.half_inv_dy;
         if (tile_lane) {
-          const index_t k = P.index(i, r - 1);
-          rho[k] = rhs.h;
-          rhuo[k] = rhs.hu;
-          rhvo[k] = rhs.hv;
+          const index_t kb = k - pitch;
+          rho[kb] = rhs.h;
+          rhuo[kb] = rhs.hu;
+          rhvo[kb] = rhs.hv;
           if (!math::is_nan(z_prev)) {
             const unsigned long long e = encode_rate(rate);
             best = e > best ? e : best;
@@ -810,7 +819,6 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
       e_prev = fx.to_left;
       xs_prev = shfl_up(fx.speed, 1) + fx.speed;
       if (tile_lane) {
-        const index_t k = P.index(i, r);
         ho[k] = q1.h;
         huo[k] = q1.hu;
         hvo[k] = q1.hv;
