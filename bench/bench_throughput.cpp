@@ -33,18 +33,24 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-Problem s004(const std::string& name, index_t n, Precision precision) {
+// A grid of nx x ny cells over [x0, x0 + lx] x [y0, y0 + ly], fields zero.
+Problem blank(index_t nx, index_t ny, double x0, double lx, double y0, double ly) {
   Problem p;
+  p.grid.nx = nx;
+  p.grid.ny = ny;
+  p.grid.x0 = x0;
+  p.grid.y0 = y0;
+  p.grid.dx = lx / static_cast<double>(nx);
+  p.grid.dy = ly / static_cast<double>(ny);
+  const auto cells = static_cast<std::size_t>(p.grid.cells());
+  for (auto* f : {&p.z, &p.h, &p.hu, &p.hv}) f->assign(cells, 0.0);
+  return p;
+}
+
+Problem s004(const std::string& name, index_t n, Precision precision) {
   const bool dynamic = name == "s004-t2";
   const double x0 = dynamic ? -10 : 0, len = dynamic ? 20 : 10;
-  p.grid.nx = p.grid.ny = n;
-  p.grid.x0 = p.grid.y0 = x0;
-  p.grid.dx = p.grid.dy = len / static_cast<double>(n);
-  const auto cells = static_cast<std::size_t>(p.grid.cells());
-  p.z.assign(cells, 0.0);
-  p.h.assign(cells, 0.0);
-  p.hu.assign(cells, 0.0);
-  p.hv.assign(cells, 0.0);
+  Problem p = blank(n, n, x0, len, x0, len);
   // S004-T2: a dry tolerance of 1e-3 m leaves about two thirds of the domain dry.
   p.physics.h_dry = dynamic ? 1e-3 : 1e-6;
   for (index_t j = 0; j < n; ++j) {
@@ -64,17 +70,8 @@ Problem s004(const std::string& name, index_t n, Precision precision) {
 
 // S000-T1 on mesh Q_level: nx = 100 * 2^level, ny = 10 * 2^level, walls.
 Problem s000_t1(int level, double t_end, Precision precision) {
-  Problem p;
   const index_t s = index_t(1) << level;
-  p.grid.nx = 100 * s;
-  p.grid.ny = 10 * s;
-  p.grid.dx = 10.0 / static_cast<double>(p.grid.nx);
-  p.grid.dy = 1.0 / static_cast<double>(p.grid.ny);
-  const auto cells = static_cast<std::size_t>(p.grid.cells());
-  p.z.resize(cells);
-  p.h.resize(cells);
-  p.hu.assign(cells, 0.0);
-  p.hv.assign(cells, 0.0);
+  Problem p = blank(100 * s, 10 * s, 0, 10, 0, 1);
   const double pi = std::acos(-1.0);
   for (index_t j = 0; j < p.grid.ny; ++j) {
     for (index_t i = 0; i < p.grid.nx; ++i) {
@@ -93,14 +90,7 @@ Problem s000_t1(int level, double t_end, Precision precision) {
 // S003-T3 on [0,2]^2 (seed 003, 4.2.3): circular dam break over a bump,
 // open x sides, walls on the y sides, CFL 0.9.
 Problem s003_t3(index_t n, Scheme scheme, Precision precision) {
-  Problem p;
-  p.grid.nx = p.grid.ny = n;
-  p.grid.dx = p.grid.dy = 2.0 / static_cast<double>(n);
-  const auto cells = static_cast<std::size_t>(p.grid.cells());
-  p.z.resize(cells);
-  p.h.resize(cells);
-  p.hu.assign(cells, 0.0);
-  p.hv.assign(cells, 0.0);
+  Problem p = blank(n, n, 0, 2, 0, 2);
   const double pi = std::acos(-1.0);
   for (index_t j = 0; j < n; ++j) {
     for (index_t i = 0; i < n; ++i) {

@@ -69,6 +69,37 @@ double rel_l1(const std::vector<double>& a, const std::vector<double>& b) {
   return den > 0 ? num / den : num;
 }
 
+// Runs p to time t on the CPU and the GPU and checks they agree: same steps
+// and time, relative L1 of h, hu, hv (and of the maxima where tracked)
+// within 1e-12 (double) or 1e-5 (float), and the wave has moved.
+void expect_cpu_gpu_agree(const Problem& p, double t, bool track_maxima) {
+  const char* prec = precision_name(p.precision);
+  BackendOptions o = options("cpu");
+  o.track_maxima = track_maxima;
+  Simulation cpu(p, o);
+  o.kind = "cuda";
+  Simulation gpu(p, o);
+  cpu.advance_to(t);
+  gpu.advance_to(t);
+  EXPECT_EQ(gpu.steps(), cpu.steps()) << prec;
+  EXPECT_EQ(gpu.time(), cpu.time()) << prec;
+  const Fields fc = cpu.state(), fg = gpu.state();
+  const double tol = p.precision == Precision::single_precision ? 1e-5 : 1e-12;
+  const double dh = rel_l1(fg.h, fc.h), dhu = rel_l1(fg.hu, fc.hu), dhv = rel_l1(fg.hv, fc.hv);
+  std::printf("  %s: %lld steps, rel L1 h %.2e hu %.2e hv %.2e\n", prec, static_cast<long long>(gpu.steps()), dh,
+              dhu, dhv);
+  EXPECT_LE(dh, tol) << prec;
+  EXPECT_LE(dhu, tol) << prec;
+  EXPECT_LE(dhv, tol) << prec;
+  if (track_maxima) {
+    const Maxima mc = cpu.maxima(), mg = gpu.maxima();
+    EXPECT_LE(rel_l1(mg.max_h, mc.max_h), tol) << prec;
+    EXPECT_LE(rel_l1(mg.max_speed, mc.max_speed), tol) << prec;
+  }
+  // The wave has moved: the comparison is not of two initial states.
+  EXPECT_GT(rel_l1(fg.h, p.h), 1e-4) << prec;
+}
+
 TEST(CudaRoe3, BackendIsTheRoe3Executor) {
   SHALLOWS_REQUIRE_GPU();
   auto b = make_backend(s003_t3(Precision::double_precision, 16), options("cuda"));
@@ -77,25 +108,7 @@ TEST(CudaRoe3, BackendIsTheRoe3Executor) {
 
 TEST(CudaRoe3, AgreesWithCpuOnS003T3) {
   SHALLOWS_REQUIRE_GPU();
-  for (Precision prec : kPrecisions) {
-    const Problem p = s003_t3(prec);
-    Simulation cpu(p, options("cpu"));
-    Simulation gpu(p, options("cuda"));
-    cpu.advance_to(0.05);
-    gpu.advance_to(0.05);
-    EXPECT_EQ(gpu.steps(), cpu.steps()) << precision_name(prec);
-    EXPECT_EQ(gpu.time(), cpu.time()) << precision_name(prec);
-    const Fields fc = cpu.state(), fg = gpu.state();
-    const double tol = prec == Precision::single_precision ? 1e-5 : 1e-12;
-    const double dh = rel_l1(fg.h, fc.h), dhu = rel_l1(fg.hu, fc.hu), dhv = rel_l1(fg.hv, fc.hv);
-    std::printf("  %s: %lld steps, rel L1 h %.2e hu %.2e hv %.2e\n", precision_name(prec),
-                static_cast<long long>(gpu.steps()), dh, dhu, dhv);
-    EXPECT_LE(dh, tol) << precision_name(prec);
-    EXPECT_LE(dhu, tol) << precision_name(prec);
-    EXPECT_LE(dhv, tol) << precision_name(prec);
-    // The wave has moved: the comparison is not of two initial states.
-    EXPECT_GT(rel_l1(fg.h, p.h), 1e-4);
-  }
+  for (Precision prec : kPrecisions) expect_cpu_gpu_agree(s003_t3(prec), 0.05, false);
 }
 
 // A grid whose sizes are no multiple of the GPU's strips (30 columns) or
@@ -120,27 +133,7 @@ TEST(CudaRoe3, AgreesWithCpuOnMaskedOddGrid) {
     p.cfl = 0.9;
     p.precision = prec;
     p.t_end = 1e30;
-    BackendOptions o = options("cpu");
-    o.track_maxima = true;
-    Simulation cpu(p, o);
-    o.kind = "cuda";
-    Simulation gpu(p, o);
-    cpu.advance_to(0.1);
-    gpu.advance_to(0.1);
-    EXPECT_EQ(gpu.steps(), cpu.steps()) << precision_name(prec);
-    EXPECT_EQ(gpu.time(), cpu.time()) << precision_name(prec);
-    const Fields fc = cpu.state(), fg = gpu.state();
-    const double tol = prec == Precision::single_precision ? 1e-5 : 1e-12;
-    const double dh = rel_l1(fg.h, fc.h), dhu = rel_l1(fg.hu, fc.hu), dhv = rel_l1(fg.hv, fc.hv);
-    std::printf("  %s: %lld steps, rel L1 h %.2e hu %.2e hv %.2e\n", precision_name(prec),
-                static_cast<long long>(gpu.steps()), dh, dhu, dhv);
-    EXPECT_LE(dh, tol) << precision_name(prec);
-    EXPECT_LE(dhu, tol) << precision_name(prec);
-    EXPECT_LE(dhv, tol) << precision_name(prec);
-    const Maxima mc = cpu.maxima(), mg = gpu.maxima();
-    EXPECT_LE(rel_l1(mg.max_h, mc.max_h), tol) << precision_name(prec);
-    EXPECT_LE(rel_l1(mg.max_speed, mc.max_speed), tol) << precision_name(prec);
-    EXPECT_GT(rel_l1(fg.h, p.h), 1e-4);
+    expect_cpu_gpu_agree(p, 0.1, true);
   }
 }
 
