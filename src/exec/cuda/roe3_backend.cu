@@ -38,11 +38,14 @@ using cudax::roe3k::Roe3Ctrl;
 
 unsigned blocks_for(index_t n, unsigned threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
 
-// Rows per chunk: long marches (each costs two extra rows of reconstructions)
-// while every SM still gets a few dozen warps.
-int choose_rows(const Grid& g, int sms) {
+// Rows per chunk: long marches (each costs two extra rows of
+// reconstructions) while the grid still gives about 2.5 waves of the warps
+// the GPU holds at once (fewer waves leave SMs idle at the tail; measured
+// on an H100, S003-T3: 1200^2 float 0.61 s at 8 rows against 0.68 s at 16,
+// double best at 16, bench/results.md run 14).
+int choose_rows(const Grid& g, int sms, int resident_warps_per_sm) {
   const index_t strips = (g.nx + cudax::roe3k::kStripWidth - 1) / cudax::roe3k::kStripWidth;
-  const index_t wanted = static_cast<index_t>(sms) * 16;
+  const auto wanted = static_cast<index_t>(2.5 * sms * resident_warps_per_sm);
   int rows = 64;
   while (rows > 8 && strips * ((g.ny + rows - 1) / rows) < wanted) rows /= 2;
   return rows;
@@ -115,10 +118,10 @@ class CudaRoe3Backend final : public CudaBackend {
       arrival_.upload(nan.data(), cells);
     }
 
-    rows_ = co.rows > 0 ? co.rows : choose_rows(grid_, prop.multiProcessorCount);
     // Measured on an H100 (bench/results.md): float gains from 4 resident
     // blocks (128 registers, no spills); double spills when capped.
     min_blocks_ = co.min_blocks > 0 ? co.min_blocks : (sizeof(Real) == 4 ? 4 : 0);
+    rows_ = co.rows > 0 ? co.rows : choose_rows(grid_, prop.multiProcessorCount, resident_warps_per_sm());
     strips_ = (grid_.nx + cudax::roe3k::kStripWidth - 1) / cudax::roe3k::kStripWidth;
     chunks_ = (grid_.ny + rows_ - 1) / rows_;
 
@@ -303,6 +306,21 @@ class CudaRoe3Backend final : public CudaBackend {
     const cudaError_t err = cudaGraphInstantiate(&graph_exec_, graph, 0);
     cudaGraphDestroy(graph);
     SHALLOWS_CUDA_CHECK(err);
+  }
+
+  // Warps of the march kernel an SM holds at once (registers decide).
+  int resident_warps_per_sm() const {
+    using namespace cudax::roe3k;
+    int blocks = 0;
+    const auto query = [&](const void* kernel) {
+      SHALLOWS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, 0));
+    };
+    switch (min_blocks_) {
+      case 3: query(reinterpret_cast<const void*>(march_kernel<Real, 0, 3>)); break;
+      case 4: query(reinterpret_cast<const void*>(march_kernel<Real, 0, 4>)); break;
+      default: query(reinterpret_cast<const void*>(march_kernel<Real, 0, 0>)); break;
+    }
+    return std::max(blocks, 1) * kWarps;
   }
 
   template <int kStage>
