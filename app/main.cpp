@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The shallows command line: argument parsing only; the work is in the library.
+// The shallows command line: `run` (the work is in the library) and `bench`
+// (app/bench.cpp).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench.hpp"
 #include "shallows/io/case.hpp"
 #include "shallows/solver/run.hpp"
 
@@ -49,7 +51,12 @@ int main(int argc, char** argv) {
   run->add_option("-s,--set", sets, "Override a case key, e.g. --set domain.nx=400 (repeatable)");
   run->add_flag("-q,--quiet", quiet, "No summary on stdout");
 
+  auto* bench = app.add_subcommand("bench", "Throughput benchmark (cell-updates per second) on the seed workloads");
+  shallows::cli::BenchOptions bench_options;
+  shallows::cli::add_bench_options(*bench, bench_options);
+
   CLI11_PARSE(app, argc, argv);
+  if (*bench) return shallows::cli::bench_command(bench_options);
   try {
     if (*run) return run_command(case_file, output_dir, threads, precision, backend, sets, quiet);
   } catch (const std::exception& e) {

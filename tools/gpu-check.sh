@@ -57,7 +57,7 @@ note() { echo "$*" | tee -a "$SUMMARY"; }
 fail() { note "FAILED: $*"; STATUS=1; }
 
 export LD_LIBRARY_PATH="$REPO/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-BENCH="$BUILD/bench/shallows_bench"
+SHALLOWS="$BUILD/shallows"
 TEST_CUDA="$BUILD/tests/test_cuda"
 
 stage_build() {
@@ -164,16 +164,16 @@ stage_cli() {
 }
 
 bench() {
-  echo "+ shallows_bench $*" >>"$OUT/bench.log"
+  echo "+ shallows bench $*" >>"$OUT/bench.log"
   # SM clock, power and temperature once a second while it runs: compute-
   # bound kernels follow the clock.
   nvidia-smi dmon -s pc -d 1 >>"$OUT/bench.log" 2>&1 &
   local dmon=$!
-  "$BENCH" -b cuda --commit "$COMMIT" --append "$ROWS" "$@" 2>&1 | tee -a "$OUT/bench.log"
+  "$SHALLOWS" bench -b cuda --commit "$COMMIT" --append "$ROWS" "$@" 2>&1 | tee -a "$OUT/bench.log"
   local rc=${PIPESTATUS[0]}
   kill "$dmon" 2>/dev/null
   wait "$dmon" 2>/dev/null
-  [[ $rc -eq 0 ]] || fail "shallows_bench $*"
+  [[ $rc -eq 0 ]] || fail "shallows bench $*"
 }
 
 stage_variants() {
@@ -204,7 +204,7 @@ stage_profile() {
       ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
         --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
         --section InstructionStats -k "regex:${kernel}_kernel" -s 12 -c 1 \
-        "$BENCH" -b cuda -c s004-t1 -n 4096 -p "$prec" -k "$kernel" -s 0.3 >>"$OUT/profile.log" 2>&1 ||
+        "$SHALLOWS" bench -b cuda -c s004-t1 -n 4096 -p "$prec" -k "$kernel" -s 0.3 >>"$OUT/profile.log" 2>&1 ||
         fail "ncu $kernel $prec"
     done
   done
@@ -222,7 +222,7 @@ stage_profile3() {
     ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
       --section WarpStateStats --section ComputeWorkloadAnalysis --section InstructionStats \
       -k "regex:march_kernel" -s 30 -c 3 \
-      "$BENCH" -b cuda -c s003-t3 -n 1200 -p "$prec" >>"$OUT/profile3.log" 2>&1 || fail "ncu roe3 $prec"
+      "$SHALLOWS" bench -b cuda -c s003-t3 -n 1200 -p "$prec" >>"$OUT/profile3.log" 2>&1 || fail "ncu roe3 $prec"
   done
   grep -E "=== ncu|march_kernel|Duration|Compute \(SM\) Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|Executed Ipc A|Stall|Executed Instructions  " \
     "$OUT/profile3.log" | tee -a "$SUMMARY"

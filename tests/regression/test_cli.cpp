@@ -90,6 +90,24 @@ TEST(Cli, BadCaseFileNamesFileAndKey) {
   EXPECT_NE(r.output.find("initial.h"), std::string::npos) << r.output;
 }
 
+TEST(Cli, BenchPrintsTheTableAndAppendsItsRows) {
+  const fs::path out = temp_dir("bench");
+  const fs::path rows = out / "rows.md";
+  const Result r = shell("bench -c s004-t1 -n 32 -p double -t 1 -s 0.05 --machine test-machine --append " +
+                         rows.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("| s004-t1 | serial | 1 | double | 32x32 |"), std::string::npos) << r.output;
+  const std::string appended = read(rows);
+  EXPECT_NE(appended.find("test-machine"), std::string::npos) << appended;
+  EXPECT_NE(appended.find("| s004-t1 | serial | 1 | double | 32x32 |"), std::string::npos) << appended;
+}
+
+TEST(Cli, BenchRefusesThirdOrderOnTheCpu) {
+  const Result r = shell("bench -c s003-t3");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("CUDA backend only"), std::string::npos) << r.output;
+}
+
 TEST(Cli, VersionAndHelp) {
   EXPECT_NE(shell("--version").output.find("shallows"), std::string::npos);
   const Result h = shell("run --help");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Throughput benchmark: cell-updates per second of whole time steps on the
+// `shallows bench`: cell-updates per second of whole time steps on the
 // seed-004 workloads (S004-T1 static load, S004-T2 dynamic load) and wall
 // time of S000-T1 to its end time (seed 000's Table 1), per backend, size and
 // precision. Prints a table; --append adds the rows to a results file.
@@ -10,6 +10,8 @@
 // float, 56 B in double: read h, hu, hv, z, write h, hu, hv) at the
 // device-to-device copy bandwidth measured in the same run on a buffer of the
 // state's size, with the fraction of that bound reached.
+#include "bench.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -482,72 +484,104 @@ void run_cuda_s003(const Config& cfg, const std::vector<std::string>& precisions
 
 } // namespace
 
-int main(int argc, char** argv) {
-  CLI::App app{"shallows throughput benchmark (cell-updates per second)"};
+namespace shallows::cli {
+
+void add_bench_options(CLI::App& sub, BenchOptions& o) {
+  sub.add_option("-b,--backend", o.backend, "Executor")->check(CLI::IsMember({"cpu", "cuda"}));
+  sub.add_option("-c,--case", o.case_name,
+                 "Workload (default: s004-t1 and s004-t2 at the backend's standard sizes)")
+      ->check(CLI::IsMember({"s004-t1", "s004-t2", "s000-t1", "s003-t3"}));
+  sub.add_option("-n,--sizes", o.sizes, "Cells per side (S004, S003 cases)")->delimiter(',');
+  sub.add_option("-p,--precision", o.precisions)->delimiter(',')->check(CLI::IsMember({"float", "double"}));
+  sub.add_option("-t,--threads", o.threads, "CPU threads (0: all)");
+  sub.add_option("-s,--seconds", o.seconds, "Time to run each configuration (S004 cases)");
+  sub.add_option("--level", o.level, "S000-T1 mesh Q_k: nx = 100 * 2^k, ny = 10 * 2^k")->check(CLI::Range(0, 8));
+  sub.add_option("--t-end", o.t_end, "S000-T1 end time (s)");
+  sub.add_option("-k,--kernel", o.kernels, "CUDA kernels: fused, lagged, split, plain")->delimiter(',');
+  sub.add_option("--dry-skip", o.dry_skip, "CUDA: skip dry chunks (1) or compute all (0)");
+  sub.add_option("--compact", o.compact, "CUDA: with dry skipping, launch warps only for listed chunks (1) or all (0)");
+  sub.add_option("--rows", o.rows_per_chunk, "CUDA: rows per chunk (0: automatic)");
+  sub.add_option("--windows", o.windows,
+                 "CUDA, s004-t2: time this many windows with skipping on against the wet fraction");
+  sub.add_option("--window-steps", o.window_steps, "Steps per window (--windows)");
+  sub.add_option("--min-blocks", o.min_blocks, "CUDA lagged kernel: blocks per SM compiled for (0: default; 2, 4, 6)");
+  sub.add_option("--append", o.append, "Append the table rows to this markdown file");
+  sub.add_option("--machine", o.machine, "Machine description for the results file (CPU rows)");
+  sub.add_option("--commit", o.commit, "Commit description for the results file");
+}
+
+int bench_command(const BenchOptions& o) {
   Config cfg;
-  cfg.backend = "cpu";
-  cfg.case_name = "s004-t1";
-  cfg.machine = "unnamed machine";
-  cfg.commit = "unknown";
-  std::string append;
-  std::vector<index_t> sizes{256, 1024};
-  std::vector<std::string> precisions{"double", "float"};
-  std::vector<std::string> kernels{"lagged"};
-  int dry_skip = 1, compact = 1, rows_per_chunk = 0, min_blocks = 0, windows = 0;
-  index_t window_steps = 50;
-  app.add_option("-b,--backend", cfg.backend)->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("-c,--case", cfg.case_name)->check(CLI::IsMember({"s004-t1", "s004-t2", "s000-t1", "s003-t3"}));
-  app.add_option("-n,--sizes", sizes, "cells per side (S004 cases)")->delimiter(',');
-  app.add_option("-p,--precision", precisions)->delimiter(',')->check(CLI::IsMember({"float", "double"}));
-  app.add_option("-t,--threads", cfg.threads, "CPU threads (0: all)");
-  app.add_option("-s,--seconds", cfg.seconds, "time to run each configuration (S004 cases)");
-  app.add_option("--level", cfg.level, "S000-T1 mesh Q_k: nx = 100 * 2^k, ny = 10 * 2^k")->check(CLI::Range(0, 8));
-  app.add_option("--t-end", cfg.t_end, "S000-T1 end time (s)");
-  app.add_option("-k,--kernel", kernels, "CUDA kernels: fused, lagged, split, plain")->delimiter(',');
-  app.add_option("--dry-skip", dry_skip, "CUDA: skip dry chunks (1) or compute all (0)");
-  app.add_option("--compact", compact, "CUDA: with dry skipping, launch warps only for listed chunks (1) or all (0)");
-  app.add_option("--rows", rows_per_chunk, "CUDA: rows per chunk (0: automatic)");
-  app.add_option("--windows", windows,
-                 "CUDA, s004-t2: time this many windows with skipping on and off against the wet fraction");
-  app.add_option("--window-steps", window_steps, "steps per window (--windows)");
-  app.add_option("--min-blocks", min_blocks, "CUDA lagged kernel: blocks per SM compiled for (0: default; 2, 4, 6)");
-  app.add_option("--append", append, "append the table rows to this markdown file");
-  app.add_option("--machine", cfg.machine, "machine description for the results file (CPU rows)");
-  app.add_option("--commit", cfg.commit, "commit description for the results file (CUDA rows)");
-  CLI11_PARSE(app, argc, argv);
+  cfg.backend = o.backend;
+  cfg.machine = o.machine;
+  cfg.commit = o.commit;
+  cfg.threads = o.threads;
+  cfg.seconds = o.seconds;
+  cfg.level = o.level;
+  cfg.t_end = o.t_end;
+  const bool cuda = o.backend == "cuda";
+  std::vector<std::string> precisions = o.precisions;
+  if (precisions.empty()) precisions = {"float", "double"};
+  // No case named: the standard set (for CUDA, the one the GPU issue asks for).
+  struct Job {
+    std::string case_name;
+    std::vector<index_t> sizes;
+  };
+  std::vector<Job> jobs;
+  if (!o.case_name.empty()) {
+    std::vector<index_t> sizes = o.sizes;
+    if (sizes.empty()) sizes = cuda ? std::vector<index_t>{4096} : std::vector<index_t>{256, 1024};
+    jobs.push_back({o.case_name, sizes});
+  } else if (cuda) {
+    jobs.push_back({"s004-t1", o.sizes.empty() ? std::vector<index_t>{1024, 2048, 4096, 8192} : o.sizes});
+    jobs.push_back({"s004-t2", {4096}});
+  } else {
+    jobs.push_back({"s004-t1", o.sizes.empty() ? std::vector<index_t>{256, 1024} : o.sizes});
+    jobs.push_back({"s004-t2", {1024}});
+  }
 
   std::ostringstream rows;
   try {
-    if (cfg.backend == "cuda") {
+    for (const Job& job : jobs) {
+      cfg.case_name = job.case_name;
+      if (cuda) {
 #ifdef SHALLOWS_HAVE_CUDA
-      if (!cuda_available()) {
-        std::fprintf(stderr, "shallows_bench: no CUDA device is available\n");
-        return 1;
-      }
-      if (cfg.case_name == "s003-t3") {
-        run_cuda_s003(cfg, precisions, sizes, rows);
-      } else if (cfg.case_name == "s004-t2" && windows > 0) {
-        run_cuda_wet_windows(cfg, precisions, sizes.front(), windows, window_steps, rows_per_chunk, rows);
-      } else {
-        run_cuda(cfg, precisions, sizes, kernels, dry_skip != 0, compact != 0, rows_per_chunk, min_blocks, rows);
-      }
+        if (!cuda_available()) {
+          std::fprintf(stderr, "shallows bench: no CUDA device is available\n");
+          return 1;
+        }
+        if (cfg.case_name == "s003-t3") {
+          run_cuda_s003(cfg, precisions, job.sizes, rows);
+        } else if (cfg.case_name == "s004-t2" && o.windows > 0) {
+          run_cuda_wet_windows(cfg, precisions, job.sizes.front(), o.windows, o.window_steps, o.rows_per_chunk, rows);
+        } else {
+          run_cuda(cfg, precisions, job.sizes, o.kernels, o.dry_skip != 0, o.compact != 0, o.rows_per_chunk,
+                   o.min_blocks, rows);
+        }
 #else
-      std::fprintf(stderr, "shallows_bench: this build has no CUDA backend\n");
-      return 1;
+        std::fprintf(stderr, "shallows bench: this build has no CUDA backend\n");
+        return 1;
 #endif
-    } else if (cfg.case_name == "s003-t3") {
-      std::fprintf(stderr, "shallows_bench: case s003-t3 is measured on the CUDA backend only (-b cuda)\n");
-      return 1;
-    } else {
-      run_cpu(cfg, precisions, sizes, rows);
+      } else if (cfg.case_name == "s003-t3") {
+        std::fprintf(stderr, "shallows bench: case s003-t3 is measured on the CUDA backend only (-b cuda)\n");
+        return 1;
+      } else {
+        run_cpu(cfg, precisions, job.sizes, rows);
+      }
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "shallows_bench: error: %s\n", e.what());
+    std::fprintf(stderr, "shallows bench: error: %s\n", e.what());
     return 1;
   }
-  if (!append.empty()) {
-    std::ofstream f(append, std::ios::app);
+  if (!o.append.empty()) {
+    std::ofstream f(o.append, std::ios::app);
     f << rows.str();
+    if (!f) {
+      std::fprintf(stderr, "shallows bench: error: could not append to %s\n", o.append.c_str());
+      return 1;
+    }
   }
   return 0;
 }
+
+} // namespace shallows::cli

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// `shallows bench`: throughput of whole time steps (cell-updates per second)
+// on the seed workloads, a printed table and optionally rows appended to a
+// results file. Timings never feed a pass/fail test.
+#include <string>
+#include <vector>
+
+#include "shallows/core/config.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace shallows::cli {
+
+struct BenchOptions {
+  std::string backend = "cpu";  // cpu or cuda
+  std::string case_name;        // empty: the standard set of the backend
+  std::vector<index_t> sizes;   // cells per side (empty: the case's standard sizes)
+  std::vector<std::string> precisions;  // empty: float and double
+  std::vector<std::string> kernels{"lagged"};
+  int threads = 0;
+  double seconds = 2.0;
+  int level = 4;       // S000-T1 mesh
+  double t_end = 5.0;  // S000-T1 end time
+  int dry_skip = 1, compact = 1, rows_per_chunk = 0, min_blocks = 0, windows = 0;
+  index_t window_steps = 50;
+  std::string append, machine = "unnamed machine", commit = "unknown";
+};
+
+void add_bench_options(CLI::App& sub, BenchOptions& o);
+int bench_command(const BenchOptions& o);
+
+} // namespace shallows::cli
