@@ -14,7 +14,7 @@
 #             the GPU ones, label "backend"); fails if a GPU test skipped
 #   gputest   the GPU tests only
 #   sanitize  compute-sanitizer memcheck, racecheck, initcheck, synccheck on a small case
-#   cli       shallows run --backend cuda on the built-in case, against --backend cpu
+#   cli       shallows run --backend cuda on the built-in case and on S003-T3 (roe3, 100²), against --backend cpu
 #   variants  S004-T1 at 4096^2 and 8192^2 with every kernel (fused, lagged, split, plain)
 #   bench     S004-T1 at 1024^2..8192^2 and S004-T2 at 4096^2 (skip on/off, time per
 #             step against the wet area), default kernel
@@ -140,27 +140,35 @@ stage_sanitize() {
   done
 }
 
-stage_cli() {
-  local dir="$BUILD/gpu-check-cli"
+# `shallows run` on the GPU and the CPU with the same case; the summaries must
+# report the same number of steps. $1: label, then the case arguments.
+cli_pair() {
+  local label=$1 dir="$BUILD/gpu-check-cli/$1"
+  shift
   rm -rf "$dir"
-  # VTK output: GPU machines usually lack NetCDF, the built-in case's default.
+  # VTK output: GPU machines usually lack NetCDF, the cases' default.
   {
-    "$BUILD/shallows" run --backend cuda -o "$dir/cuda" --set 'output.format=["vtk"]' &&
-      "$BUILD/shallows" run --backend cpu -o "$dir/cpu" --set 'output.format=["vtk"]'
+    "$BUILD/shallows" run "$@" --backend cuda -o "$dir/cuda" --set 'output.format=["vtk"]' &&
+      "$BUILD/shallows" run "$@" --backend cpu -o "$dir/cpu" --set 'output.format=["vtk"]'
   } >>"$OUT/bench.log" 2>&1
   if [[ $? -ne 0 ]]; then
     tail -5 "$OUT/bench.log"
-    fail "shallows run --backend cuda on the built-in case"
+    fail "shallows run --backend cuda: $label"
     return 1
   fi
   local steps_gpu steps_cpu
   steps_gpu=$(grep -o '"steps": [0-9]*' "$dir/cuda/summary.json" 2>/dev/null)
   steps_cpu=$(grep -o '"steps": [0-9]*' "$dir/cpu/summary.json" 2>/dev/null)
   if [[ -n "$steps_gpu" && "$steps_gpu" == "$steps_cpu" ]]; then
-    note "CLI: shallows run --backend cuda ok, $steps_gpu as on the CPU"
+    note "CLI: shallows run --backend cuda ($label) ok, $steps_gpu as on the CPU"
   else
-    fail "CLI: GPU $steps_gpu vs CPU $steps_cpu"
+    fail "CLI ($label): GPU $steps_gpu vs CPU $steps_cpu"
   fi
+}
+
+stage_cli() {
+  cli_pair built-in
+  cli_pair s003-t3-roe3 "$REPO/cases/s003-t3/case.toml" --set domain.nx=100 --set domain.ny=100
 }
 
 bench() {
