@@ -12,7 +12,6 @@
 #include <cstring>
 #include <functional>
 #include <limits>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -20,6 +19,7 @@
 
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/solver/simulation.hpp"
+#include "support/measures.hpp"
 #include "support/problems.hpp"
 
 #ifndef SHALLOWS_HAVE_CUDA
@@ -42,27 +42,6 @@ const std::vector<Precision> kPrecisions{Precision::double_precision, Precision:
 const char* precision_name(Precision p) { return p == Precision::single_precision ? "float" : "double"; }
 
 using test_support::make_problem;
-
-// Lake at rest over a random bowl with dry islands, walls (seed 003 §4.2).
-Problem lake_with_islands(Precision precision, index_t n = 96) {
-  std::mt19937_64 rng(7);
-  std::uniform_real_distribution<double> noise(-0.05, 0.05);
-  std::vector<double> bumps(static_cast<std::size_t>(n * n));
-  for (double& b : bumps) b = noise(rng);
-  const double dx = 1.0 / static_cast<double>(n);
-  auto z = [&bumps, dx, n](double x, double y) {
-    const auto i = static_cast<index_t>(x / dx), j = static_cast<index_t>(y / dx);
-    double bed = -(2 - (x - 0.5) * (x - 0.5) - (y - 0.5) * (y - 0.5)) + bumps[static_cast<std::size_t>(j * n + i)];
-    const double r1 = std::hypot(x - 0.3, y - 0.3), r2 = std::hypot(x - 0.7, y - 0.6);
-    if (r1 < 0.12) bed = 0.3 * (1 - r1 / 0.12) + 0.05;
-    if (r2 < 0.08) bed = 0.02;
-    return bed;
-  };
-  Problem p = make_problem(n, n, 0, 1, 0, 1, z, [](double, double) { return 0.0; });
-  p.precision = precision;
-  p.cfl = 0.9;
-  return p;
-}
 
 // S000-T1: channel with a cosine bottom, dam at x = 5, walls.
 Problem s000_t1(Precision precision, int level = 0) {
@@ -191,14 +170,7 @@ CudaOptions kernel_options(const std::string& kernel, bool dry_skip = true, bool
   return co;
 }
 
-double rel_l1(const std::vector<double>& a, const std::vector<double>& ref) {
-  double diff = 0, norm = 0;
-  for (std::size_t k = 0; k < ref.size(); ++k) {
-    diff += std::abs(a[k] - ref[k]);
-    norm += std::abs(ref[k]);
-  }
-  return norm > 0 ? diff / norm : diff;
-}
+using test_support::rel_l1;
 
 double tolerance(Precision p) { return p == Precision::single_precision ? 1e-5 : 1e-12; }
 
@@ -246,7 +218,7 @@ TEST(CudaBackend, LakeAtRestWithIslandsStaysAtRest) {
   SHALLOWS_REQUIRE_GPU();
   for (Precision prec : kPrecisions) {
     for (const std::string& kernel : kKernels) {
-      const Problem p = lake_with_islands(prec);
+      const Problem p = test_support::lake_at_rest(true, prec);
       auto b = make_cuda_backend(p, plain_options("cuda"), kernel_options(kernel));
       Fields f0, f;
       b->read_state(f0);

@@ -6,33 +6,20 @@
 #include <cmath>
 
 #include "shallows/solver/simulation.hpp"
+#include "support/measures.hpp"
 #include "support/problems.hpp"
 
 namespace {
 
 using namespace shallows;
 
-struct Deviation {
-  double eta = 0;       // largest |eta - 0| over wet cells
-  double velocity = 0;  // largest |u| + |v| over wet cells
-  double island_depth = 0;  // largest depth over cells that started dry
-};
+using Deviation = test_support::LakeDeviation;
 
 Deviation run_lake(bool islands, Precision precision) {
   const Problem p = test_support::lake_at_rest(islands, precision);
   Simulation sim(p, BackendOptions{"cpu", 2, false, 0.01});
   sim.advance_steps(1000);
-  const Fields f = sim.state();
-  Deviation d;
-  for (std::size_t k = 0; k < f.h.size(); ++k) {
-    if (p.h[k] == 0) {
-      d.island_depth = std::max(d.island_depth, f.h[k]);
-      continue;
-    }
-    d.eta = std::max(d.eta, std::abs(f.h[k] + p.z[k]));
-    d.velocity = std::max(d.velocity, (std::abs(f.hu[k]) + std::abs(f.hv[k])) / f.h[k]);
-  }
-  return d;
+  return test_support::lake_deviation(p, sim.state());
 }
 
 TEST(WellBalanced, LakeAtRestRandomBottomDouble) {

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "shallows/solver/simulation.hpp"
+#include "support/measures.hpp"
 #include "support/problems.hpp"
 
 namespace {
@@ -17,29 +18,14 @@ using namespace shallows;
 
 constexpr index_t kSteps = 300;
 
-struct Deviation {
-  double eta = 0;           // largest |eta - 0| over wet cells
-  double velocity = 0;      // largest |u| + |v| over wet cells
-  double island_depth = 0;  // largest depth over cells that started dry
-  double l1_h = 0;          // mean |h - h0| (the seed's Table 1 measure, per cell)
-};
+using Deviation = test_support::LakeDeviation;
 
 Deviation run_lake(bool islands, Precision precision) {
   Problem p = test_support::lake_at_rest(islands, precision);
   p.scheme = Scheme::roe3;
   Simulation sim(p, BackendOptions{"cpu", 1, false, 0.01});
   sim.advance_steps(kSteps);
-  const Fields f = sim.state();
-  Deviation d;
-  for (std::size_t k = 0; k < f.h.size(); ++k) {
-    d.l1_h += std::abs(f.h[k] - p.h[k]) / static_cast<double>(f.h.size());
-    if (p.h[k] == 0) {
-      d.island_depth = std::max(d.island_depth, f.h[k]);
-      continue;
-    }
-    d.eta = std::max(d.eta, std::abs(f.h[k] + p.z[k]));
-    d.velocity = std::max(d.velocity, (std::abs(f.hu[k]) + std::abs(f.hv[k])) / f.h[k]);
-  }
+  const Deviation d = test_support::lake_deviation(p, sim.state());
   std::printf("  %s%s: max|eta| %.2e  max|u|+|v| %.2e  L1(h) %.2e\n",
               precision == Precision::double_precision ? "double" : "float", islands ? ", islands" : "", d.eta,
               d.velocity, d.l1_h);
