@@ -13,6 +13,7 @@
 
 #include "cuda_check.cuh"
 #include "device_array.cuh"
+#include "read_back.cuh"
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "snapshot_stager.cuh"
@@ -320,15 +321,7 @@ class CudaExecutor final : public CudaBackend {
 
   void read_state(Fields& out) const override {
     const Ctrl c = fetch_ctrl();
-    std::vector<Real> buf(static_cast<std::size_t>(grid_.padded_size()));
-    const std::size_t bytes = buf.size() * sizeof(Real);
-    const auto get = [&](const DeviceArray<Real>& d, std::vector<double>& dst) {
-      SHALLOWS_CUDA_CHECK(cudaMemcpy(buf.data(), d.get(), bytes, cudaMemcpyDeviceToHost));
-      copy_interior(grid_, buf.data(), dst);
-    };
-    get(h_[c.parity], out.h);
-    get(hu_[c.parity], out.hu);
-    get(hv_[c.parity], out.hv);
+    cudax::download_state(grid_, h_[c.parity], hu_[c.parity], hv_[c.parity], out);
   }
 
   // The current state for output: its parity comes with the control slot (a
@@ -340,21 +333,8 @@ class CudaExecutor final : public CudaBackend {
   }
 
   void read_maxima(Maxima& out) const override {
-    if (!track_maxima_) {
-      out.max_h.clear();
-      out.max_speed.clear();
-      out.arrival_time.clear();
-      return;
-    }
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    const auto cells = static_cast<std::size_t>(grid_.cells());
-    const auto get = [&](const DeviceArray<double>& d, std::vector<double>& dst) {
-      dst.resize(cells);
-      SHALLOWS_CUDA_CHECK(cudaMemcpy(dst.data(), d.get(), cells * sizeof(double), cudaMemcpyDeviceToHost));
-    };
-    get(max_h_, out.max_h);
-    get(max_speed_, out.max_speed);
-    get(arrival_, out.arrival_time);
+    cudax::download_maxima(track_maxima_, static_cast<std::size_t>(grid_.cells()), max_h_, max_speed_, arrival_, out);
   }
 
   double volume() const override {

@@ -21,6 +21,7 @@
 
 #include "cuda_check.cuh"
 #include "device_array.cuh"
+#include "read_back.cuh"
 #include "roe3_kernels.cuh"
 #include "snapshot_stager.cuh"
 #include "shallows/exec/cuda_backend.hpp"
@@ -172,14 +173,7 @@ class CudaRoe3Backend final : public CudaBackend {
 
   void read_state(Fields& out) const override {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    const auto padded = static_cast<std::size_t>(grid_.padded_size());
-    std::vector<Real> buf(padded);
-    h_[0].download(buf.data(), padded);
-    copy_interior(grid_, buf.data(), out.h);
-    hu_[0].download(buf.data(), padded);
-    copy_interior(grid_, buf.data(), out.hu);
-    hv_[0].download(buf.data(), padded);
-    copy_interior(grid_, buf.data(), out.hv);
+    cudax::download_state(grid_, h_[0], hu_[0], hv_[0], out);
   }
 
   // The state (always U^n's buffer after a step) goes to the host through the
@@ -187,20 +181,8 @@ class CudaRoe3Backend final : public CudaBackend {
   Snapshot snapshot() override { return stager_.snapshot(stream_, h_[0].get(), hu_[0].get(), hv_[0].get()); }
 
   void read_maxima(Maxima& out) const override {
-    if (!track_maxima_) {
-      out.max_h.clear();
-      out.max_speed.clear();
-      out.arrival_time.clear();
-      return;
-    }
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    const auto cells = static_cast<std::size_t>(grid_.cells());
-    out.max_h.resize(cells);
-    out.max_speed.resize(cells);
-    out.arrival_time.resize(cells);
-    max_h_.download(out.max_h.data(), cells);
-    max_speed_.download(out.max_speed.data(), cells);
-    arrival_.download(out.arrival_time.data(), cells);
+    cudax::download_maxima(track_maxima_, static_cast<std::size_t>(grid_.cells()), max_h_, max_speed_, arrival_, out);
   }
 
   // As CpuGridBackend::volume: rows summed in order, then the rows in order.
@@ -210,11 +192,7 @@ class CudaRoe3Backend final : public CudaBackend {
     std::vector<Real> h(padded);
     h_[0].download(h.data(), padded);
     double total = 0;
-    for (index_t j = 0; j < grid_.ny; ++j) {
-      double sum = 0;
-      for (index_t i = 0; i < grid_.nx; ++i) sum += static_cast<double>(h[static_cast<std::size_t>(grid_.index(i, j))]);
-      total += sum;
-    }
+    for (index_t j = 0; j < grid_.ny; ++j) total += row_sum(grid_, h.data(), j);
     return total * grid_.dx * grid_.dy;
   }
 

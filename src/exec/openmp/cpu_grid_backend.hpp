@@ -34,11 +34,7 @@ class CpuGridBackend : public Backend {
   double volume() const override {
     std::vector<double> rows(static_cast<std::size_t>(grid_.ny), 0.0);
 #pragma omp parallel for num_threads(threads_) schedule(static)
-    for (index_t j = 0; j < grid_.ny; ++j) {
-      double sum = 0;
-      for (index_t i = 0; i < grid_.nx; ++i) sum += static_cast<double>(fields_.h[grid_.index(i, j)]);
-      rows[static_cast<std::size_t>(j)] = sum;
-    }
+    for (index_t j = 0; j < grid_.ny; ++j) rows[static_cast<std::size_t>(j)] = row_sum(grid_, fields_.h.data(), j);
     double total = 0;
     for (double r : rows) total += r;
     return total * grid_.dx * grid_.dy;

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Device fields back to the host as the Backend interface gives them, shared
+// by the CUDA executors. The caller synchronises its stream first.
+#include <cstddef>
+#include <vector>
+
+#include "device_array.cuh"
+#include "shallows/exec/host_fields.hpp"
+#include "shallows/solver/fields.hpp"
+
+namespace shallows::cudax {
+
+// Padded h, hu, hv to the interior, row-major, in double.
+template <class Real>
+void download_state(const Grid& g, const DeviceArray<Real>& h, const DeviceArray<Real>& hu,
+                    const DeviceArray<Real>& hv, Fields& out) {
+  const auto padded = static_cast<std::size_t>(g.padded_size());
+  std::vector<Real> buf(padded);
+  h.download(buf.data(), padded);
+  copy_interior(g, buf.data(), out.h);
+  hu.download(buf.data(), padded);
+  copy_interior(g, buf.data(), out.hu);
+  hv.download(buf.data(), padded);
+  copy_interior(g, buf.data(), out.hv);
+}
+
+// The run's maxima (empty when they are not tracked).
+inline void download_maxima(bool tracked, std::size_t cells, const DeviceArray<double>& max_h,
+                            const DeviceArray<double>& max_speed, const DeviceArray<double>& arrival, Maxima& out) {
+  if (!tracked) cells = 0;
+  out.max_h.resize(cells);
+  out.max_speed.resize(cells);
+  out.arrival_time.resize(cells);
+  max_h.download(out.max_h.data(), cells);
+  max_speed.download(out.max_speed.data(), cells);
+  arrival.download(out.arrival_time.data(), cells);
+}
+
+} // namespace shallows::cudax
