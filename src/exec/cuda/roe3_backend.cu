@@ -320,9 +320,8 @@ class CudaRoe3Backend final : public CudaBackend {
 
   // Starts counting from time t with the limits of one advance()/step().
   void set_limits(double t, double target, double dt_max, index_t max_steps) {
-    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    fetch_ctrl();  // synchronises; keeps the device's status (a failed run stays failed)
     Roe3Ctrl& c = *host_ctrl_;
-    c = fetch_ctrl();
     c.t = t;
     c.steps = 0;
     c.target = target;
