@@ -22,9 +22,12 @@
 #   roe3      S003-T3, third order against first order, 50^2..8192^2 (seed 003 Table 3)
 #   profile   Nsight Compute (ncu) on one step kernel launch per kernel and precision at 4096^2
 #   profile3  Nsight Compute on the roe3 march kernels (S003-T3 1200^2)
+#   lines     where the default kernel's instructions go: executed instructions
+#             per cell-update by opcode and by source line (ncu source page,
+#             tools/ncu_lines.py), float and double, S004-T1 4096^2
 #   table     the summary (always printed last)
 # Environment: OUT (log folder; default $BUILD/gpu-check), BUILD (default
-# build-gpu), CUDA_ARCH, JOBS, CPU_THREADS (default 4), BENCH_SECONDS
+# build-gpu), CUDA_ARCH, CUDA_FLAGS (default -lineinfo), JOBS, CPU_THREADS (default 4), BENCH_SECONDS
 # (default 1.5), KERNEL (bench kernel, default lagged), COMMIT (text for the
 # results rows; default from git).
 set -uo pipefail
@@ -66,7 +69,8 @@ stage_build() {
     nvcc --version | tail -2
     cmake --version | head -1
     cmake -S "$REPO" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_PREFIX_PATH="$REPO/.deps/root/usr" -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" -DSHALLOWS_CUDA=ON &&
+      -DCMAKE_PREFIX_PATH="$REPO/.deps/root/usr" -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" -DSHALLOWS_CUDA=ON \
+      -DCMAKE_CUDA_FLAGS="${CUDA_FLAGS:--lineinfo}" &&
       ninja -C "$BUILD" -j "$JOBS"
   } >"$OUT/build.log" 2>&1
   local rc=$?
@@ -241,6 +245,23 @@ stage_s000() {
   bench -c s000-t1 --level 5 --t-end 0.1 -p float,double -k "$KERNEL"
 }
 
+# Executed instructions per cell-update by opcode and source line (the build
+# carries -lineinfo, which changes no code).
+stage_lines() {
+  : >"$OUT/lines.log"
+  local prec
+  for prec in float double; do
+    ncu --clock-control none --section SourceCounters --import-source yes -k "regex:${KERNEL}_kernel" -s 12 -c 1 \
+      -f -o "$OUT/lines-$prec" "$SHALLOWS" bench -b cuda -c s004-t1 -n 4096 -p "$prec" -k "$KERNEL" -s 0.3 \
+      >>"$OUT/lines.log" 2>&1 || fail "ncu lines $prec"
+    ncu -i "$OUT/lines-$prec.ncu-rep" --page source --csv --print-source cuda,sass >"$OUT/lines-$prec.csv" 2>>"$OUT/lines.log"
+    echo "=== $KERNEL $prec (S004-T1 4096^2, one launch)" >>"$OUT/lines.log"
+    python3 "$REPO/tools/ncu_lines.py" "$OUT/lines-$prec.csv" $((4096 * 4096)) 60 >>"$OUT/lines.log"
+    rm -f "$OUT/lines-$prec.ncu-rep" "$OUT/lines-$prec.csv"
+  done
+  grep -E "^=== |^total" "$OUT/lines.log" | tee -a "$SUMMARY"
+}
+
 for s in "${STAGES[@]}"; do
   echo "=== $s"
   case "$s" in
@@ -255,6 +276,7 @@ for s in "${STAGES[@]}"; do
     roe3) stage_roe3 ;;
     profile) stage_profile ;;
     profile3) stage_profile3 ;;
+    lines) stage_lines ;;
     table) ;;
     *) fail "unknown stage $s" ;;
   esac

@@ -51,6 +51,7 @@
 
 #include <cfloat>
 #include <cstdint>
+#include <type_traits>
 
 #include "shallows/bc/boundary.hpp"
 #include "shallows/mesh/structured/cartesian_edges.hpp"
@@ -689,32 +690,19 @@ __global__ void __launch_bounds__(kBlockThreads, MinBlocks<Real>::value) update_
 
 // ---------------------------------------------------------------- lagged
 
-// One chunk of the lagged step: the rhs of state n was stored by the
-// previous launch, so state n+1 is a point-wise update of the chunk plus a
-// one-cell ring; the state n+1 edges then give the rhs of the chunk's cells
-// for the next step, stored, and their CFL rate. Each edge is evaluated
-// once (plus the ring's), at the price of 6 more values moved per cell.
+// The march of one lagged chunk, columns i0 - 1 .. i0 + 30 (halo lanes 0
+// and 31), rows j0 - 1 .. jend; returns the lane's largest encoded rate and
+// whether its cells are dry fixed points.
 template <class Real>
-__device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P, int parity, Real dt, index_t sx,
-                                                           index_t cy, int lane, index_t chunk) {
+__device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P, int parity, Real dt, int i0,
+                                                           int j0, int jend, int lane, bool& dry_all) {
   // Column and row numbers in 32 bits (no device holds a grid 2^31 cells
-  // wide), linear offsets in 64: the integer work of a row is a fair part
-  // of an instruction-bound kernel.
+  // wide), linear offsets in 64.
   const int nx = static_cast<int>(P.nx), ny = static_cast<int>(P.ny);
-  const int i0 = static_cast<int>(sx) * P.cg.width;
-  const int j0 = static_cast<int>(cy) * P.cg.rows;
-  const int jend = min(j0 + P.cg.rows, ny);
   const int i = i0 - 1 + lane;
   const bool tile_lane = lane >= 1 && lane < 31 && i < nx;
   const bool in_domain = i >= 0 && i < nx;
   const bool in_padded = i >= -Grid::ghost && i < nx + Grid::ghost;
-
-  if (P.dry_skip && neighbourhood_dry(P, parity, sx, cy, lane)) {
-    skip_chunk(P, parity, chunk, i, tile_lane, j0, jend, lane);
-    return 0;
-  }
-  if (lane == 0 && P.computed) atomicAdd(P.computed, 1ull);
-
   const Real* __restrict__ h = P.h[parity];
   const Real* __restrict__ hu = P.hu[parity];
   const Real* __restrict__ hv = P.hv[parity];
@@ -737,10 +725,9 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
     Cell<Real> q;
     State<Real> rhs;
   };
-  const auto load = [&](int j, index_t k) {
+  const auto load = [&](int j, index_t k, bool inside) {
     Row w{{Real(0), Real(0), Real(0), quiet_nan(Real(0))}, {Real(0), Real(0), Real(0)}};
-    if (j > jend || j < j0 - 1) return w;
-    if (in_domain && j >= 0 && j < ny) {
+    if (inside || (in_domain && j >= 0 && j < ny)) {
       w.q = {h[k], hu[k], hv[k], P.z[k]};
       w.rhs = {rh[k], rhu[k], rhv[k]};
     } else if (in_padded && j >= -Grid::ghost && j < ny + Grid::ghost) {
@@ -752,7 +739,7 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
   // Offset of (i, r), advanced a row per iteration (outside the padded grid
   // it is never dereferenced).
   index_t k_row = P.index(i, j0 - 1);
-  Row cur = load(j0 - 1, k_row);
+  Row cur = load(j0 - 1, k_row, false);
   State<Real> q1_prev{Real(0), Real(0), Real(0)};
   Real z_prev = Real(0);
   // What the edges need of a state n+1 cell (velocities, square roots: its
@@ -762,23 +749,30 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
   // south y-edge, and their speeds.
   State<Real> w_prev{Real(0), Real(0), Real(0)}, e_prev{Real(0), Real(0), Real(0)}, s_prev{Real(0), Real(0), Real(0)};
   Real xs_prev = Real(0), ys_prev = Real(0);
-  bool dry_all = true;
   unsigned long long best = 0;
 
-  for (int r = j0 - 1; r <= jend; ++r) {
+  // Row r: state n+1 from state n and its rhs, the y-edge below it (which
+  // completes row r - 1: its rhs is stored), its x-edges. A steady row
+  // (std::true_type) is one of an interior chunk, neither its first nor its
+  // last: every lane and its neighbours are inside the domain, so it carries
+  // no ghost cell, boundary condition or range check. Nearly every row of a
+  // large grid is one, and instructions are what this kernel is bound by.
+  const auto row = [&](int r, auto steady_c) {
+    constexpr bool steady = decltype(steady_c)::value;
     const index_t k = k_row;
     k_row += pitch;
-    const Row next = load(r + 1, k_row);  // prefetch
+    Row next{};
+    if (steady || r < jend) next = load(r + 1, k_row, steady);  // prefetch
     const Real z = cur.q.z;
     State<Real> q1;
-    if (r >= 0 && r < ny) {
-      q1 = (in_domain && !math::is_nan(z)) ? advance_cell(st(cur.q), cur.rhs, dt, P.phys) : st(cur.q);
-      if (west_strip) {
+    if (steady || (r >= 0 && r < ny)) {
+      q1 = ((steady || in_domain) && !math::is_nan(z)) ? advance_cell(st(cur.q), cur.rhs, dt, P.phys) : st(cur.q);
+      if (!steady && west_strip) {
         const State<Real> e1 = shfl_down(q1, 1);
         const Real ez = shfl_down(z, 1);
         if (i == -1) q1 = ghost_state(e1, ez, Side::west, P.bc[0]);
       }
-      if (east_strip) {
+      if (!steady && east_strip) {
         const State<Real> w1 = shfl_up(q1, 1);
         const Real wz = shfl_up(z, 1);
         if (i == nx) q1 = ghost_state(w1, wz, Side::east, P.bc[1]);
@@ -788,18 +782,18 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
     } else {
       q1 = ghost_state(q1_prev, z_prev, Side::north, P.bc[3]);
     }
-    if (r == 0) {
+    if (!steady && r == 0) {
       q1_prev = ghost_state(q1, z, Side::south, P.bc[2]);
       p1_prev = cell_primitive(q1_prev, z_prev, P.phys);
     }
     const CellPrimitive<Real> p1 = cell_primitive(q1, z, P.phys);
 
-    if (r >= j0) {
+    if (steady || r >= j0) {
       const auto fy = cartesian_edge<1>(p1_prev, p1, P.phys);
-      if (r - 1 >= j0) {
+      if (steady || r - 1 >= j0) {
         const State<Real> rhs = cell_rhs(P, w_prev, e_prev, s_prev, fy.to_left);
         const Real rate = xs_prev * P.half_inv_dx + (ys_prev + fy.speed) * P.half_inv_dy;
-        if (tile_lane) {
+        if (steady ? lane >= 1 && lane < 31 : tile_lane) {
           const index_t kb = k - pitch;
           rho[kb] = rhs.h;
           rhuo[kb] = rhs.hu;
@@ -813,12 +807,12 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
       s_prev = fy.to_right;
       ys_prev = fy.speed;
     }
-    if (r >= j0 && r < jend) {
+    if (steady || (r >= j0 && r < jend)) {
       const auto fx = cartesian_edge<0>(p1, shfl_down(p1, 1), P.phys);
       w_prev = shfl_up(fx.to_right, 1);
       e_prev = fx.to_left;
       xs_prev = shfl_up(fx.speed, 1) + fx.speed;
-      if (tile_lane) {
+      if (steady ? lane >= 1 && lane < 31 : tile_lane) {
         ho[k] = q1.h;
         huo[k] = q1.hu;
         hvo[k] = q1.hv;
@@ -829,8 +823,42 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
     z_prev = z;
     p1_prev = p1;
     cur = next;
-  }
+  };
 
+  // The steady rows of an interior chunk take the lean copy of the body;
+  // the rest the general one (two copies only: the instruction cache).
+  const bool interior = i0 >= 1 && i0 + 31 <= nx && j0 >= 1 && jend <= ny - 1;
+  for (int r = j0 - 1; r <= jend; ++r) {
+    if (interior && r > j0 && r < jend) {
+      row(r, std::true_type{});
+    } else {
+      row(r, std::false_type{});
+    }
+  }
+  return best;
+}
+
+// One chunk of the lagged step: the rhs of state n was stored by the
+// previous launch, so state n+1 is a point-wise update of the chunk plus a
+// one-cell ring; the state n+1 edges then give the rhs of the chunk's cells
+// for the next step, stored, and their CFL rate. Each edge is evaluated
+// once (plus the ring's), at the price of 6 more values moved per cell.
+template <class Real>
+__device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P, int parity, Real dt, index_t sx,
+                                                           index_t cy, int lane, index_t chunk) {
+  const int nx = static_cast<int>(P.nx), ny = static_cast<int>(P.ny);
+  const int i0 = static_cast<int>(sx) * P.cg.width;
+  const int j0 = static_cast<int>(cy) * P.cg.rows;
+  const int jend = min(j0 + P.cg.rows, ny);
+  if (P.dry_skip && neighbourhood_dry(P, parity, sx, cy, lane)) {
+    const int i = i0 - 1 + lane;
+    skip_chunk(P, parity, chunk, i, lane >= 1 && lane < 31 && i < nx, j0, jend, lane);
+    return 0;
+  }
+  if (lane == 0 && P.computed) atomicAdd(P.computed, 1ull);
+
+  bool dry_all = true;
+  const unsigned long long best = lagged_march(P, parity, dt, i0, j0, jend, lane, dry_all);
   if (P.dry_skip) {
     const bool d = __all_sync(kFullMask, dry_all) && !next_to_level_side(P, sx, cy);
     if (lane == 0) {

@@ -72,6 +72,97 @@ SHALLOWS_HD State<Real> select(bool condition, State<Real> a, State<Real> b) {
   return {condition ? a.h : b.h, condition ? a.hu : b.hu, condition ? a.hv : b.hv};
 }
 
+// Left- and right-going parts of a wave of speed lambda and strength beta:
+// weights 1 and 0 by the sign of lambda; a standing wave is shared equally,
+// so mirrored edges stay mirrored.
+template <class Real>
+SHALLOWS_HD Real weight_left(Real lambda) {
+  return lambda < Real(0) ? Real(1) : (Real(0) < lambda ? Real(0) : Real(0.5));
+}
+template <class Real>
+SHALLOWS_HD Real going_left(Real lambda, Real beta) {
+  return weight_left(lambda) * beta;
+}
+template <class Real>
+SHALLOWS_HD Real going_right(Real lambda, Real beta) {
+  return (Real(1) - weight_left(lambda)) * beta;
+}
+
+// Roe averages (seed 000 eq. 7), eigenvalues and wave strengths of an edge:
+// R = A dW - S dH = sum beta_k r_k. `both_dry` guards the divisions of an
+// edge whose result is discarded.
+template <class Real>
+struct RoeWaves {
+  Real un, ut, c, lambda1, lambda3;
+  Real alpha1, alpha3;        // strengths without the source, for the intermediate depths
+  Real beta1, beta2, beta3;
+  Real sigma;                 // bed part of wave 1: beta1 = lambda1 alpha1 - sigma
+};
+
+template <class Real>
+SHALLOWS_HD RoeWaves<Real> roe_waves(const EdgeSide<Real>& l, const EdgeSide<Real>& r, bool both_dry,
+                                     const PhysicsParams<Real>& p) {
+  const Real half(0.5), one(1), two(2);
+  const Real sl = l.sqrt_h;
+  const Real sr = r.sqrt_h;
+  const Real inv_s = one / (both_dry ? one : sl + sr);
+  RoeWaves<Real> w;
+  w.un = (sl * l.un + sr * r.un) * inv_s;
+  w.ut = (sl * l.ut + sr * r.ut) * inv_s;
+  const Real un = w.un, ut = w.ut;
+  const Real hm = half * (l.h + r.h);
+  const Real c = math::sqrt(p.g * hm);
+  w.c = c;
+
+  const Real dh = r.h - l.h;
+  const Real dhn = r.hn - l.hn;
+  const Real dht = r.ht - l.ht;
+  const Real deta = (r.h + r.z) - (l.h + l.z);
+
+  // R = A dW - S dH in the edge frame.
+  const Real r_h = dhn;
+  const Real r_n = p.g * hm * deta - un * un * dh + two * un * dhn;
+  const Real r_t = ut * dhn + un * dht - un * ut * dh;
+
+  w.lambda1 = un - c;
+  w.lambda3 = un + c;
+  const Real inv_2c = one / (both_dry ? one : two * c);
+  w.alpha1 = ((c + un) * dh - dhn) * inv_2c;
+  w.alpha3 = (dhn + (c - un) * dh) * inv_2c;
+  w.beta1 = ((c + un) * r_h - r_n) * inv_2c;
+  w.beta3 = (r_n + (c - un) * r_h) * inv_2c;
+  w.beta2 = r_t - ut * r_h;
+  w.sigma = p.g * hm * (r.z - l.z) * inv_2c;
+  return w;
+}
+
+// r1 = (1, u~n - c~, u~t), r2 = (0, 0, 1), r3 = (1, u~n + c~, u~t).
+template <class Real>
+SHALLOWS_HD State<Real> roe_assemble(const RoeWaves<Real>& w, Real b1, Real b2, Real b3) {
+  return {b1 + b3, b1 * w.lambda1 + b3 * w.lambda3, (b1 + b3) * w.ut + b2};
+}
+
+// Where the Roe fluctuations hold: both sides wet, the Roe intermediate
+// depths positive, and the bed step small against the depths (the bed term
+// of a thin layer over a large step could empty a cell). A NaN bed (an
+// inactive side) fails the last comparison.
+template <class Real>
+SHALLOWS_HD bool roe_applies(const EdgeSide<Real>& l, const EdgeSide<Real>& r, const RoeWaves<Real>& w,
+                             const PhysicsParams<Real>& p) {
+  return (l.h > p.h_dry) & (r.h > p.h_dry) & (l.h + w.alpha1 > Real(0)) & (r.h - w.alpha3 > Real(0)) &
+         (math::abs(r.z - l.z) < Real(0.5) * math::min(l.h, r.h));
+}
+
+// Transonic rarefactions of waves 1 and 3 (Harten-Hyman).
+template <class Real>
+SHALLOWS_HD bool sonic1(const EdgeSide<Real>& l, const EdgeSide<Real>& r) {
+  return (l.un - l.c < Real(0)) & (Real(0) < r.un - r.c);
+}
+template <class Real>
+SHALLOWS_HD bool sonic3(const EdgeSide<Real>& l, const EdgeSide<Real>& r) {
+  return (l.un + l.c < Real(0)) & (Real(0) < r.un + r.c);
+}
+
 // Roe fluctuations in the edge frame. z is the bed elevation (positive up).
 // Every branch is computed and the result selected, with no early return:
 // the CPU loops then vectorise and GPU warps do not diverge. Denominators
@@ -102,82 +193,41 @@ SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(const EdgeSide<Real>& l, const Edg
   if (emerging_r) return {wall_l, none, math::abs(unl) + cl};
 #endif
 
-  // Roe averages (seed 000 eq. 7).
-  const Real sl = l.sqrt_h;
-  const Real sr = r.sqrt_h;
-  const Real inv_s = one / (both_dry ? one : sl + sr);
-  const Real un = (sl * unl + sr * unr) * inv_s;
-  const Real ut = (sl * utl + sr * utr) * inv_s;
-  const Real hm = half * (hl + hr);
-  const Real c = math::sqrt(p.g * hm);
-
-  const Real dh = hr - hl;
-  const Real dhn = hnr - hnl;
-  const Real dht = htr - htl;
-  const Real deta = (hr + zr) - (hl + zl);
-
-  // R = A dW - S dH in the edge frame.
-  const Real r_h = dhn;
-  const Real r_n = p.g * hm * deta - un * un * dh + two * un * dhn;
-  const Real r_t = ut * dhn + un * dht - un * ut * dh;
-
-  const Real lambda1 = un - c;
-  const Real lambda3 = un + c;
-
-  // Wave strengths without the source, for the Roe intermediate depths.
-  const Real inv_2c = one / (both_dry ? one : two * c);
-  const Real alpha1 = ((c + un) * dh - dhn) * inv_2c;
-  const Real alpha3 = (dhn + (c - un) * dh) * inv_2c;
-
-  // Roe: R = sum beta_k r_k.
-  const Real beta1 = ((c + un) * r_h - r_n) * inv_2c;
-  const Real beta3 = (r_n + (c - un) * r_h) * inv_2c;
-  const Real beta2 = r_t - ut * r_h;
-  const Real sigma = p.g * hm * (zr - zl) * inv_2c;  // bed part: beta1 = l1 a1 - sigma
-
-  // Left- and right-going parts of each wave: weights 1 and 0 by the sign of
-  // lambda; a standing wave is shared equally, so mirrored edges stay mirrored.
-  const auto weight_left = [half, zero, one](Real lambda) {
-    return lambda < zero ? one : (zero < lambda ? zero : half);
-  };
-  const auto going_left = [&](Real lambda, Real beta) { return weight_left(lambda) * beta; };
-  const auto going_right = [&](Real lambda, Real beta) { return (one - weight_left(lambda)) * beta; };
+  const RoeWaves<Real> w = roe_waves(l, r, both_dry, p);
+  const Real un = w.un, lambda1 = w.lambda1, lambda3 = w.lambda3;
+  const Real alpha1 = w.alpha1, alpha3 = w.alpha3, beta1 = w.beta1, beta3 = w.beta3, sigma = w.sigma;
 
   // Harten-Hyman: a transonic rarefaction is split between both cells.
   const Real l1l = unl - cl, l1r = unr - cr;
-  const bool sonic1 = (l1l < zero) & (zero < l1r);
+  const bool is_sonic1 = sonic1(l, r);
 #if defined(__CUDA_ARCH__)
   // A division is a subroutine on the GPU: only where the fix applies.
   Real lm = zero;
-  if (sonic1) lm = l1l * (l1r - lambda1) / (l1r - l1l);
+  if (is_sonic1) lm = l1l * (l1r - lambda1) / (l1r - l1l);
 #else
-  const Real lm = sonic1 ? l1l * (l1r - lambda1) / (l1r - l1l) : zero;
+  const Real lm = is_sonic1 ? l1l * (l1r - lambda1) / (l1r - l1l) : zero;
 #endif
-  const Real b1_l = sonic1 ? lm * alpha1 + going_left(lambda1, -sigma) : going_left(lambda1, beta1);
-  const Real b1_r = sonic1 ? beta1 - b1_l : going_right(lambda1, beta1);
+  const Real b1_l = is_sonic1 ? lm * alpha1 + going_left(lambda1, -sigma) : going_left(lambda1, beta1);
+  const Real b1_r = is_sonic1 ? beta1 - b1_l : going_right(lambda1, beta1);
   const Real l3l = unl + cl, l3r = unr + cr;
-  const bool sonic3 = (l3l < zero) & (zero < l3r);
+  const bool is_sonic3 = sonic3(l, r);
 #if defined(__CUDA_ARCH__)
   Real lp = zero;
-  if (sonic3) lp = l3r * (lambda3 - l3l) / (l3r - l3l);
+  if (is_sonic3) lp = l3r * (lambda3 - l3l) / (l3r - l3l);
 #else
-  const Real lp = sonic3 ? l3r * (lambda3 - l3l) / (l3r - l3l) : zero;
+  const Real lp = is_sonic3 ? l3r * (lambda3 - l3l) / (l3r - l3l) : zero;
 #endif
-  const Real b3_r = sonic3 ? lp * alpha3 + going_right(lambda3, sigma) : going_right(lambda3, beta3);
-  const Real b3_l = sonic3 ? beta3 - b3_r : going_left(lambda3, beta3);
-  const Real b2_l = going_left(un, beta2);
-  const Real b2_r = going_right(un, beta2);
+  const Real b3_r = is_sonic3 ? lp * alpha3 + going_right(lambda3, sigma) : going_right(lambda3, beta3);
+  const Real b3_l = is_sonic3 ? beta3 - b3_r : going_left(lambda3, beta3);
+  const Real b2_l = going_left(un, w.beta2);
+  const Real b2_r = going_right(un, w.beta2);
 
-  // r1 = (1, u~n - c~, u~t), r2 = (0, 0, 1), r3 = (1, u~n + c~, u~t).
-  const State<Real> roe_l{b1_l + b3_l, b1_l * lambda1 + b3_l * lambda3, (b1_l + b3_l) * ut + b2_l};
-  const State<Real> roe_r{b1_r + b3_r, b1_r * lambda1 + b3_r * lambda3, (b1_r + b3_r) * ut + b2_r};
+  const State<Real> roe_l = roe_assemble(w, b1_l, b2_l, b3_l);
+  const State<Real> roe_r = roe_assemble(w, b1_r, b2_r, b3_r);
   const Real roe_speed = math::max(math::abs(lambda1), math::abs(lambda3));
 
-  // Roe where both sides are wet, its intermediate depths are positive and the
-  // bed step is small against the depths (the bed term of a thin layer over a
-  // large step could empty a cell); HLL on the hydrostatic reconstruction else.
-  const bool use_roe = !(dry_l | dry_r) & (hl + alpha1 > zero) & (hr - alpha3 > zero) &
-                       (math::abs(zr - zl) < half * math::min(hl, hr));
+  // Roe where it applies (roe_applies), HLL on the hydrostatic reconstruction else.
+  const bool use_roe = roe_applies(l, r, w, p);
 #if defined(__CUDA_ARCH__)
   if (use_roe) return {roe_l, roe_r, roe_speed};
 #endif
@@ -226,26 +276,43 @@ SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(const EdgeSide<Real>& l, const Edg
 
 } // namespace detail
 
-// Edge with normal +x (left = west cell, right = east cell): the edge frame
-// is the Cartesian frame.
+namespace detail {
+
+// A cell seen from an edge with normal +x (left = west cell, right = east
+// cell): the edge frame is the Cartesian frame.
 template <class Real>
-SHALLOWS_HD EdgeFluctuation<Real> roe_x(const CellPrimitive<Real>& l, const CellPrimitive<Real>& r,
-                                        const PhysicsParams<Real>& p) {
-  return detail::roe_rotated(detail::EdgeSide<Real>{l.h, l.hu, l.hv, l.z, l.u, l.v, l.sqrt_h, l.c},
-                             detail::EdgeSide<Real>{r.h, r.hu, r.hv, r.z, r.u, r.v, r.sqrt_h, r.c}, p);
+SHALLOWS_HD EdgeSide<Real> x_side(const CellPrimitive<Real>& q) {
+  return {q.h, q.hu, q.hv, q.z, q.u, q.v, q.sqrt_h, q.c};
 }
 
-// Edge with normal +y (left = south cell, right = north cell): normal
-// discharge hv, tangential discharge -hu (tangent (-ny, nx) = (-1, 0)).
+// A cell seen from an edge with normal +y (left = south cell, right = north
+// cell): normal discharge hv, tangential discharge -hu (tangent (-ny, nx) =
+// (-1, 0)).
 template <class Real>
-SHALLOWS_HD EdgeFluctuation<Real> roe_y(const CellPrimitive<Real>& l, const CellPrimitive<Real>& r,
-                                        const PhysicsParams<Real>& p) {
-  EdgeFluctuation<Real> f =
-      detail::roe_rotated(detail::EdgeSide<Real>{l.h, l.hv, -l.hu, l.z, l.v, -l.u, l.sqrt_h, l.c},
-                          detail::EdgeSide<Real>{r.h, r.hv, -r.hu, r.z, r.v, -r.u, r.sqrt_h, r.c}, p);
+SHALLOWS_HD EdgeSide<Real> y_side(const CellPrimitive<Real>& q) {
+  return {q.h, q.hv, -q.hu, q.z, q.v, -q.u, q.sqrt_h, q.c};
+}
+
+// Fluctuations of a +y edge back in the Cartesian frame.
+template <class Real>
+SHALLOWS_HD EdgeFluctuation<Real> from_y_frame(EdgeFluctuation<Real> f) {
   f.to_left = {f.to_left.h, -f.to_left.hv, f.to_left.hu};
   f.to_right = {f.to_right.h, -f.to_right.hv, f.to_right.hu};
   return f;
+}
+
+} // namespace detail
+
+template <class Real>
+SHALLOWS_HD EdgeFluctuation<Real> roe_x(const CellPrimitive<Real>& l, const CellPrimitive<Real>& r,
+                                        const PhysicsParams<Real>& p) {
+  return detail::roe_rotated(detail::x_side(l), detail::x_side(r), p);
+}
+
+template <class Real>
+SHALLOWS_HD EdgeFluctuation<Real> roe_y(const CellPrimitive<Real>& l, const CellPrimitive<Real>& r,
+                                        const PhysicsParams<Real>& p) {
+  return detail::from_y_frame(detail::roe_rotated(detail::y_side(l), detail::y_side(r), p));
 }
 
 template <class Real>
