@@ -15,7 +15,7 @@
 #   gputest   the GPU tests only
 #   sanitize  compute-sanitizer memcheck, racecheck, initcheck, synccheck on a small case
 #   cli       shallows run --backend cuda on the built-in case and on S003-T3 (roe3, 100²), against --backend cpu
-#   variants  S004-T1 at 4096^2 and 8192^2 with every kernel (fused, lagged, split, plain)
+#   variants  S004-T1 at 4096^2 and 8192^2 with both kernels (lagged, plain)
 #   bench     S004-T1 at 1024^2..8192^2 and S004-T2 at 4096^2 (skip on/off, time per
 #             step against the wet area), default kernel
 #   s000      S000-T1 at Q4 to t = 5 s and Q5 to t = 0.1 s (seed 000 Table 1)
@@ -189,7 +189,7 @@ bench() {
 }
 
 stage_variants() {
-  bench -c s004-t1 -n 4096,8192 -p float,double -k fused,lagged,split,plain -s "$BENCH_SECONDS"
+  bench -c s004-t1 -n 4096,8192 -p float,double -k lagged,plain -s "$BENCH_SECONDS"
 }
 
 stage_bench() {
@@ -210,7 +210,7 @@ stage_roe3() {
 stage_profile() {
   : >"$OUT/profile.log"
   local kernel prec
-  for kernel in ${PROFILE_KERNELS:-lagged fused}; do
+  for kernel in ${PROFILE_KERNELS:-lagged}; do
     for prec in float double; do
       echo "=== ncu: $kernel $prec" >>"$OUT/profile.log"
       ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \

@@ -13,12 +13,12 @@ namespace shallows {
 
 // Choices of the CUDA executor beyond BackendOptions (tuning, comparisons).
 struct CudaOptions {
-  // fused: one pass per step; lagged: one pass that also stores the next
-  // step's rhs; split: rate kernel + update kernel; plain: thread per cell.
+  // lagged: one pass per step that also stores the next step's rhs;
+  // plain: thread per cell, rate kernel + update kernel (the reference).
   std::string kernel = "lagged";
   bool dry_skip = true;          // skip chunks that are dry with dry neighbours (all but plain)
   bool compact = true;           // with dry_skip: launch warps only for the chunks listed on the device
-  int rows = 0;                  // rows per chunk of the fused/split kernels; 0: chosen from grid and GPU
+  int rows = 0;                  // rows per chunk of the lagged and roe3 kernels; 0: chosen from grid and GPU
   int device = 0;                // CUDA device ordinal
   int min_blocks = 0;            // resident blocks per SM to compile for (0: default); lagged: 2, 4, 6; roe3: 3, 4
 };
@@ -32,7 +32,7 @@ using CudaAdvance = AdvanceResult;
 
 struct CudaStats {
   std::string device;               // "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)"
-  std::string kernel;               // fused, lagged, split, plain
+  std::string kernel;               // lagged, plain
   int chunk_width = 0;              // columns per chunk (0 for plain)
   int chunk_rows = 0;               // rows per chunk (0 for plain)
   index_t chunks = 0;               // chunks per step

@@ -65,20 +65,17 @@ namespace {
 using cudax::Ctrl;
 using cudax::Launch;
 
-enum class KernelKind { fused, lagged, split, plain };
+enum class KernelKind { lagged, plain };
 
 KernelKind parse_kernel(const std::string& k) {
-  if (k == "fused") return KernelKind::fused;
   if (k == "lagged") return KernelKind::lagged;
-  if (k == "split") return KernelKind::split;
   if (k == "plain") return KernelKind::plain;
-  throw std::runtime_error("CUDA backend: unknown kernel '" + k + "' (valid: fused, lagged, split, plain)");
+  throw std::runtime_error("CUDA backend: unknown kernel '" + k + "' (valid: lagged, plain)");
 }
 
-cudax::ChunkGrid make_chunk_grid(const Grid& g, int halo, int rows) {
+// Strips of 30 columns (32 lanes less a halo lane on each side), `rows` rows each.
+cudax::ChunkGrid make_chunk_grid(const Grid& g, int rows) {
   cudax::ChunkGrid cg;
-  cg.halo = halo;
-  cg.width = 32 - 2 * halo;
   cg.rows = rows;
   cg.strips = (g.nx + cg.width - 1) / cg.width;
   cg.chunk_rows = (g.ny + rows - 1) / rows;
@@ -87,9 +84,8 @@ cudax::ChunkGrid make_chunk_grid(const Grid& g, int halo, int rows) {
 }
 
 // Rows per chunk: the longest march that still gives every SM a few dozen warps.
-int choose_rows(const Grid& g, int halo, int sms) {
-  const index_t width = 32 - 2 * halo;
-  const index_t strips = (g.nx + width - 1) / width;
+int choose_rows(const Grid& g, int sms) {
+  const index_t strips = (g.nx + cudax::ChunkGrid{}.width - 1) / cudax::ChunkGrid{}.width;
   const index_t wanted = static_cast<index_t>(sms) * 32;
   int rows = 64;
   while (rows > 8 && strips * ((g.ny + rows - 1) / rows) < wanted) rows /= 2;
@@ -124,15 +120,12 @@ class CudaExecutor final : public CudaBackend {
     device_desc_ = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
                    std::to_string(prop.multiProcessorCount) + " SMs)";
 
-    // Chunk grids: the fused kernel carries a 2-cell halo, the split ones 1.
-    const int halo = kind_ == KernelKind::fused ? 2 : 1;
     // With dry skipping, chunks of 16 rows: the computed ring around the wet
     // area shrinks (S004-T2 4096^2: time per step 1.17x wet fraction x the
     // all-wet time, against 1.38x at 64 rows) for 5% on all-wet grids.
-    const int auto_rows = choose_rows(grid_, halo, prop.multiProcessorCount);
+    const int auto_rows = choose_rows(grid_, prop.multiProcessorCount);
     const int rows = co.rows > 0 ? co.rows : (dry_skip_ ? std::min(auto_rows, 16) : auto_rows);
-    cg_step_ = make_chunk_grid(grid_, halo, rows);
-    cg_rate_ = make_chunk_grid(grid_, 1, kind_ == KernelKind::split ? rows : choose_rows(grid_, 1, prop.multiProcessorCount));
+    cg_step_ = make_chunk_grid(grid_, rows);
 
     const auto padded = static_cast<std::size_t>(grid_.padded_size());
     const auto cells = static_cast<std::size_t>(grid_.cells());
@@ -237,17 +230,6 @@ class CudaExecutor final : public CudaBackend {
       cudax::dry_flags_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, 0);
       SHALLOWS_CUDA_CHECK_LAUNCH("dry_flags_kernel");
     }
-    if (kind_ == KernelKind::fused) {
-      // The fused kernel takes the rate of its input state from the launch
-      // before it: compute the first one here.
-      Params p_rate = base_;
-      p_rate.cg = cg_rate_;
-      p_rate.dry_skip = 0;
-      p_rate.list = nullptr;
-      const Launch a{0, 0, 0.0, 0.0, 0.0, 0};
-      cudax::rate_kernel<Real, false><<<march_blocks(cg_rate_), cudax::kBlockThreads, 0, stream_>>>(p_rate, a, 0);
-      SHALLOWS_CUDA_CHECK_LAUNCH("rate_kernel (initial)");
-    }
     if (lagged) {
       // The lagged kernel also takes the rhs of its input state: the first
       // one into both buffers (skipped chunks rely on equal buffers).
@@ -261,8 +243,8 @@ class CudaExecutor final : public CudaBackend {
       p_rate.dry_skip = 0;
       p_rate.list = nullptr;
       const Launch a{0, 0, 0.0, 0.0, 0.0, 0};
-      cudax::rate_kernel<Real, true><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(p_rate, a, 0);
-      SHALLOWS_CUDA_CHECK_LAUNCH("rate_kernel (initial rhs)");
+      cudax::first_rhs_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(p_rate, a);
+      SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel");
       SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rh_[1].get(), rh_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
       SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rhu_[1].get(), rhu_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
       SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rhv_[1].get(), rhv_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
@@ -354,10 +336,7 @@ class CudaExecutor final : public CudaBackend {
   CudaStats stats() const override {
     CudaStats s;
     s.device = device_desc_;
-    s.kernel = kind_ == KernelKind::fused    ? "fused"
-               : kind_ == KernelKind::lagged ? "lagged"
-               : kind_ == KernelKind::split  ? "split"
-                                             : "plain";
+    s.kernel = kind_ == KernelKind::lagged ? "lagged" : "plain";
     if (kind_ != KernelKind::plain) {
       s.chunk_width = cg_step_.width;
       s.chunk_rows = cg_step_.rows;
@@ -368,9 +347,9 @@ class CudaExecutor final : public CudaBackend {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     s.chunks_computed = static_cast<index_t>(computed);
     s.steps = steps_launched_;
-    // Fused: read h, hu, hv, z, write h, hu, hv. Lagged: also read and write
-    // the rhs. Split/plain: the rate pass reads the four again.
-    const double values = kind_ == KernelKind::fused ? 7.0 : kind_ == KernelKind::lagged ? 13.0 : 11.0;
+    // Lagged: read h, hu, hv, z and the rhs, write h, hu, hv and the rhs.
+    // Plain: read h, hu, hv, z twice (rate pass, update pass), write h, hu, hv.
+    const double values = kind_ == KernelKind::lagged ? 13.0 : 11.0;
     s.bytes_per_cell_update = double(sizeof(Real)) * values;
     return s;
   }
@@ -402,18 +381,8 @@ class CudaExecutor final : public CudaBackend {
       SHALLOWS_CUDA_CHECK_LAUNCH("list_kernel");
     }
     switch (kind_) {
-      case KernelKind::fused:
-        cudax::fused_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a);
-        SHALLOWS_CUDA_CHECK_LAUNCH("fused_kernel");
-        break;
       case KernelKind::lagged:
         launch_lagged(a);
-        break;
-      case KernelKind::split:
-        cudax::rate_kernel<Real, false><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a, 1);
-        SHALLOWS_CUDA_CHECK_LAUNCH("rate_kernel");
-        cudax::update_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a);
-        SHALLOWS_CUDA_CHECK_LAUNCH("update_kernel");
         break;
       case KernelKind::plain:
         cudax::plain_rate_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, a, 1);
@@ -467,7 +436,7 @@ class CudaExecutor final : public CudaBackend {
   int device_;
   int min_blocks_;
   std::string device_desc_;
-  cudax::ChunkGrid cg_step_{}, cg_rate_{};
+  cudax::ChunkGrid cg_step_{};
   Params base_{};
   cudaStream_t stream_ = nullptr;
   Ctrl* host_in_ = nullptr;

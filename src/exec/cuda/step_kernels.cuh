@@ -17,26 +17,21 @@
 // time is reached does nothing but copy the slot, so the host can launch a
 // batch of steps and synchronise once per batch.
 //
-// Kernels ("march" kernels): a warp owns a strip of 32 adjacent columns and
-// marches up a chunk of rows, one row per iteration, keeping three rows of
-// state in registers; a lane's west neighbour comes from the lane below it
-// through a shuffle. Halo lanes (two on each side for the fused kernel, one
-// for the split kernels) are loaded but not written.
-//  * fused_kernel: one pass per step. It updates the chunk plus a one-cell
-//    ring from state n to n+1 (dt from the rate reduced by the previous
-//    launch), then evaluates the edge speeds of state n+1 for the chunk's
-//    cells and reduces their CFL rate for the next step. Reads state n and
-//    z once, writes state n+1 once: 7 values per cell-update.
-//  * lagged_kernel (the default, fastest: see bench/cuda-notes.md): the rhs
-//    of state n was stored by the previous launch, so state n+1 is a
-//    point-wise update of the chunk plus a one-cell ring; the edges of state
-//    n+1 give the next rhs (stored) and the rate. Each edge is evaluated once
-//    per step; 13 values per cell-update.
-//  * rate_kernel + update_kernel ("split"): the rate of state n, then the
-//    update with the resulting dt. 11 values per cell-update.
+// Kernels:
+//  * lagged_kernel (the default; "march" kernel): a warp owns a strip of 32
+//    adjacent columns and marches up a chunk of rows, one row per
+//    iteration, keeping the rows it needs in registers; a lane's west
+//    neighbour comes from the lane below it through a shuffle, and the halo
+//    lanes 0 and 31 are loaded but not written. The rhs of state n was
+//    stored by the previous launch (first_rhs_kernel for the first state),
+//    so state n+1 is a point-wise update of the chunk plus a one-cell ring;
+//    the edges of state n+1 give the next rhs (stored) and the rate. Each
+//    edge is evaluated once per step; 13 values per cell-update.
 //  * plain_rate_kernel + plain_update_kernel ("plain"): one thread per cell,
 //    neighbours read from global memory (L1/L2), each edge evaluated by both
-//    of its cells.
+//    of its cells: the simple reference the lagged kernel is tested against.
+// Two more designs were measured and removed (one-pass "fused" at 7 values
+// per cell-update, rate + update "split"): see bench/cuda-notes.md.
 //
 // Dry-chunk skipping (seed 002, "sparse simulations"): a chunk whose cells
 // are all dry fixed points (h in [+0, h_dry], hu = hv = +0, or inactive) and
@@ -105,8 +100,7 @@ struct Launch {
 
 // Chunks of the march kernels: strips of `width` columns, `rows` rows each.
 struct ChunkGrid {
-  int halo = 1;         // halo lanes on each side of a strip
-  int width = 30;       // 32 - 2 * halo
+  int width = 30;       // 32 lanes less a halo lane on each side
   int rows = 32;
   index_t strips = 0;
   index_t chunk_rows = 0;
@@ -415,154 +409,14 @@ __global__ void list_kernel(const Params<Real> P, const Launch A) {
   }
 }
 
-// ---------------------------------------------------------------- fused
+// ---------------------------------------------------------------- first rhs
 
-// One chunk of the fused step; returns the lane's largest encoded rate of
-// state n+1 over its cells of the chunk.
+// The rhs and CFL rate of a state set by the host (slot A.slot), which the
+// lagged kernel takes from the launch before it: rhs into P.rh[parity],
+// rate accumulated into the slot.
 template <class Real>
-__device__ __forceinline__ unsigned long long fused_chunk(const Params<Real>& P, int parity, Real dt, index_t sx,
-                                                          index_t cy, int lane, index_t chunk) {
-  const Real* __restrict__ h = P.h[parity];
-  const Real* __restrict__ hu = P.hu[parity];
-  const Real* __restrict__ hv = P.hv[parity];
-  Real* __restrict__ ho = P.h[1 - parity];
-  Real* __restrict__ huo = P.hu[1 - parity];
-  Real* __restrict__ hvo = P.hv[1 - parity];
-  const index_t i0 = sx * P.cg.width;
-  const index_t j0 = cy * P.cg.rows;
-  const index_t jend = min(j0 + static_cast<index_t>(P.cg.rows), P.ny);
-  const index_t i = i0 - 2 + lane;
-  const bool tile_lane = lane >= 2 && lane < 30 && i < P.nx;
-  const bool in_domain = i >= 0 && i < P.nx;
-
-  if (P.dry_skip && neighbourhood_dry(P, parity, sx, cy, lane)) {
-    skip_chunk(P, parity, chunk, i, tile_lane, j0, jend, lane);
-    return 0;
-  }
-  if (lane == 0 && P.computed) atomicAdd(P.computed, 1ull);
-
-  const bool west_strip = i0 == 0;           // lane 1 is the west ghost column
-  const bool east_strip = i0 + 29 >= P.nx;   // some lane is the east ghost column
-  // Rows are loaded up to jend + 1 (the north neighbour of the ring row).
-  const auto load = [&](index_t j) {
-    return j <= jend + 1 ? load_cell(P, h, hu, hv, i, j) : Cell<Real>{Real(0), Real(0), Real(0), quiet_nan(Real(0))};
-  };
-
-  // March: iteration r updates row r (state n -> n+1) with rows r-1, r, r+1
-  // of state n, then evaluates the state n+1 edges of row r-1 (y) and row r (x).
-  Cell<Real> b = load(j0 - 1);  // row r
-  Cell<Real> c = load(j0);      // row r + 1
-  State<Real> s_flux;           // to_right of the y-edge below row r, state n
-  {
-    const Cell<Real> a = load(j0 - 2);
-    s_flux = cartesian_edge<1>(st(a), a.z, st(b), b.z, P.phys).to_right;
-  }
-  State<Real> q1_prev{Real(0), Real(0), Real(0)};  // row r-1, state n+1
-  Real z_prev = Real(0);
-  Real xs_prev = Real(0);  // row r-1: speed of the west + east x-edges, state n+1
-  Real ys_prev = Real(0);  // speed of the y-edge below row r-1, state n+1
-  bool dry_all = true;
-  unsigned long long best = 0;
-
-  for (index_t r = j0 - 1; r <= jend; ++r) {
-    const Cell<Real> d = load(r + 2);  // prefetch, used next iteration
-    const Cell<Real> be = shfl_down(b, 1);  // east neighbour, state n
-    State<Real> q1;
-    if (r >= 0 && r < P.ny) {
-      const auto fn = cartesian_edge<1>(st(b), b.z, st(c), c.z, P.phys);
-      const auto fe = cartesian_edge<0>(st(b), b.z, st(be), be.z, P.phys);
-      const State<Real> w = shfl_up(fe.to_right, 1);
-      const State<Real> rhs = cell_rhs(P, w, fe.to_left, s_flux, fn.to_left);
-      q1 = (in_domain && !math::is_nan(b.z)) ? advance_cell(st(b), rhs, dt, P.phys) : st(b);
-      s_flux = fn.to_right;
-      if (west_strip) {
-        const State<Real> e1 = shfl_down(q1, 1);
-        if (i == -1) q1 = ghost_state(e1, be.z, Side::west, P.bc[0]);
-      }
-      if (east_strip) {
-        const State<Real> w1 = shfl_up(q1, 1);
-        const Real wz = shfl_up(b.z, 1);
-        if (i == P.nx) q1 = ghost_state(w1, wz, Side::east, P.bc[1]);
-      }
-    } else if (r < 0) {
-      // South ghost row: only its y-edge to row 0 (state n) is needed here.
-      s_flux = cartesian_edge<1>(st(b), b.z, st(c), c.z, P.phys).to_right;
-      q1 = st(b);
-    } else {
-      // North ghost row of state n+1, from row ny-1.
-      q1 = ghost_state(q1_prev, z_prev, Side::north, P.bc[3]);
-    }
-    if (r == 0) q1_prev = ghost_state(q1, b.z, Side::south, P.bc[2]);
-
-    if (r >= j0) {
-      const Real y_speed = cartesian_edge<1>(q1_prev, z_prev, q1, b.z, P.phys).speed;
-      if (r - 1 >= j0) {
-        const Real rate = xs_prev * P.half_inv_dx + (ys_prev + y_speed) * P.half_inv_dy;
-        if (tile_lane && !math::is_nan(z_prev)) {
-          const unsigned long long e = encode_rate(rate);
-          best = e > best ? e : best;
-        }
-      }
-      ys_prev = y_speed;
-    }
-    if (r >= j0 && r < jend) {
-      const State<Real> q1e = shfl_down(q1, 1);
-      const Real e_speed = cartesian_edge<0>(q1, b.z, q1e, be.z, P.phys).speed;
-      const Real w_speed = shfl_up(e_speed, 1);
-      xs_prev = w_speed + e_speed;
-      if (tile_lane) {
-        const index_t k = P.index(i, r);
-        ho[k] = q1.h;
-        huo[k] = q1.hu;
-        hvo[k] = q1.hv;
-        dry_all = dry_all && (math::is_nan(b.z) || dry_fixed(q1, P.phys.h_dry));
-      }
-    }
-    q1_prev = q1;
-    z_prev = b.z;
-    b = c;
-    c = d;
-  }
-
-  if (P.dry_skip) {
-    const bool d = __all_sync(kFullMask, dry_all) && !next_to_level_side(P, sx, cy);
-    if (lane == 0) {
-      P.dry[1 - parity][chunk] = d ? 1 : 0;
-      P.same[chunk] = 0;
-    }
-  }
-  return best;
-}
-
-template <class Real>
-__global__ void __launch_bounds__(kBlockThreads, MinBlocks<Real>::value) fused_kernel(const Params<Real> P, const Launch A) {
+__global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<Real> P, const Launch A) {
   const Ctrl c = P.ctrl[A.slot];
-  double dt = 0;
-  if (!step_prologue<Real, false>(P, A, c, dt)) return;
-  const int lane = threadIdx.x & 31;
-  const index_t gw = static_cast<index_t>(blockIdx.x) * kBlockWarps + (threadIdx.x >> 5);
-  index_t chunk = 0;
-  unsigned long long best = 0;
-  if (warp_chunk(P, A.slot, gw, chunk)) {
-    const index_t cy = chunk / P.cg.strips;
-    const index_t sx = chunk - cy * P.cg.strips;
-    best = fused_chunk(P, c.parity, static_cast<Real>(dt), sx, cy, lane, chunk);
-  }
-  block_max_to(best, &P.ctrl[(A.slot + 1) % 3].rate_bits);
-}
-
-// ---------------------------------------------------------------- split
-
-// CFL rate of the state in slot A.slot, accumulated into that slot.
-// check_step: do nothing unless a step is wanted from that slot (during a
-// run); off for the first rate of a state set by the host. kWriteRhs: also
-// store the cells' rhs in P.rh[parity] (first state of the lagged kernel);
-// without it only the edge speeds are used and the compiler drops the rest.
-template <class Real, bool kWriteRhs>
-__global__ void __launch_bounds__(kBlockThreads) rate_kernel(const Params<Real> P, const Launch A, int check_step) {
-  const Ctrl c = P.ctrl[A.slot];
-  const double t = A.use_t_in ? A.t_in : c.t;
-  if (check_step && !(c.status == 0 && t < A.target && c.steps < A.max_steps)) return;
   const int parity = c.parity;
   const int lane = threadIdx.x & 31;
   const index_t gw = static_cast<index_t>(blockIdx.x) * kBlockWarps + (threadIdx.x >> 5);
@@ -574,118 +428,46 @@ __global__ void __launch_bounds__(kBlockThreads) rate_kernel(const Params<Real> 
     const index_t i0 = sx * P.cg.width;
     const index_t j0 = cy * P.cg.rows;
     const index_t jend = min(j0 + static_cast<index_t>(P.cg.rows), P.ny);
-    const index_t i = i0 - P.cg.halo + lane;
-    const bool tile_lane = lane >= P.cg.halo && lane < 32 - P.cg.halo && i < P.nx;
-    if (!(P.dry_skip && neighbourhood_dry(P, parity, sx, cy, lane))) {
-      const Real* __restrict__ h = P.h[parity];
-      const Real* __restrict__ hu = P.hu[parity];
-      const Real* __restrict__ hv = P.hv[parity];
-      const auto load = [&](index_t j) {
-        return j <= jend ? load_cell(P, h, hu, hv, i, j) : Cell<Real>{Real(0), Real(0), Real(0), quiet_nan(Real(0))};
-      };
-      Cell<Real> b = load(j0);
-      EdgeFluctuation<Real> fs;
-      {
-        const Cell<Real> a = load(j0 - 1);
-        fs = cartesian_edge<1>(st(a), a.z, st(b), b.z, P.phys);
+    const index_t i = i0 - 1 + lane;
+    const bool tile_lane = lane >= 1 && lane < 31 && i < P.nx;
+    const Real* __restrict__ h = P.h[parity];
+    const Real* __restrict__ hu = P.hu[parity];
+    const Real* __restrict__ hv = P.hv[parity];
+    const auto load = [&](index_t j) {
+      return j <= jend ? load_cell(P, h, hu, hv, i, j) : Cell<Real>{Real(0), Real(0), Real(0), quiet_nan(Real(0))};
+    };
+    Cell<Real> b = load(j0);
+    EdgeFluctuation<Real> fs;
+    {
+      const Cell<Real> a = load(j0 - 1);
+      fs = cartesian_edge<1>(st(a), a.z, st(b), b.z, P.phys);
+    }
+    Cell<Real> c1 = load(j0 + 1);
+    for (index_t r = j0; r < jend; ++r) {
+      const Cell<Real> d = load(r + 2);
+      const Cell<Real> be = shfl_down(b, 1);
+      const auto fn = cartesian_edge<1>(st(b), b.z, st(c1), c1.z, P.phys);
+      const auto fe = cartesian_edge<0>(st(b), b.z, st(be), be.z, P.phys);
+      const Real w_speed = shfl_up(fe.speed, 1);
+      const Real rate = (w_speed + fe.speed) * P.half_inv_dx + (fs.speed + fn.speed) * P.half_inv_dy;
+      const State<Real> w = shfl_up(fe.to_right, 1);
+      const State<Real> rhs = cell_rhs(P, w, fe.to_left, fs.to_right, fn.to_left);
+      if (tile_lane) {
+        const index_t k = P.index(i, r);
+        P.rh[parity][k] = rhs.h;
+        P.rhu[parity][k] = rhs.hu;
+        P.rhv[parity][k] = rhs.hv;
       }
-      Cell<Real> c1 = load(j0 + 1);
-      for (index_t r = j0; r < jend; ++r) {
-        const Cell<Real> d = load(r + 2);
-        const Cell<Real> be = shfl_down(b, 1);
-        const auto fn = cartesian_edge<1>(st(b), b.z, st(c1), c1.z, P.phys);
-        const auto fe = cartesian_edge<0>(st(b), b.z, st(be), be.z, P.phys);
-        const Real w_speed = shfl_up(fe.speed, 1);
-        const Real rate = (w_speed + fe.speed) * P.half_inv_dx + (fs.speed + fn.speed) * P.half_inv_dy;
-        if (kWriteRhs) {
-          const State<Real> w = shfl_up(fe.to_right, 1);
-          const State<Real> rhs = cell_rhs(P, w, fe.to_left, fs.to_right, fn.to_left);
-          if (tile_lane) {
-            const index_t k = P.index(i, r);
-            P.rh[parity][k] = rhs.h;
-            P.rhu[parity][k] = rhs.hu;
-            P.rhv[parity][k] = rhs.hv;
-          }
-        }
-        if (tile_lane && !math::is_nan(b.z)) {
-          const unsigned long long e = encode_rate(rate);
-          best = e > best ? e : best;
-        }
-        fs = fn;
-        b = c1;
-        c1 = d;
+      if (tile_lane && !math::is_nan(b.z)) {
+        const unsigned long long e = encode_rate(rate);
+        best = e > best ? e : best;
       }
+      fs = fn;
+      b = c1;
+      c1 = d;
     }
   }
   block_max_to(best, &P.ctrl[A.slot].rate_bits);
-}
-
-template <class Real>
-__global__ void __launch_bounds__(kBlockThreads, MinBlocks<Real>::value) update_kernel(const Params<Real> P, const Launch A) {
-  const Ctrl c = P.ctrl[A.slot];
-  double dt_d = 0;
-  if (!step_prologue<Real, true>(P, A, c, dt_d)) return;
-  const Real dt = static_cast<Real>(dt_d);
-  const int parity = c.parity;
-  const int lane = threadIdx.x & 31;
-  const index_t gw = static_cast<index_t>(blockIdx.x) * kBlockWarps + (threadIdx.x >> 5);
-  index_t chunk = 0;
-  if (!warp_chunk(P, A.slot, gw, chunk)) return;
-  const index_t cy = chunk / P.cg.strips;
-  const index_t sx = chunk - cy * P.cg.strips;
-  const index_t i0 = sx * P.cg.width;
-  const index_t j0 = cy * P.cg.rows;
-  const index_t jend = min(j0 + static_cast<index_t>(P.cg.rows), P.ny);
-  const index_t i = i0 - P.cg.halo + lane;
-  const bool tile_lane = lane >= P.cg.halo && lane < 32 - P.cg.halo && i < P.nx;
-  if (P.dry_skip && neighbourhood_dry(P, parity, sx, cy, lane)) {
-    skip_chunk(P, parity, chunk, i, tile_lane, j0, jend, lane);
-    return;
-  }
-  if (lane == 0 && P.computed) atomicAdd(P.computed, 1ull);
-  const Real* __restrict__ h = P.h[parity];
-  const Real* __restrict__ hu = P.hu[parity];
-  const Real* __restrict__ hv = P.hv[parity];
-  Real* __restrict__ ho = P.h[1 - parity];
-  Real* __restrict__ huo = P.hu[1 - parity];
-  Real* __restrict__ hvo = P.hv[1 - parity];
-  const auto load = [&](index_t j) {
-    return j <= jend ? load_cell(P, h, hu, hv, i, j) : Cell<Real>{Real(0), Real(0), Real(0), quiet_nan(Real(0))};
-  };
-  Cell<Real> b = load(j0);
-  State<Real> s_flux;
-  {
-    const Cell<Real> a = load(j0 - 1);
-    s_flux = cartesian_edge<1>(st(a), a.z, st(b), b.z, P.phys).to_right;
-  }
-  Cell<Real> c1 = load(j0 + 1);
-  bool dry_all = true;
-  for (index_t r = j0; r < jend; ++r) {
-    const Cell<Real> d = load(r + 2);
-    const Cell<Real> be = shfl_down(b, 1);
-    const auto fn = cartesian_edge<1>(st(b), b.z, st(c1), c1.z, P.phys);
-    const auto fe = cartesian_edge<0>(st(b), b.z, st(be), be.z, P.phys);
-    const State<Real> w = shfl_up(fe.to_right, 1);
-    const State<Real> rhs = cell_rhs(P, w, fe.to_left, s_flux, fn.to_left);
-    if (tile_lane) {
-      const State<Real> q1 = !math::is_nan(b.z) ? advance_cell(st(b), rhs, dt, P.phys) : st(b);
-      const index_t k = P.index(i, r);
-      ho[k] = q1.h;
-      huo[k] = q1.hu;
-      hvo[k] = q1.hv;
-      dry_all = dry_all && (math::is_nan(b.z) || dry_fixed(q1, P.phys.h_dry));
-    }
-    s_flux = fn.to_right;
-    b = c1;
-    c1 = d;
-  }
-  if (P.dry_skip) {
-    const bool dd = __all_sync(kFullMask, dry_all) && !next_to_level_side(P, sx, cy);
-    if (lane == 0) {
-      P.dry[1 - parity][chunk] = dd ? 1 : 0;
-      P.same[chunk] = 0;
-    }
-  }
 }
 
 // ---------------------------------------------------------------- lagged
