@@ -534,27 +534,27 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
   unsigned long long best = 0;
 
   // Row r: state n+1 from state n and its rhs, the y-edge below it (which
-  // completes row r - 1: its rhs is stored), its x-edges. A steady row
-  // (std::true_type) is one of an interior chunk, neither its first nor its
-  // last: every lane and its neighbours are inside the domain, so it carries
-  // no ghost cell, boundary condition or range check. Nearly every row of a
-  // large grid is one, and instructions are what this kernel is bound by.
-  const auto row = [&](int r, auto steady_c) {
-    constexpr bool steady = decltype(steady_c)::value;
+  // completes row r - 1: its rhs is stored), its x-edges. `inside`
+  // (std::true_type): a row of an interior chunk, whose lanes and rows are
+  // all inside the domain, so that it carries no ghost cell, boundary
+  // condition or range check. Nearly every chunk of a large grid is one, and
+  // instructions are what this kernel is bound by.
+  const auto row = [&](int r, auto inside_c) {
+    constexpr bool inside = decltype(inside_c)::value;
     const index_t k = k_row;
     k_row += pitch;
     Row next{};
-    if (steady || r < jend) next = load(r + 1, k_row, steady);  // prefetch
+    if (r < jend) next = load(r + 1, k_row, inside);  // prefetch
     const Real z = cur.q.z;
     State<Real> q1;
-    if (steady || (r >= 0 && r < ny)) {
-      q1 = ((steady || in_domain) && !math::is_nan(z)) ? advance_cell(st(cur.q), cur.rhs, dt, P.phys) : st(cur.q);
-      if (!steady && west_strip) {
+    if (inside || (r >= 0 && r < ny)) {
+      q1 = ((inside || in_domain) && !math::is_nan(z)) ? advance_cell(st(cur.q), cur.rhs, dt, P.phys) : st(cur.q);
+      if (!inside && west_strip) {
         const State<Real> e1 = shfl_down(q1, 1);
         const Real ez = shfl_down(z, 1);
         if (i == -1) q1 = ghost_state(e1, ez, Side::west, P.bc[0]);
       }
-      if (!steady && east_strip) {
+      if (!inside && east_strip) {
         const State<Real> w1 = shfl_up(q1, 1);
         const Real wz = shfl_up(z, 1);
         if (i == nx) q1 = ghost_state(w1, wz, Side::east, P.bc[1]);
@@ -564,18 +564,18 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
     } else {
       q1 = ghost_state(q1_prev, z_prev, Side::north, P.bc[3]);
     }
-    if (!steady && r == 0) {
+    if (!inside && r == 0) {
       q1_prev = ghost_state(q1, z, Side::south, P.bc[2]);
       p1_prev = cell_primitive(q1_prev, z_prev, P.phys);
     }
     const CellPrimitive<Real> p1 = cell_primitive(q1, z, P.phys);
 
-    if (steady || r >= j0) {
+    if (r >= j0) {
       const auto fy = cartesian_edge<1>(p1_prev, p1, P.phys);
-      if (steady || r - 1 >= j0) {
+      if (r - 1 >= j0) {
         const State<Real> rhs = cell_rhs(P, w_prev, e_prev, s_prev, fy.to_left);
         const Real rate = xs_prev * P.half_inv_dx + (ys_prev + fy.speed) * P.half_inv_dy;
-        if (steady ? lane >= 1 && lane < 31 : tile_lane) {
+        if (inside ? lane >= 1 && lane < 31 : tile_lane) {
           const index_t kb = k - pitch;
           rho[kb] = rhs.h;
           rhuo[kb] = rhs.hu;
@@ -589,12 +589,12 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
       s_prev = fy.to_right;
       ys_prev = fy.speed;
     }
-    if (steady || (r >= j0 && r < jend)) {
+    if (r >= j0 && r < jend) {
       const auto fx = cartesian_edge<0>(p1, shfl_down(p1, 1), P.phys);
       w_prev = shfl_up(fx.to_right, 1);
       e_prev = fx.to_left;
       xs_prev = shfl_up(fx.speed, 1) + fx.speed;
-      if (steady ? lane >= 1 && lane < 31 : tile_lane) {
+      if (inside ? lane >= 1 && lane < 31 : tile_lane) {
         ho[k] = q1.h;
         huo[k] = q1.hu;
         hvo[k] = q1.hv;
@@ -607,15 +607,11 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
     cur = next;
   };
 
-  // The steady rows of an interior chunk take the lean copy of the body;
-  // the rest the general one (two copies only: the instruction cache).
-  const bool interior = i0 >= 1 && i0 + 31 <= nx && j0 >= 1 && jend <= ny - 1;
-  for (int r = j0 - 1; r <= jend; ++r) {
-    if (interior && r > j0 && r < jend) {
-      row(r, std::true_type{});
-    } else {
-      row(r, std::false_type{});
-    }
+  // Two copies of the body only (the instruction cache), each in its own loop.
+  if (i0 >= 1 && i0 + 31 <= nx && j0 >= 1 && jend <= ny - 1) {
+    for (int r = j0 - 1; r <= jend; ++r) row(r, std::true_type{});
+  } else {
+    for (int r = j0 - 1; r <= jend; ++r) row(r, std::false_type{});
   }
   return best;
 }

@@ -105,13 +105,18 @@ SHALLOWS_HD RoeWaves<Real> roe_waves(const EdgeSide<Real>& l, const EdgeSide<Rea
   const Real half(0.5), one(1), two(2);
   const Real sl = l.sqrt_h;
   const Real sr = r.sqrt_h;
-  const Real inv_s = one / (both_dry ? one : sl + sr);
+  const Real hm = half * (l.h + r.h);
+  const Real c = math::sqrt(p.g * hm);
+  // One division for both denominators (s = sl + sr and 2c).
+  const Real s = both_dry ? one : sl + sr;
+  const Real two_c = both_dry ? one : two * c;
+  const Real inv = one / (s * two_c);
+  const Real inv_s = two_c * inv;
+  const Real inv_2c = s * inv;
   RoeWaves<Real> w;
   w.un = (sl * l.un + sr * r.un) * inv_s;
   w.ut = (sl * l.ut + sr * r.ut) * inv_s;
   const Real un = w.un, ut = w.ut;
-  const Real hm = half * (l.h + r.h);
-  const Real c = math::sqrt(p.g * hm);
   w.c = c;
 
   const Real dh = r.h - l.h;
@@ -126,7 +131,6 @@ SHALLOWS_HD RoeWaves<Real> roe_waves(const EdgeSide<Real>& l, const EdgeSide<Rea
 
   w.lambda1 = un - c;
   w.lambda3 = un + c;
-  const Real inv_2c = one / (both_dry ? one : two * c);
   w.alpha1 = ((c + un) * dh - dhn) * inv_2c;
   w.alpha3 = (dhn + (c - un) * dh) * inv_2c;
   w.beta1 = ((c + un) * r_h - r_n) * inv_2c;
