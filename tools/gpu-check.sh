@@ -25,6 +25,7 @@
 #   lines     where the default kernel's instructions go: executed instructions
 #             per cell-update by opcode and by source line (ncu source page,
 #             tools/ncu_lines.py), float and double, S004-T1 4096^2
+#   lines3    the same for one stage of the roe3 march kernel, S003-T3 2048^2
 #   table     the summary (always printed last)
 # Environment: OUT (log folder; default $BUILD/gpu-check), BUILD (default
 # build-gpu), CUDA_ARCH, CUDA_FLAGS (default -lineinfo), JOBS, CPU_THREADS (default 4), BENCH_SECONDS
@@ -246,20 +247,39 @@ stage_s000() {
 }
 
 # Executed instructions per cell-update by opcode and source line (the build
-# carries -lineinfo, which changes no code).
+# carries -lineinfo, which changes no code): lines_profile LABEL KERNEL-REGEX
+# SKIP CELLS BENCH-ARGS..., one launch.
+lines_profile() {
+  local label=$1 regex=$2 skip=$3 cells=$4
+  shift 4
+  local rep="$OUT/lines-$$"
+  ncu --clock-control none --section SourceCounters --import-source yes -k "regex:$regex" -s "$skip" -c 1 \
+    -f -o "$rep" "$SHALLOWS" bench -b cuda "$@" >>"$OUT/lines.log" 2>&1 || fail "ncu lines $label"
+  ncu -i "$rep.ncu-rep" --page source --csv --print-source cuda,sass >"$rep.csv" 2>>"$OUT/lines.log"
+  echo "=== $label (one launch)" >>"$OUT/lines.log"
+  python3 "$REPO/tools/ncu_lines.py" "$rep.csv" "$cells" 60 >>"$OUT/lines.log"
+  rm -f "$rep.ncu-rep" "$rep.csv"
+}
+
 stage_lines() {
   : >"$OUT/lines.log"
   local prec
   for prec in float double; do
-    ncu --clock-control none --section SourceCounters --import-source yes -k "regex:${KERNEL}_kernel" -s 12 -c 1 \
-      -f -o "$OUT/lines-$prec" "$SHALLOWS" bench -b cuda -c s004-t1 -n 4096 -p "$prec" -k "$KERNEL" -s 0.3 \
-      >>"$OUT/lines.log" 2>&1 || fail "ncu lines $prec"
-    ncu -i "$OUT/lines-$prec.ncu-rep" --page source --csv --print-source cuda,sass >"$OUT/lines-$prec.csv" 2>>"$OUT/lines.log"
-    echo "=== $KERNEL $prec (S004-T1 4096^2, one launch)" >>"$OUT/lines.log"
-    python3 "$REPO/tools/ncu_lines.py" "$OUT/lines-$prec.csv" $((4096 * 4096)) 60 >>"$OUT/lines.log"
-    rm -f "$OUT/lines-$prec.ncu-rep" "$OUT/lines-$prec.csv"
+    lines_profile "$KERNEL $prec, S004-T1 4096^2" "${KERNEL}_kernel" 12 $((4096 * 4096)) \
+      -c s004-t1 -n 4096 -p "$prec" -k "$KERNEL" -s 0.3
   done
-  grep -E "^=== |^total" "$OUT/lines.log" | tee -a "$SUMMARY"
+  grep -E "^=== |^total|^warp" "$OUT/lines.log" | tee -a "$SUMMARY"
+}
+
+# The same for one stage of the third-order march kernel (S003-T3 2048^2).
+stage_lines3() {
+  : >"$OUT/lines.log"
+  local prec
+  for prec in float double; do
+    lines_profile "roe3 march $prec, S003-T3 2048^2, one RK stage" march_kernel 30 $((2048 * 2048)) \
+      -c s003-t3 -n 2048 -p "$prec" -s 0.3
+  done
+  grep -E "^=== |^total|^warp" "$OUT/lines.log" | tee -a "$SUMMARY"
 }
 
 for s in "${STAGES[@]}"; do
@@ -277,6 +297,7 @@ for s in "${STAGES[@]}"; do
     profile) stage_profile ;;
     profile3) stage_profile3 ;;
     lines) stage_lines ;;
+    lines3) stage_lines3 ;;
     table) ;;
     *) fail "unknown stage $s" ;;
   esac

@@ -40,6 +40,8 @@
 //
 // Time step, seed 003 eq. 6: dt max_{edges, points, k} |lambda_k| / d_ij = delta,
 // d_ij = dx/2 or dy/2 the distance from the cell centre to the edge.
+#include <cmath>
+
 #include "shallows/core/math.hpp"
 #include "shallows/core/state.hpp"
 #include "shallows/mesh/structured/cartesian_edges.hpp"
@@ -55,11 +57,13 @@ struct Params {
   PhysicsParams<Real> phys;
   recon::Params<Real> rec;
   Real inv_dx, inv_dy;
+  Real sqrt_g;  // celerity at a point: sqrt(g) sqrt(h), one root instead of two
 };
 
 template <class Real>
 Params<Real> make_params(const PhysicsParams<Real>& phys, double dx, double dy) {
-  return {phys, recon::make_params<Real>(dx, dy), static_cast<Real>(1.0 / dx), static_cast<Real>(1.0 / dy)};
+  return {phys, recon::make_params<Real>(dx, dy), static_cast<Real>(1.0 / dx), static_cast<Real>(1.0 / dy),
+          static_cast<Real>(std::sqrt(static_cast<double>(phys.g)))};
 }
 
 // The bed's reconstruction at the 8 edge and 4 interior Gauss points
@@ -148,22 +152,23 @@ SHALLOWS_HD CellTrace<Real> cell_trace(const Real (&h)[9], const Real (&hu)[9], 
     t.u[k] = t.hu[k] * inv_h;
     t.v[k] = t.hv[k] * inv_h;
     t.sqrt_h[k] = math::sqrt(t.h[k]);
-    t.c[k] = math::sqrt(p.g * t.h[k]);
+    t.c[k] = prm.sqrt_g * t.sqrt_h[k];
   }
 
   // Velocity bound: hu and h are reconstructed separately, so where the
   // depth is small a point's velocity hu/h can be far above anything in the
   // stencil (thin films at wet/dry fronts). Such a cell falls back to first
   // order when |u| + |v| at a point exceeds max_k (|u_k| + |v_k|) + max_k c_k.
-  Real speed(0), hmax(0);
-  for (int k = 0; k < 9; ++k) {
-    speed = math::max(speed, (math::abs(hu[k]) + math::abs(hv[k])) / h[k]);
-    hmax = math::max(hmax, h[k]);
-  }
-  const Real bound = speed + math::sqrt(p.g * hmax);
+  // Without the nine divisions: every h_k > 0 here, so x <= max_k a_k / h_k
+  // exactly when x h_k <= a_k for some k.
+  Real hmax(0);
+  for (int k = 0; k < 9; ++k) hmax = math::max(hmax, h[k]);
   Real point_speed(0);
   for (int k = 0; k < 8; ++k) point_speed = math::max(point_speed, math::abs(t.u[k]) + math::abs(t.v[k]));
-  if (!(point_speed <= bound)) return detail::constant_trace(h[4], hu[4], hv[4], z[4], p);
+  const Real excess = point_speed - prm.sqrt_g * math::sqrt(hmax);
+  bool bounded = excess <= Real(0);
+  for (int k = 0; k < 9; ++k) bounded = bounded | (excess * h[k] <= math::abs(hu[k]) + math::abs(hv[k]));
+  if (!bounded) return detail::constant_trace(h[4], hu[4], hv[4], z[4], p);
   t.high_order = true;
 
   // Advective fluxes through the cell's own edges (Gauss weights 1/2):
