@@ -31,6 +31,7 @@
 namespace {
 
 using namespace shallows;
+using shallows::cli::today;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
@@ -133,13 +134,6 @@ double wet_fraction(const Fields& f, double h_dry) {
   std::size_t wet = 0;
   for (double h : f.h) wet += h > h_dry;
   return static_cast<double>(wet) / static_cast<double>(f.h.size());
-}
-
-std::string today() {
-  std::time_t t = std::time(nullptr);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
-  return buf;
 }
 
 // Seed 000 Table 1, GeForce GTX 280, seconds to the end time (Q4: 5 s, Q5: 0.1 s).
@@ -486,11 +480,18 @@ void run_cuda_s003(const Config& cfg, const std::vector<std::string>& precisions
 
 namespace shallows::cli {
 
+std::string today() {
+  std::time_t t = std::time(nullptr);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  return buf;
+}
+
 void add_bench_options(CLI::App& sub, BenchOptions& o) {
   sub.add_option("-b,--backend", o.backend, "Executor")->check(CLI::IsMember({"cpu", "cuda"}));
   sub.add_option("-c,--case", o.case_name,
                  "Workload (default: s004-t1 and s004-t2 at the backend's standard sizes)")
-      ->check(CLI::IsMember({"s004-t1", "s004-t2", "s000-t1", "s003-t3"}));
+      ->check(CLI::IsMember({"s004-t1", "s004-t2", "s000-t1", "s003-t3", "s004-t1-mesh", "s004-t2-mesh"}));
   sub.add_option("-n,--sizes", o.sizes, "Cells per side (S004, S003 cases)")->delimiter(',');
   sub.add_option("-p,--precision", o.precisions)->delimiter(',')->check(CLI::IsMember({"float", "double"}));
   sub.add_option("-t,--threads", o.threads, "CPU threads (0: all)");
@@ -505,6 +506,14 @@ void add_bench_options(CLI::App& sub, BenchOptions& o) {
                  "CUDA, s004-t2: time this many windows with skipping on against the wet fraction");
   sub.add_option("--window-steps", o.window_steps, "Steps per window (--windows)");
   sub.add_option("--min-blocks", o.min_blocks, "CUDA lagged kernel: blocks per SM compiled for (0: default; 2, 4, 6)");
+  sub.add_option("--cells", o.mesh_cells, "Mesh cases: cells in millions (default: cpu 0.25,1; cuda 1,4,16)")
+      ->delimiter(',');
+  sub.add_option("--ordering", o.orderings, "Mesh cases: cell numberings (random, rcm, morton)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"random", "rcm", "morton"}));
+  sub.add_option("--loop", o.loops, "Mesh cases: loop designs (cell, edge)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"cell", "edge"}));
   sub.add_option("--append", o.append, "Append the table rows to this markdown file");
   sub.add_option("--machine", o.machine, "Machine description for the results file (CPU rows)");
   sub.add_option("--commit", o.commit, "Commit description for the results file");
@@ -544,7 +553,9 @@ int bench_command(const BenchOptions& o) {
   try {
     for (const Job& job : jobs) {
       cfg.case_name = job.case_name;
-      if (cuda) {
+      if (job.case_name.ends_with("-mesh")) {
+        if (const int rc = bench_mesh(o, job.case_name, rows); rc != 0) return rc;
+      } else if (cuda) {
 #ifdef SHALLOWS_HAVE_CUDA
         if (!cuda_available()) {
           std::fprintf(stderr, "shallows bench: no CUDA device is available\n");

@@ -3,6 +3,7 @@
 // `shallows bench`: throughput of whole time steps (cell-updates per second)
 // on the seed workloads, a printed table and optionally rows appended to a
 // results file. Timings never feed a pass/fail test.
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,18 @@ struct BenchOptions {
   int dry_skip = 1, compact = 1, rows_per_chunk = 0, min_blocks = 0, windows = 0;
   index_t window_steps = 50;
   std::string append, machine = "unnamed machine", commit = "unknown";
+  // Mesh cases (s004-t1-mesh, s004-t2-mesh): cell counts in millions, numberings, loop designs.
+  std::vector<double> mesh_cells;
+  std::vector<std::string> orderings, loops;
 };
 
 void add_bench_options(CLI::App& sub, BenchOptions& o);
 int bench_command(const BenchOptions& o);
+
+// The mesh workloads (app/bench_mesh.cpp); appends results-file rows to `rows`.
+int bench_mesh(const BenchOptions& o, const std::string& case_name, std::ostringstream& rows);
+
+// Today's date, YYYY-MM-DD (UTC), for results rows.
+std::string today();
 
 } // namespace shallows::cli

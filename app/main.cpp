@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The shallows command line: `run` (the work is in the library) and `bench`
-// (app/bench.cpp).
+// The shallows command line: `run` (the work is in the library), `bench`
+// (app/bench.cpp, app/bench_mesh.cpp) and `mesh` (a generated rectangle mesh
+// written as Gmsh MSH 4.1).
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -10,6 +12,8 @@
 
 #include "bench.hpp"
 #include "shallows/io/case.hpp"
+#include "shallows/io/gmsh.hpp"
+#include "shallows/mesh/unstructured/generator.hpp"
 #include "shallows/solver/run.hpp"
 
 namespace {
@@ -22,11 +26,43 @@ int run_command(const std::string& case_file, const std::string& output_dir, int
   io::Case c = case_file.empty() ? io::parse_case(io::default_case_toml(), "<built-in>", ".", sets)
                                  : io::load_case(case_file, sets);
   if (!output_dir.empty()) c.output.dir = output_dir;
+  for (const std::string& note : c.notes) std::fprintf(stderr, "shallows: note: %s\n", note.c_str());
   RunOptions options;
   options.backend.kind = backend;
   options.backend.threads = threads;
   options.quiet = quiet;
   run_case(c, options);
+  return 0;
+}
+
+struct MeshCommand {
+  std::string file, cells = "triangles";
+  std::vector<double> x{0.0, 1.0}, y{0.0, 1.0};
+  shallows::index_t nx = 10, ny = 10;
+  double perturbation = 0;
+  bool shuffle = false, binary = false;
+  std::uint64_t seed = 1;
+};
+
+int mesh_command(const MeshCommand& m) {
+  using namespace shallows;
+  RectangleMeshSpec spec;
+  spec.x0 = m.x[0];
+  spec.x1 = m.x[1];
+  spec.y0 = m.y[0];
+  spec.y1 = m.y[1];
+  spec.nx = m.nx;
+  spec.ny = m.ny;
+  spec.cells = m.cells == "quadrilaterals" ? RectangleCells::quadrilaterals
+               : m.cells == "mixed"        ? RectangleCells::mixed
+                                           : RectangleCells::triangles;
+  spec.perturbation = m.perturbation;
+  spec.shuffle = m.shuffle;
+  spec.seed = m.seed;
+  const io::GmshMesh mesh = rectangle_mesh(spec);
+  io::write_gmsh(m.file, mesh, m.binary);
+  std::printf("%s: %zu nodes, %zu cells, boundary groups west, east, south, north (MSH 4.1%s)\n", m.file.c_str(),
+              mesh.node_x.size(), mesh.cell_tag.size(), m.binary ? ", binary" : "");
   return 0;
 }
 
@@ -55,10 +91,27 @@ int main(int argc, char** argv) {
   shallows::cli::BenchOptions bench_options;
   shallows::cli::add_bench_options(*bench, bench_options);
 
+  auto* mesh = app.add_subcommand("mesh", "Write a rectangle mesh (Gmsh MSH 4.1) for tests, benchmarks and examples");
+  MeshCommand mesh_options;
+  mesh->add_option("file", mesh_options.file, "Output .msh file")->required();
+  mesh->add_option("--nx", mesh_options.nx, "Squares along x")->check(CLI::Range(1, 1 << 20));
+  mesh->add_option("--ny", mesh_options.ny, "Squares along y")->check(CLI::Range(1, 1 << 20));
+  mesh->add_option("--x", mesh_options.x, "x range (m)")->expected(2)->delimiter(',');
+  mesh->add_option("--y", mesh_options.y, "y range (m)")->expected(2)->delimiter(',');
+  mesh->add_option("--cells", mesh_options.cells, "Cell shapes")
+      ->check(CLI::IsMember({"triangles", "quadrilaterals", "mixed"}));
+  mesh->add_option("--perturb", mesh_options.perturbation,
+                   "Move interior nodes at random by up to this fraction of the spacing")
+      ->check(CLI::Range(0.0, 0.45));
+  mesh->add_flag("--shuffle", mesh_options.shuffle, "Number cells and nodes at random");
+  mesh->add_option("--seed", mesh_options.seed, "Random seed (perturbation, numbering)");
+  mesh->add_flag("--binary", mesh_options.binary, "Binary MSH instead of ASCII");
+
   CLI11_PARSE(app, argc, argv);
   if (*bench) return shallows::cli::bench_command(bench_options);
   try {
     if (*run) return run_command(case_file, output_dir, threads, precision, backend, sets, quiet);
+    if (*mesh) return mesh_command(mesh_options);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "shallows: error: %s\n", e.what());
     return 1;

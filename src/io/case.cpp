@@ -18,10 +18,14 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <toml++/toml.h>
 #include <utility>
 
+#include "shallows/io/gmsh.hpp"
 #include "shallows/io/raster.hpp"
+#include "shallows/mesh/unstructured/build.hpp"
+#include "shallows/mesh/unstructured/ordering.hpp"
 
 namespace shallows::io {
 namespace {
@@ -39,6 +43,7 @@ struct Section {
 const std::vector<Section>& sections() {
   static const std::vector<Section> s{
       {"domain", {"nx", "ny", "x", "y"}},
+      {"mesh", {"file", "ordering", "seed"}},
       {"bathymetry", {"z"}},
       {"initial", {"eta", "h", "hu", "hv", "u", "v"}},
       {"boundary", {"west", "east", "south", "north"}},
@@ -50,7 +55,7 @@ const std::vector<Section>& sections() {
   return s;
 }
 
-const Keys top_level_keys{"name", "domain", "bathymetry", "initial", "boundary",
+const Keys top_level_keys{"name", "domain", "mesh", "bathymetry", "initial", "boundary",
                           "physics", "numerics", "time", "output"};
 
 const Section* find_section(std::string_view name) {
@@ -365,6 +370,21 @@ AsciiRaster read_raster(const Reader& rd, const FieldSpec& f) {
   }
 }
 
+// Where fields are evaluated: the centres of a grid's cells or the centroids
+// of a mesh's cells, in the order of the Problem's fields.
+struct CellCentres {
+  const Grid* grid = nullptr;
+  const UnstructuredMesh* mesh = nullptr;
+
+  std::size_t size() const { return static_cast<std::size_t>(mesh ? mesh->cells() : grid->cells()); }
+  double x(std::size_t k) const {
+    return mesh ? mesh->cell_x[k] : grid->x_center(static_cast<index_t>(k) % grid->nx);
+  }
+  double y(std::size_t k) const {
+    return mesh ? mesh->cell_y[k] : grid->y_center(static_cast<index_t>(k) / grid->nx);
+  }
+};
+
 struct ParserSlot {
   double x = 0;
   double y = 0;
@@ -381,17 +401,17 @@ std::unique_ptr<ParserSlot> make_parser(const std::string& expr) {
   return s;
 }
 
-std::vector<double> eval_expression(const Reader& rd, const FieldSpec& f, const Grid& g) {
-  const std::size_t n = static_cast<std::size_t>(g.cells());
+std::vector<double> eval_expression(const Reader& rd, const FieldSpec& f, const CellCentres& at) {
+  const std::size_t n = at.size();
   std::vector<double> out(n);
-  const int threads = g.cells() >= 16384 ? std::max(1, omp_get_max_threads()) : 1;
+  const int threads = n >= 16384 ? std::max(1, omp_get_max_threads()) : 1;
   std::vector<std::unique_ptr<ParserSlot>> slots;
   try {
     // Parsers are built here, one per thread (muParser binds variables by
     // address); the first evaluation reports syntax errors.
     for (int t = 0; t < threads; ++t) slots.push_back(make_parser(f.expression));
-    slots[0]->x = g.x_center(0);
-    slots[0]->y = g.y_center(0);
+    slots[0]->x = at.x(0);
+    slots[0]->y = at.y(0);
     slots[0]->parser.Eval();
     if (slots[0]->parser.GetNumResults() != 1)
       rd.fail_at(f.key, "expression \"" + clip(f.expression) + "\" must give one value, not a list");
@@ -399,43 +419,71 @@ std::vector<double> eval_expression(const Reader& rd, const FieldSpec& f, const 
     rd.fail_at(f.key, "in expression \"" + clip(f.expression) + "\": " + e.GetMsg());
   }
 
-  const index_t nx = g.nx, ny = g.ny;
   bool failed = false;
   std::string error;
 #pragma omp parallel num_threads(threads)
   {
     ParserSlot& s = *slots[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(static)
-    for (index_t j = 0; j < ny; ++j) {
-      s.y = g.y_center(j);
-      for (index_t i = 0; i < nx; ++i) {
-        s.x = g.x_center(i);
-        double v = std::numeric_limits<double>::quiet_NaN();
-        try {
-          v = s.parser.Eval();
-        } catch (const mu::Parser::exception_type& e) {
+    for (std::size_t k = 0; k < n; ++k) {
+      s.x = at.x(k);
+      s.y = at.y(k);
+      double v = std::numeric_limits<double>::quiet_NaN();
+      try {
+        v = s.parser.Eval();
+      } catch (const mu::Parser::exception_type& e) {
 #pragma omp critical(shallows_case_eval)
-          {
-            if (!failed) error = e.GetMsg();
-            failed = true;
-          }
+        {
+          if (!failed) error = e.GetMsg();
+          failed = true;
         }
-        out[static_cast<std::size_t>(j * nx + i)] = v;
       }
+      out[k] = v;
     }
   }
   if (failed) rd.fail_at(f.key, "in expression \"" + clip(f.expression) + "\": " + error);
   return out;
 }
 
-// Values of a field at cell centres. raster: the already-read raster, if any.
-std::vector<double> evaluate(const Reader& rd, const FieldSpec& f, const Grid& g,
+// A raster sampled at mesh centroids: bilinear between the centres of the
+// raster cells around the point (the nearest row or column at the raster's
+// edges); NaN where a raster cell with a non-zero weight is NODATA.
+std::vector<double> sample_raster(const Reader& rd, const FieldSpec& f, const AsciiRaster& r, const CellCentres& at) {
+  std::vector<double> out(at.size());
+  const double x1 = r.x0 + static_cast<double>(r.ncols) * r.cellsize;
+  const double y1 = r.y0 + static_cast<double>(r.nrows) * r.cellsize;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    const double x = at.x(k), y = at.y(k);
+    if (x < r.x0 || x > x1 || y < r.y0 || y > y1)
+      rd.fail_at(f.key, r.path.string() + ": " + at_cell(x, y) + " lies outside the raster [" + num(r.x0) + ", " +
+                            num(x1) + "] x [" + num(r.y0) + ", " + num(y1) + "]");
+    const auto axis = [&r](double v, double lo, index_t n) {
+      const double fv = std::clamp((v - lo) / r.cellsize - 0.5, 0.0, static_cast<double>(n - 1));
+      const auto i0 = std::min(static_cast<index_t>(fv), n - 1);
+      return std::pair{i0, fv - static_cast<double>(i0)};
+    };
+    const auto [i0, wx] = axis(x, r.x0, r.ncols);
+    const auto [j0, wy] = axis(y, r.y0, r.nrows);
+    const index_t i1 = std::min(i0 + 1, r.ncols - 1), j1 = std::min(j0 + 1, r.nrows - 1);
+    double v = 0;
+    for (const auto& [i, j, w] : {std::tuple{i0, j0, (1 - wx) * (1 - wy)}, std::tuple{i1, j0, wx * (1 - wy)},
+                                  std::tuple{i0, j1, (1 - wx) * wy}, std::tuple{i1, j1, wx * wy}}) {
+      if (w > 0) v += w * r.at(i, j);
+    }
+    out[k] = v;
+  }
+  return out;
+}
+
+// Values of a field at cell centres (grid) or centroids (mesh). raster: the
+// already-read raster, if any.
+std::vector<double> evaluate(const Reader& rd, const FieldSpec& f, const CellCentres& at,
                              const AsciiRaster* raster = nullptr) {
   switch (f.kind) {
     case FieldSpec::Kind::constant:
-      return std::vector<double>(static_cast<std::size_t>(g.cells()), f.value);
+      return std::vector<double>(at.size(), f.value);
     case FieldSpec::Kind::expression:
-      return eval_expression(rd, f, g);
+      return eval_expression(rd, f, at);
     case FieldSpec::Kind::raster:
     default: {
       AsciiRaster r;
@@ -443,8 +491,9 @@ std::vector<double> evaluate(const Reader& rd, const FieldSpec& f, const Grid& g
         r = read_raster(rd, f);
         raster = &r;
       }
+      if (at.mesh) return sample_raster(rd, f, *raster, at);
       try {
-        check_raster_size(*raster, g.nx, g.ny);
+        check_raster_size(*raster, at.grid->nx, at.grid->ny);
       } catch (const InputError& e) {
         rd.fail_at(f.key, e.what());
       }
@@ -456,15 +505,14 @@ std::vector<double> evaluate(const Reader& rd, const FieldSpec& f, const Grid& g
 
 // First active cell (z not NaN) where v is not finite -> error.
 void check_finite(const Reader& rd, const std::string& key, const std::vector<double>& v,
-                  const std::vector<double>& z, const Grid& g, const FieldSpec* spec) {
-  for (index_t j = 0; j < g.ny; ++j)
-    for (index_t i = 0; i < g.nx; ++i) {
-      const auto k = static_cast<std::size_t>(j * g.nx + i);
-      if (std::isnan(z[k]) || std::isfinite(v[k])) continue;
-      std::string what = key + " is " + num(v[k]) + " " + at_cell(g.x_center(i), g.y_center(j));
-      if (spec && spec->kind == FieldSpec::Kind::raster && std::isnan(v[k])) what += " (NODATA in an active cell)";
-      rd.fail(key, what);
-    }
+                  const std::vector<double>& z, const CellCentres& at, const FieldSpec* spec) {
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    if (std::isnan(z[k]) || std::isfinite(v[k])) continue;
+    std::string what = key + " is " + num(v[k]) + " " + at_cell(at.x(k), at.y(k));
+    if (at.mesh) what += " (element " + std::to_string(at.mesh->cell_tag[k]) + ")";
+    if (spec && spec->kind == FieldSpec::Kind::raster && std::isnan(v[k])) what += " (NODATA in an active cell)";
+    rd.fail(key, what);
+  }
 }
 
 // ---------------------------------------------------------------- sections
@@ -571,7 +619,20 @@ std::vector<double> read_output_times(const Reader& rd, const toml::node& n, dou
   return times;
 }
 
-OutputSettings read_output(const Reader& rd, const toml::table* o, const Grid& g) {
+// The rectangle a gauge must lie in: the grid, or the mesh's bounding box
+// (the output writer then finds the cell that holds it).
+struct Extent {
+  double x0, x1, y0, y1;
+};
+
+Extent extent_of(const Grid& g, const UnstructuredMesh* mesh) {
+  if (!mesh) return {g.x0, g.x1(), g.y0, g.y1()};
+  const auto [xlo, xhi] = std::minmax_element(mesh->node_x.begin(), mesh->node_x.end());
+  const auto [ylo, yhi] = std::minmax_element(mesh->node_y.begin(), mesh->node_y.end());
+  return {*xlo, *xhi, *ylo, *yhi};
+}
+
+OutputSettings read_output(const Reader& rd, const toml::table* o, const Extent& g) {
   OutputSettings out;
   if (!o) return out;
   rd.check_keys(*o, "output", find_section("output")->keys);
@@ -627,14 +688,61 @@ OutputSettings read_output(const Reader& rd, const toml::table* o, const Grid& g
       gauge.y = *y;
       for (const auto& other : out.gauges)
         if (other.name == gauge.name) rd.fail_at(at + ".name", "gauge name '" + gauge.name + "' used twice");
-      if (gauge.x < g.x0 || gauge.x > g.x1() || gauge.y < g.y0 || gauge.y > g.y1())
+      if (gauge.x < g.x0 || gauge.x > g.x1 || gauge.y < g.y0 || gauge.y > g.y1)
         rd.fail_at(at, "gauge '" + gauge.name + "' at (" + num(gauge.x) + ", " + num(gauge.y) +
-                           ") is outside the domain [" + num(g.x0) + ", " + num(g.x1()) + "] x [" +
-                           num(g.y0) + ", " + num(g.y1()) + "]");
+                           ") is outside the domain [" + num(g.x0) + ", " + num(g.x1) + "] x [" +
+                           num(g.y0) + ", " + num(g.y1) + "]");
       out.gauges.push_back(std::move(gauge));
     }
   }
   return out;
+}
+
+// [mesh]: the mesh file read, built and renumbered.
+std::shared_ptr<UnstructuredMesh> read_mesh(const Reader& rd, const toml::table& m, const fs::path& base_dir,
+                                            std::vector<std::string>& notes) {
+  rd.check_keys(m, "mesh", find_section("mesh")->keys);
+  const auto file = rd.string(m, "mesh", "file");
+  if (!file) rd.fail_at("mesh.file", "missing (a Gmsh .msh file, format 2.2 or 4.1)");
+  if (file->empty()) rd.fail_at("mesh.file", "empty file name");
+  const fs::path path = fs::path(*file).is_absolute() ? fs::path(*file) : base_dir / *file;
+  CellOrdering ordering = CellOrdering::rcm;
+  if (auto o = rd.string(m, "mesh", "ordering")) {
+    static const Keys valid{"rcm", "morton", "file", "random"};
+    if (*o == "rcm") ordering = CellOrdering::rcm;
+    else if (*o == "morton") ordering = CellOrdering::morton;
+    else if (*o == "file") ordering = CellOrdering::file;
+    else if (*o == "random") ordering = CellOrdering::random;
+    else rd.fail_at("mesh.ordering", "unknown ordering '" + clip(*o) + "' (valid: " + join(valid) + ")");
+  }
+  std::uint64_t seed = 1;
+  if (auto v = rd.integer(m, "mesh", "seed")) {
+    if (*v < 0) rd.fail_at("mesh.seed", "must be >= 0, found " + std::to_string(*v));
+    seed = static_cast<std::uint64_t>(*v);
+  }
+  UnstructuredMesh mesh;
+  try {
+    mesh = build_mesh(read_gmsh(path), path.string());
+  } catch (const InputError& e) {
+    rd.fail_at("mesh.file", e.what());
+  }
+  const index_t pieces = connected_components(mesh);
+  if (pieces > 1)
+    notes.push_back(path.string() + ": the mesh has " + std::to_string(pieces) +
+                    " pieces not connected to each other (each runs on its own)");
+  return std::make_shared<UnstructuredMesh>(apply_ordering(mesh, ordering, seed));
+}
+
+// Bed elevation from the mesh file: the mean of each cell's node elevations.
+std::vector<double> node_bed(const UnstructuredMesh& m) {
+  std::vector<double> z(static_cast<std::size_t>(m.cells()));
+  for (std::size_t c = 0; c < z.size(); ++c) {
+    const int sides = m.cell_sides(static_cast<index_t>(c));
+    double sum = 0;
+    for (int k = 0; k < sides; ++k) sum += m.node_z[static_cast<std::size_t>(m.cell_nodes[4 * c + k])];
+    z[c] = sum / sides;
+  }
+  return z;
 }
 
 std::string default_name(const std::string& source) {
@@ -666,33 +774,50 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
   if (c.name.empty()) rd.fail_at("name", "empty name");
   Problem& p = c.problem;
 
-  // Bathymetry first: a raster there may define the grid.
+  // The mesh, or the grid; bathymetry first, since a raster there may define the grid.
+  const toml::table* mesh_table = rd.table(root, "", "mesh");
+  const toml::table* domain_table = rd.table(root, "", "domain");
+  if (mesh_table && domain_table)
+    rd.fail("mesh", "give either [domain] (a Cartesian grid) or [mesh] (an unstructured mesh), not both");
+  std::shared_ptr<UnstructuredMesh> mesh;
+  if (mesh_table) mesh = read_mesh(rd, *mesh_table, base_dir, c.notes);
+
   const toml::table* bathy = rd.table(root, "", "bathymetry");
   std::optional<FieldSpec> z_spec;
   if (bathy) {
     rd.check_keys(*bathy, "bathymetry", find_section("bathymetry")->keys);
     z_spec = field_spec(rd, *bathy, "bathymetry", "z", base_dir);
   }
+  // z = "mesh": the node elevations of the mesh file.
+  const bool z_from_mesh =
+      z_spec && z_spec->kind == FieldSpec::Kind::expression && trim(z_spec->expression) == "mesh";
+  if (z_from_mesh && !mesh)
+    rd.fail_at("bathymetry.z", "\"mesh\" (node elevations of the mesh file) needs a [mesh] section");
   std::optional<AsciiRaster> z_raster;
   if (z_spec && z_spec->kind == FieldSpec::Kind::raster) z_raster = read_raster(rd, *z_spec);
 
-  if (const toml::table* d = rd.table(root, "", "domain")) {
-    p.grid = read_domain(rd, *d);
-  } else if (z_raster) {
-    p.grid = z_raster->grid();
-  } else {
-    rd.fail("domain", "missing section [domain] (nx, ny, x, y); it may be left out only when "
-                      "bathymetry.z = { file = \"...\" } gives the grid");
+  if (!mesh) {
+    if (domain_table) {
+      p.grid = read_domain(rd, *domain_table);
+    } else if (z_raster) {
+      p.grid = z_raster->grid();
+    } else {
+      rd.fail("domain", "missing section [domain] (nx, ny, x, y) or [mesh] (file); [domain] may be left out only "
+                        "when bathymetry.z = { file = \"...\" } gives the grid");
+    }
   }
-  const Grid& g = p.grid;
-  const auto n = static_cast<std::size_t>(g.cells());
+  const CellCentres at{mesh ? nullptr : &p.grid, mesh.get()};
+  const auto n = at.size();
 
-  if (z_spec) {
-    p.z = evaluate(rd, *z_spec, g, z_raster ? &*z_raster : nullptr);
+  if (z_from_mesh) {
+    p.z = node_bed(*mesh);
+    check_finite(rd, z_spec->key, p.z, std::vector<double>(n, 0.0), at, &*z_spec);
+  } else if (z_spec) {
+    p.z = evaluate(rd, *z_spec, at, z_raster ? &*z_raster : nullptr);
     z_raster.reset();
     if (z_spec->kind != FieldSpec::Kind::raster) {
       const std::vector<double> all_active(n, 0.0);
-      check_finite(rd, z_spec->key, p.z, all_active, g, &*z_spec);
+      check_finite(rd, z_spec->key, p.z, all_active, at, &*z_spec);
     } else {
       // NaN = NODATA = inactive; a raster holds no infinities.
       if (std::all_of(p.z.begin(), p.z.end(), [](double v) { return std::isnan(v); }))
@@ -720,25 +845,23 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
             "initial: give either hu/hv (discharges) or u/v (velocities), not both");
 
   const FieldSpec& base = eta ? *eta : *h;
-  p.h = evaluate(rd, base, g);
-  check_finite(rd, base.key, p.h, p.z, g, &base);
-  for (index_t j = 0; j < g.ny; ++j)
-    for (index_t i = 0; i < g.nx; ++i) {
-      const auto k = static_cast<std::size_t>(j * g.nx + i);
-      if (std::isnan(p.z[k])) {
-        p.h[k] = 0;
-      } else if (eta) {
-        p.h[k] = std::max(p.h[k] - p.z[k], 0.0);
-      } else if (p.h[k] < 0) {
-        rd.fail("initial.h", "initial.h is negative (" + num(p.h[k]) + ") " + at_cell(g.x_center(i), g.y_center(j)));
-      }
+  p.h = evaluate(rd, base, at);
+  check_finite(rd, base.key, p.h, p.z, at, &base);
+  for (std::size_t k = 0; k < n; ++k) {
+    if (std::isnan(p.z[k])) {
+      p.h[k] = 0;
+    } else if (eta) {
+      p.h[k] = std::max(p.h[k] - p.z[k], 0.0);
+    } else if (p.h[k] < 0) {
+      rd.fail("initial.h", "initial.h is negative (" + num(p.h[k]) + ") " + at_cell(at.x(k), at.y(k)));
     }
+  }
 
   const auto momentum = [&](int a) {
     std::vector<double> m(n, 0.0);
     if (!spec[a]) return m;
-    m = evaluate(rd, *spec[a], g);
-    check_finite(rd, spec[a]->key, m, p.z, g, &*spec[a]);
+    m = evaluate(rd, *spec[a], at);
+    check_finite(rd, spec[a]->key, m, p.z, at, &*spec[a]);
     return m;
   };
   if (velocity_pair) {
@@ -755,8 +878,29 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
   for (std::size_t k = 0; k < n; ++k)
     if (std::isnan(p.z[k]) || p.h[k] <= 0) p.hu[k] = p.hv[k] = 0;  // no discharge without water
 
-  // Boundaries.
-  if (const toml::table* b = rd.table(root, "", "boundary")) {
+  // Boundaries: the sides of a grid, or the physical line groups of a mesh by name.
+  if (mesh) {
+    if (std::all_of(p.z.begin(), p.z.end(), [](double v) { return std::isnan(v); }))
+      rd.fail_at("bathymetry.z", "every cell is NODATA: no active cell");
+    *mesh = deactivate_cells(*mesh, p.z);
+    p.mesh_boundary.assign(mesh->boundary_names.size(), BoundaryCondition<double>{});
+    if (const toml::table* b = rd.table(root, "", "boundary")) {
+      for (auto&& [k, v] : *b) {
+        const std::string name(k.str());
+        const int group = mesh->find_boundary(name);
+        if (group < 0) {
+          std::string groups;
+          for (std::size_t q = 1; q < mesh->boundary_names.size(); ++q)
+            groups += (groups.empty() ? "" : ", ") + mesh->boundary_names[q];
+          rd.fail_at(dotted("boundary", name), "the mesh " + mesh->source + " has no physical line group '" +
+                                                   clip(name) + "' (its groups: " +
+                                                   (groups.empty() ? "none" : groups) + ")");
+        }
+        p.mesh_boundary[static_cast<std::size_t>(group)] = read_boundary(rd, *b, name);
+      }
+    }
+    p.mesh = mesh;
+  } else if (const toml::table* b = rd.table(root, "", "boundary")) {
     rd.check_keys(*b, "boundary", find_section("boundary")->keys);
     p.bc(Side::west) = read_boundary(rd, *b, "west");
     p.bc(Side::east) = read_boundary(rd, *b, "east");
@@ -828,7 +972,10 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
     p.output_times = {p.t_end};
   }
 
-  c.output = read_output(rd, rd.table(root, "", "output"), g);
+  if (mesh && p.scheme != Scheme::roe1)
+    rd.fail_at("numerics.scheme", "unstructured meshes run the first-order scheme only (\"roe1\")");
+
+  c.output = read_output(rd, rd.table(root, "", "output"), extent_of(p.grid, mesh.get()));
   return c;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // OutputWriter: validates the settings, owns one FormatWriter per requested
 // format (plus gauges), derives the written fields once per output time.
+// Grid and mesh runs differ only in the Context's geometry.
 // File formats: docs/outputs.md.
 #include "shallows/io/output.hpp"
 
@@ -29,10 +30,18 @@ struct OutputWriter::Impl {
 
 namespace {
 
-void check_size(const std::vector<double>& v, std::size_t cells, const char* what) {
-  if (v.size() != cells)
+void check_size(const std::vector<double>& v, const Context& ctx, const char* what) {
+  if (v.size() != ctx.cells())
     throw std::invalid_argument(std::string("OutputWriter: ") + what + " has " + std::to_string(v.size()) +
-                                " values, the grid has " + std::to_string(cells) + " cells");
+                                " values, the " + (ctx.mesh ? "mesh" : "grid") + " has " +
+                                std::to_string(ctx.cells()) + " cells");
+}
+
+template <class T>
+void check_mesh_size(const std::vector<T>& v, std::size_t expected, const char* what) {
+  if (v.size() != expected)
+    throw std::invalid_argument(std::string("OutputWriter: mesh ") + what + " has " + std::to_string(v.size()) +
+                                " values, expected " + std::to_string(expected));
 }
 
 }  // namespace
@@ -42,11 +51,35 @@ OutputWriter::OutputWriter(const OutputSettings& settings, const Grid& grid, con
     : impl_(std::make_unique<Impl>()) {
   if (grid.nx <= 0 || grid.ny <= 0 || !(grid.dx > 0) || !(grid.dy > 0))
     throw std::invalid_argument("OutputWriter: empty grid or non-positive spacing");
+  impl_->ctx.grid = grid;
+  open(settings, z, h_dry);
+}
+
+OutputWriter::OutputWriter(const OutputSettings& settings, std::shared_ptr<const UnstructuredMesh> mesh,
+                           const std::vector<double>& z, double h_dry)
+    : impl_(std::make_unique<Impl>()) {
+  if (!mesh || mesh->cells() <= 0) throw std::invalid_argument("OutputWriter: no mesh, or a mesh without cells");
+  const auto cells = static_cast<std::size_t>(mesh->cells()), nodes = static_cast<std::size_t>(mesh->nodes());
+  check_mesh_size(mesh->node_y, nodes, "node_y");
+  check_mesh_size(mesh->cell_nodes, 4 * cells, "cell_nodes");
+  check_mesh_size(mesh->cell_x, cells, "cell_x");
+  check_mesh_size(mesh->cell_y, cells, "cell_y");
+  for (std::size_t k = 0; k < mesh->cell_nodes.size(); ++k) {
+    const mesh_index node = mesh->cell_nodes[k];
+    const bool pad = k % 4 == 3 && node == -1;  // triangle
+    if (!pad && (node < 0 || static_cast<std::size_t>(node) >= nodes))
+      throw std::invalid_argument("OutputWriter: mesh cell " + std::to_string(k / 4) +
+                                  " has a node index out of range");
+  }
+  impl_->ctx.mesh = std::move(mesh);
+  open(settings, z, h_dry);
+}
+
+void OutputWriter::open(const OutputSettings& settings, const std::vector<double>& z, double h_dry) {
   Context& ctx = impl_->ctx;
   ctx.settings = settings;
-  ctx.grid = grid;
   ctx.h_dry = h_dry;
-  check_size(z, ctx.cells(), "the bed z");
+  check_size(z, ctx, "the bed z");
   ctx.z = z;
   ctx.inactive.resize(ctx.cells());
   for (std::size_t k = 0; k < ctx.cells(); ++k) ctx.inactive[k] = std::isnan(z[k]);
@@ -66,14 +99,15 @@ OutputWriter::OutputWriter(const OutputSettings& settings, const Grid& grid, con
   if (png) (void)detail::make_png_writer(ctx);  // throws: no PNG support
 #endif
   const bool gauges = !settings.gauges.empty();
-  if (gauges) (void)detail::gauge_cells(ctx);  // throws for a gauge outside the domain
+  std::vector<std::size_t> gauge_cells;
+  if (gauges) gauge_cells = detail::gauge_cells(ctx);  // throws for a gauge outside the domain
   if (!(netcdf || vtk || png || gauges)) return;  // nothing to write, no folder
 
   std::error_code ec;
   std::filesystem::create_directories(settings.dir, ec);
   if (ec) throw std::runtime_error("cannot create output folder " + settings.dir.string() + ": " + ec.message());
 
-  if (gauges) impl_->writers.push_back(detail::make_gauge_writer(ctx));
+  if (gauges) impl_->writers.push_back(detail::make_gauge_writer(ctx, std::move(gauge_cells)));
   if (netcdf) impl_->writers.push_back(detail::make_netcdf_writer(ctx));
   if (vtk) impl_->writers.push_back(detail::make_vtk_writer(ctx));
   if (png) impl_->writers.push_back(detail::make_png_writer(ctx));
@@ -86,9 +120,9 @@ void OutputWriter::write(double time, const Fields& fields) {
   Impl& im = *impl_;
   if (im.finished) throw std::logic_error("OutputWriter::write after finish()");
   const std::size_t n = im.ctx.cells();
-  check_size(fields.h, n, "fields.h");
-  check_size(fields.hu, n, "fields.hu");
-  check_size(fields.hv, n, "fields.hv");
+  check_size(fields.h, im.ctx, "fields.h");
+  check_size(fields.hu, im.ctx, "fields.hu");
+  check_size(fields.hv, im.ctx, "fields.hv");
   if (im.writers.empty()) {
     ++im.frames;
     return;
@@ -123,10 +157,9 @@ void OutputWriter::finish(const Maxima& maxima) {
   if (im.finished) throw std::logic_error("OutputWriter::finish called twice");
   im.finished = true;
   if (im.writers.empty()) return;
-  const std::size_t n = im.ctx.cells();
-  check_size(maxima.max_h, n, "maxima.max_h");
-  check_size(maxima.max_speed, n, "maxima.max_speed");
-  check_size(maxima.arrival_time, n, "maxima.arrival_time");
+  check_size(maxima.max_h, im.ctx, "maxima.max_h");
+  check_size(maxima.max_speed, im.ctx, "maxima.max_speed");
+  check_size(maxima.arrival_time, im.ctx, "maxima.arrival_time");
   for (const auto& w : im.writers) w->finish(maxima);
 }
 

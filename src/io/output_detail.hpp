@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // Private to src/io/output*.cpp: the pieces OutputWriter is made of.
-// Each output format is a FormatWriter; OutputWriter owns a Context (grid,
-// bed, dry threshold) that outlives them, derives the per-frame fields once
-// and hands them to every writer.
+// Each output format is a FormatWriter; OutputWriter owns a Context (grid or
+// mesh, bed, dry threshold) that outlives them, derives the per-frame fields
+// once and hands them to every writer.
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -14,6 +14,7 @@
 
 #include "shallows/io/case.hpp"
 #include "shallows/mesh/structured/grid.hpp"
+#include "shallows/mesh/unstructured/mesh.hpp"
 #include "shallows/solver/fields.hpp"
 
 namespace shallows::io::detail {
@@ -64,15 +65,42 @@ void write_file_atomic(const fs::path& final_path, std::string_view bytes);
 // ---------------------------------------------------------------------------
 // Shared state and derived values
 
+// A run on a grid (mesh null) or on an unstructured mesh (grid unused); the
+// fields are then per cell in the mesh's cell order.
 struct Context {
   OutputSettings settings;
   Grid grid;
+  std::shared_ptr<const UnstructuredMesh> mesh;
   std::vector<double> z;       // interior bed, NaN = inactive
   std::vector<bool> inactive;  // z is NaN
   double h_dry = 0;
 
-  std::size_t cells() const { return static_cast<std::size_t>(grid.cells()); }
+  std::size_t cells() const { return static_cast<std::size_t>(mesh ? mesh->cells() : grid.cells()); }
 };
+
+// Bounding box of the nodes the cells use.
+struct Box {
+  double x0, y0, x1, y1;
+};
+Box mesh_box(const UnstructuredMesh& mesh);
+
+// Whether cell c (convex, counter-clockwise) holds (x, y), its edges included
+// up to rounding: a point on a shared edge is in both cells.
+inline bool cell_contains(const UnstructuredMesh& m, std::size_t c, double x, double y) {
+  const mesh_index* nodes = &m.cell_nodes[4 * c];
+  const int sides = nodes[3] < 0 ? 3 : 4;
+  // Relative to the first node: large map coordinates would cancel digits.
+  const double ox = m.node_x[static_cast<std::size_t>(nodes[0])], oy = m.node_y[static_cast<std::size_t>(nodes[0])];
+  const double px = x - ox, py = y - oy;
+  for (int s = 0; s < sides; ++s) {
+    const auto a = static_cast<std::size_t>(nodes[s]), b = static_cast<std::size_t>(nodes[(s + 1) % sides]);
+    const double ax = m.node_x[a] - ox, ay = m.node_y[a] - oy;
+    const double ex = m.node_x[b] - ox - ax, ey = m.node_y[b] - oy - ay;
+    const double cross = ex * (py - ay) - ey * (px - ax);  // |e| times the distance to the left of the edge
+    if (cross < -1e-9 * (ex * ex + ey * ey)) return false;
+  }
+  return true;
+}
 
 // Values written for one cell (the rules of docs/outputs.md): inactive -> all
 // NaN; h <= h_dry -> dry (h = hu = hv = u = v = 0, eta = z); else u = hu/h,
@@ -112,7 +140,8 @@ class FormatWriter {
 std::unique_ptr<FormatWriter> make_netcdf_writer(const Context& ctx);
 std::unique_ptr<FormatWriter> make_vtk_writer(const Context& ctx);
 std::unique_ptr<FormatWriter> make_png_writer(const Context& ctx);
-std::unique_ptr<FormatWriter> make_gauge_writer(const Context& ctx);
+// cells: gauge_cells(ctx), found once (a pass over a large mesh).
+std::unique_ptr<FormatWriter> make_gauge_writer(const Context& ctx, std::vector<std::size_t> cells);
 
 // Index of the cell holding each gauge; throws InputError naming a gauge that
 // is outside the domain, unnamed, named twice or named with CSV separators.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // output.nc: CF-1.8 NetCDF (classic 64-bit-offset format, so that a reader can
-// follow the file while it grows), written as output.nc.part.
+// follow the file while it grows), written as output.nc.part. On a grid the
+// fields are (y, x); on a mesh they are per face of a UGRID-1.0 mesh topology.
+// Both share everything but the spatial dimensions and coordinates.
 #include <stdexcept>
 
 #include "output_detail.hpp"
@@ -37,7 +39,7 @@ struct VarSpec {
   const char* units;
 };
 
-// Record variables, (time, y, x), in this order in Frame.
+// Record variables, (time, y, x) or (time, nMesh_face), in this order in Frame.
 constexpr std::array<VarSpec, 6> record_vars{{
     {"h", "water depth", "flood_water_thickness", "m"},
     {"hu", "x component of unit discharge (h u)", nullptr, "m2 s-1"},
@@ -73,45 +75,36 @@ class NetcdfWriter final : public FormatWriter {
   explicit NetcdfWriter(const Context& ctx)
       : ctx_(ctx), final_(ctx.settings.dir / "output.nc"), part_(part_path(final_)) {
     remove_stale(final_);
-    const Grid& g = ctx.grid;
-    const auto nx = static_cast<std::size_t>(g.nx), ny = static_cast<std::size_t>(g.ny);
     // 64-bit offset (CDF-2) is read by every NetCDF tool but limits a record
-    // variable to 4 GiB per time; larger grids need CDF-5.
-    const bool huge = double(nx) * double(ny) * 4.0 > 4.0e9;
+    // variable to 4 GiB per time, and other variables to 4 GiB; larger grids
+    // need CDF-5. A mesh's largest variable is mesh_face_nodes, 16 bytes a cell
+    // (its edges take about as much).
+    const double bytes_per_cell = ctx.mesh ? 16.0 : 4.0;
+    const bool huge = double(ctx.cells()) * bytes_per_cell > 4.0e9;
     check(nc_create(part_.c_str(), NC_CLOBBER | (huge ? NC_64BIT_DATA : NC_64BIT_OFFSET), &nc_.id), "create");
     ncid_ = nc_.id;
 
-    int dim_t = 0, dim_y = 0, dim_x = 0;
+    int dim_t = 0;
     check(nc_def_dim(ncid_, "time", NC_UNLIMITED, &dim_t), "define dimension time");
-    check(nc_def_dim(ncid_, "y", ny, &dim_y), "define dimension y");
-    check(nc_def_dim(ncid_, "x", nx, &dim_x), "define dimension x");
+    if (ctx.mesh) define_mesh_dims();
+    else define_grid_dims();
 
     check(nc_def_var(ncid_, "time", NC_DOUBLE, 1, &dim_t, &var_time_), "define time");
     text(var_time_, "long_name", "simulation time");
     text(var_time_, "units", "s");
     text(var_time_, "axis", "T");
-    check(nc_def_var(ncid_, "y", NC_DOUBLE, 1, &dim_y, &var_y_), "define y");
-    text(var_y_, "long_name", "y coordinate of cell centre");
-    text(var_y_, "standard_name", "projection_y_coordinate");
-    text(var_y_, "units", "m");
-    text(var_y_, "axis", "Y");
-    check(nc_def_var(ncid_, "x", NC_DOUBLE, 1, &dim_x, &var_x_), "define x");
-    text(var_x_, "long_name", "x coordinate of cell centre");
-    text(var_x_, "standard_name", "projection_x_coordinate");
-    text(var_x_, "units", "m");
-    text(var_x_, "axis", "X");
+    if (ctx.mesh) define_mesh_vars();
+    else define_grid_vars();
 
-    const int dims3[3] = {dim_t, dim_y, dim_x};
-    const int dims2[2] = {dim_y, dim_x};
-    for (std::size_t v = 0; v < record_vars.size(); ++v) var_rec_[v] = define(record_vars[v], 3, dims3);
-    var_z_ = define({"z", "bed elevation", "altitude", "m"}, 2, dims2);
+    for (std::size_t v = 0; v < record_vars.size(); ++v) var_rec_[v] = define(record_vars[v], true);
+    var_z_ = define({"z", "bed elevation", "altitude", "m"}, false);
 
     // Maxima are defined now (adding variables at the end would rewrite the
     // whole classic-format file) and hold fill values until finish().
-    var_max_h_ = define({"max_h", "maximum water depth over the run", "flood_water_thickness", "m"}, 2, dims2);
+    var_max_h_ = define({"max_h", "maximum water depth over the run", "flood_water_thickness", "m"}, false);
     text(var_max_h_, "cell_methods", "time: maximum");
-    var_max_speed_ = define({"max_speed", "maximum depth-averaged speed over the run", "flood_water_speed", "m s-1"},
-                            2, dims2);
+    var_max_speed_ =
+        define({"max_speed", "maximum depth-averaged speed over the run", "flood_water_speed", "m s-1"}, false);
     text(var_max_speed_, "cell_methods", "time: maximum");
     check(nc_def_var(ncid_, "arrival_threshold", NC_FLOAT, 0, nullptr, &var_threshold_), "define arrival_threshold");
     text(var_threshold_, "long_name", "depth that defines arrival_time");
@@ -119,30 +112,35 @@ class NetcdfWriter final : public FormatWriter {
     text(var_threshold_, "units", "m");
     var_arrival_ = define({"arrival_time", "first time the depth exceeded arrival_threshold (fill: never)",
                            "time_when_flood_water_rises_above_threshold", "s"},
-                          2, dims2);
-    text(var_arrival_, "coordinates", "arrival_threshold");
+                          false);
+    text(var_arrival_, "coordinates", ctx.mesh ? "mesh_face_x mesh_face_y arrival_threshold" : "arrival_threshold");
 
     text(NC_GLOBAL, "title", "shallows shallow-water simulation");
     text(NC_GLOBAL, "institution", "shallows");
     text(NC_GLOBAL, "source", "shallows " SHALLOWS_VERSION);
-    text(NC_GLOBAL, "Conventions", "CF-1.8");
+    text(NC_GLOBAL, "Conventions", ctx.mesh ? "CF-1.8 UGRID-1.0" : "CF-1.8");
     text(NC_GLOBAL, "history", utc_now() + " created by shallows " SHALLOWS_VERSION);
-    text(NC_GLOBAL, "comment",
-         "Cell-centred values on a uniform grid; row-major (y, x) with y = 0 at the south. "
-         "Cells with h <= dry_depth are written dry (h = hu = hv = u = v = 0, eta = z); "
-         "inactive cells (no bed) hold _FillValue. max_h, max_speed and arrival_time are "
-         "filled in at the end of the run.");
+    const char* rules =
+        "Cells with h <= dry_depth are written dry (h = hu = hv = u = v = 0, eta = z); "
+        "inactive cells (no bed) hold _FillValue. max_h, max_speed and arrival_time are "
+        "filled in at the end of the run.";
+    if (ctx.mesh)
+      text(NC_GLOBAL, "comment",
+           std::string("Cell averages on an unstructured mesh (UGRID-1.0 topology \"mesh\"), one value per face in "
+                       "the mesh's cell order, located at the face centroid (mesh_face_x, mesh_face_y). ") +
+               rules);
+    else
+      text(NC_GLOBAL, "comment",
+           std::string("Cell-centred values on a uniform grid; row-major (y, x) with y = 0 at the south. ") + rules);
     dbl(NC_GLOBAL, "dry_depth", ctx.h_dry);
-    dbl(NC_GLOBAL, "dx", g.dx);
-    dbl(NC_GLOBAL, "dy", g.dy);
+    if (!ctx.mesh) {
+      dbl(NC_GLOBAL, "dx", ctx.grid.dx);
+      dbl(NC_GLOBAL, "dy", ctx.grid.dy);
+    }
     check(nc_enddef(ncid_), "end definitions");
 
-    std::vector<double> coord(nx);
-    for (std::size_t i = 0; i < nx; ++i) coord[i] = g.x_center(static_cast<index_t>(i));
-    check(nc_put_var_double(ncid_, var_x_, coord.data()), "write x");
-    coord.resize(ny);
-    for (std::size_t j = 0; j < ny; ++j) coord[j] = g.y_center(static_cast<index_t>(j));
-    check(nc_put_var_double(ncid_, var_y_, coord.data()), "write y");
+    if (ctx.mesh) put_mesh();
+    else put_grid();
     const auto threshold = static_cast<float>(ctx.settings.arrival_threshold);
     check(nc_put_var_float(ncid_, var_threshold_, &threshold), "write arrival_threshold");
     put_field(var_z_, ctx.z, "write z");
@@ -153,12 +151,12 @@ class NetcdfWriter final : public FormatWriter {
     const std::vector<float>* fields[6] = {&f.h, &f.hu, &f.hv, &f.u, &f.v, &f.eta};
     const std::size_t n = ctx_.cells();
     buf_.resize(n);
+    std::vector<std::size_t> start(count_.size(), 0);
+    start[0] = records_;
     for (std::size_t v = 0; v < 6; ++v) {
       const std::vector<float>& src = *fields[v];
       for (std::size_t k = 0; k < n; ++k) buf_[k] = ctx_.inactive[k] ? fill : src[k];
-      const std::size_t start[3] = {records_, 0, 0};
-      const std::size_t count[3] = {1, static_cast<std::size_t>(ctx_.grid.ny), static_cast<std::size_t>(ctx_.grid.nx)};
-      check(nc_put_vara_float(ncid_, var_rec_[v], start, count, buf_.data()),
+      check(nc_put_vara_float(ncid_, var_rec_[v], start.data(), count_.data(), buf_.data()),
             (std::string("write ") + record_vars[v].name).c_str());
     }
     const std::size_t index = records_;
@@ -181,6 +179,131 @@ class NetcdfWriter final : public FormatWriter {
   }
 
  private:
+  // Grid: dimensions y, x; coordinate variables y, x at the cell centres.
+  void define_grid_dims() {
+    int dim_y = 0, dim_x = 0;
+    check(nc_def_dim(ncid_, "y", static_cast<std::size_t>(ctx_.grid.ny), &dim_y), "define dimension y");
+    check(nc_def_dim(ncid_, "x", static_cast<std::size_t>(ctx_.grid.nx), &dim_x), "define dimension x");
+    space_ = {dim_y, dim_x};
+    count_ = {1, static_cast<std::size_t>(ctx_.grid.ny), static_cast<std::size_t>(ctx_.grid.nx)};
+  }
+  void define_grid_vars() {
+    check(nc_def_var(ncid_, "y", NC_DOUBLE, 1, &space_[0], &var_y_), "define y");
+    text(var_y_, "long_name", "y coordinate of cell centre");
+    text(var_y_, "standard_name", "projection_y_coordinate");
+    text(var_y_, "units", "m");
+    text(var_y_, "axis", "Y");
+    check(nc_def_var(ncid_, "x", NC_DOUBLE, 1, &space_[1], &var_x_), "define x");
+    text(var_x_, "long_name", "x coordinate of cell centre");
+    text(var_x_, "standard_name", "projection_x_coordinate");
+    text(var_x_, "units", "m");
+    text(var_x_, "axis", "X");
+  }
+  void put_grid() {
+    const Grid& g = ctx_.grid;
+    const auto nx = static_cast<std::size_t>(g.nx), ny = static_cast<std::size_t>(g.ny);
+    std::vector<double> coord(nx);
+    for (std::size_t i = 0; i < nx; ++i) coord[i] = g.x_center(static_cast<index_t>(i));
+    check(nc_put_var_double(ncid_, var_x_, coord.data()), "write x");
+    coord.resize(ny);
+    for (std::size_t j = 0; j < ny; ++j) coord[j] = g.y_center(static_cast<index_t>(j));
+    check(nc_put_var_double(ncid_, var_y_, coord.data()), "write y");
+  }
+
+  // Mesh (UGRID-1.0): nodes, faces with up to 4 nodes, edges where the mesh has them.
+  bool mesh_edges() const {
+    const UnstructuredMesh& m = *ctx_.mesh;
+    const auto e = static_cast<std::size_t>(m.edges());
+    return e > 0 && m.edge_node0.size() == e && m.edge_node1.size() == e;
+  }
+  void define_mesh_dims() {
+    const UnstructuredMesh& m = *ctx_.mesh;
+    check(nc_def_dim(ncid_, "nMesh_node", static_cast<std::size_t>(m.nodes()), &dim_node_), "define nMesh_node");
+    int dim_face = 0;
+    check(nc_def_dim(ncid_, "nMesh_face", ctx_.cells(), &dim_face), "define nMesh_face");
+    check(nc_def_dim(ncid_, "nMaxMesh_face_nodes", 4, &dim_face_nodes_), "define nMaxMesh_face_nodes");
+    if (mesh_edges()) {
+      check(nc_def_dim(ncid_, "nMesh_edge", static_cast<std::size_t>(m.edges()), &dim_edge_), "define nMesh_edge");
+      check(nc_def_dim(ncid_, "Two", 2, &dim_two_), "define Two");
+    }
+    space_ = {dim_face};
+    count_ = {1, ctx_.cells()};
+  }
+  int define_coordinate(const char* name, int dim, const char* long_name, const char* standard_name) {
+    int id = 0;
+    check(nc_def_var(ncid_, name, NC_DOUBLE, 1, &dim, &id), name);
+    text(id, "long_name", long_name);
+    text(id, "standard_name", standard_name);
+    text(id, "units", "m");
+    return id;
+  }
+  void define_mesh_vars() {
+    const bool edges = mesh_edges();
+    check(nc_def_var(ncid_, "mesh", NC_INT, 0, nullptr, &var_mesh_), "define mesh");
+    text(var_mesh_, "cf_role", "mesh_topology");
+    text(var_mesh_, "long_name", "topology of the 2-D unstructured mesh");
+    const int two = 2;
+    check(nc_put_att_int(ncid_, var_mesh_, "topology_dimension", NC_INT, 1, &two), "topology_dimension");
+    text(var_mesh_, "node_coordinates", "mesh_node_x mesh_node_y");
+    text(var_mesh_, "face_node_connectivity", "mesh_face_nodes");
+    text(var_mesh_, "face_dimension", "nMesh_face");
+    text(var_mesh_, "face_coordinates", "mesh_face_x mesh_face_y");
+    if (edges) {
+      text(var_mesh_, "edge_node_connectivity", "mesh_edge_nodes");
+      text(var_mesh_, "edge_dimension", "nMesh_edge");
+    }
+
+    const char* px = "projection_x_coordinate";
+    const char* py = "projection_y_coordinate";
+    var_node_x_ = define_coordinate("mesh_node_x", dim_node_, "x coordinate of mesh node", px);
+    var_node_y_ = define_coordinate("mesh_node_y", dim_node_, "y coordinate of mesh node", py);
+    const int face_dims[2] = {space_[0], dim_face_nodes_};
+    var_face_nodes_ = define_connectivity("mesh_face_nodes", face_dims, "face_node_connectivity",
+                                          "nodes of each face, counter-clockwise (fill: triangle)");
+    var_face_x_ = define_coordinate("mesh_face_x", space_[0], "x coordinate of face centroid", px);
+    var_face_y_ = define_coordinate("mesh_face_y", space_[0], "y coordinate of face centroid", py);
+    check(nc_def_var(ncid_, "mesh_face_area", NC_DOUBLE, 1, &space_[0], &var_face_area_), "define mesh_face_area");
+    text(var_face_area_, "long_name", "area of face");
+    text(var_face_area_, "standard_name", "cell_area");
+    text(var_face_area_, "units", "m2");
+    text(var_face_area_, "mesh", "mesh");
+    text(var_face_area_, "location", "face");
+    text(var_face_area_, "coordinates", "mesh_face_x mesh_face_y");
+    if (edges) {
+      const int edge_dims[2] = {dim_edge_, dim_two_};
+      var_edge_nodes_ =
+          define_connectivity("mesh_edge_nodes", edge_dims, "edge_node_connectivity", "nodes of each edge");
+    }
+  }
+  int define_connectivity(const char* name, const int* dims, const char* role, const char* long_name) {
+    int id = 0;
+    check(nc_def_var(ncid_, name, NC_INT, 2, dims, &id), name);
+    text(id, "cf_role", role);
+    text(id, "long_name", long_name);
+    const int fill_index = -1, start_index = 0;
+    check(nc_put_att_int(ncid_, id, "_FillValue", NC_INT, 1, &fill_index), name);
+    check(nc_put_att_int(ncid_, id, "start_index", NC_INT, 1, &start_index), name);
+    return id;
+  }
+  void put_mesh() {
+    static_assert(sizeof(mesh_index) == sizeof(int));
+    const UnstructuredMesh& m = *ctx_.mesh;
+    check(nc_put_var_double(ncid_, var_node_x_, m.node_x.data()), "write mesh_node_x");
+    check(nc_put_var_double(ncid_, var_node_y_, m.node_y.data()), "write mesh_node_y");
+    check(nc_put_var_int(ncid_, var_face_nodes_, m.cell_nodes.data()), "write mesh_face_nodes");
+    check(nc_put_var_double(ncid_, var_face_x_, m.cell_x.data()), "write mesh_face_x");
+    check(nc_put_var_double(ncid_, var_face_y_, m.cell_y.data()), "write mesh_face_y");
+    check(nc_put_var_double(ncid_, var_face_area_, m.cell_area.data()), "write mesh_face_area");
+    if (mesh_edges()) {
+      std::vector<int> nodes(2 * m.edge_node0.size());
+      for (std::size_t e = 0; e < m.edge_node0.size(); ++e) {
+        nodes[2 * e] = m.edge_node0[e];
+        nodes[2 * e + 1] = m.edge_node1[e];
+      }
+      check(nc_put_var_int(ncid_, var_edge_nodes_, nodes.data()), "write mesh_edge_nodes");
+    }
+  }
+
   void check(int status, const char* what) const {
     if (status != NC_NOERR)
       throw std::runtime_error("NetCDF error in " + part_.string() + " (" + what + "): " + nc_strerror(status));
@@ -191,16 +314,26 @@ class NetcdfWriter final : public FormatWriter {
   void dbl(int var, const char* name, double value) {
     check(nc_put_att_double(ncid_, var, name, NC_DOUBLE, 1, &value), name);
   }
-  int define(const VarSpec& s, int ndims, const int* dims) {
+  // A float field on the cells, per record (time first) or not.
+  int define(const VarSpec& s, bool record) {
+    std::vector<int> dims;
+    if (record) check(nc_inq_unlimdim(ncid_, &dims.emplace_back()), "time dimension");
+    dims.insert(dims.end(), space_.begin(), space_.end());
     int id = 0;
-    check(nc_def_var(ncid_, s.name, NC_FLOAT, ndims, dims, &id), s.name);
+    check(nc_def_var(ncid_, s.name, NC_FLOAT, static_cast<int>(dims.size()), dims.data(), &id), s.name);
     text(id, "long_name", s.long_name);
     if (s.standard_name) text(id, "standard_name", s.standard_name);
     text(id, "units", s.units);
     check(nc_put_att_float(ncid_, id, "_FillValue", NC_FLOAT, 1, &fill), s.name);
+    if (ctx_.mesh) {
+      text(id, "mesh", "mesh");
+      text(id, "location", "face");
+      text(id, "coordinates", "mesh_face_x mesh_face_y");
+      text(id, "cell_measures", "area: mesh_face_area");
+    }
     return id;
   }
-  // A (y, x) field in double; NaN (inactive, or never arrived) -> fill.
+  // A field on the cells in double; NaN (inactive, or never arrived) -> fill.
   void put_field(int var, const std::vector<double>& src, const char* what) {
     const std::size_t n = ctx_.cells();
     buf_.resize(n);
@@ -214,9 +347,14 @@ class NetcdfWriter final : public FormatWriter {
   NcHandle nc_;
   int ncid_ = -1;
   std::size_t records_ = 0;
+  std::vector<int> space_;           // spatial dimensions of a field: (y, x) or (nMesh_face)
+  std::vector<std::size_t> count_;   // one record of a field: (1, space...)
   int var_time_ = 0, var_x_ = 0, var_y_ = 0, var_z_ = 0;
   int var_rec_[6] = {};
   int var_max_h_ = 0, var_max_speed_ = 0, var_arrival_ = 0, var_threshold_ = 0;
+  int dim_node_ = 0, dim_face_nodes_ = 0, dim_edge_ = 0, dim_two_ = 0;
+  int var_mesh_ = 0, var_node_x_ = 0, var_node_y_ = 0, var_face_nodes_ = 0, var_face_x_ = 0, var_face_y_ = 0;
+  int var_face_area_ = 0, var_edge_nodes_ = 0;
   std::vector<float> buf_;
 };
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // png/depth_NNNNN.png and png/max_depth.png: water depth over a hillshade of
 // the bed, with a title and a labelled colour bar. Layout: docs/outputs.md.
+// A grid maps blocks of cells to pixels; a mesh is rasterised once (the cell
+// under each pixel centre) and shares the colours, layout and encoding.
 #include <stdexcept>
 
 #include "output_detail.hpp"
@@ -10,9 +12,11 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <regex>
 #include <system_error>
 
@@ -175,15 +179,13 @@ Rgb depth_colour(double t) {
   return {mix(a.r, b.r), mix(a.g, b.g), mix(a.b, b.b)};
 }
 
-// Grey level of the bed lit from the north-west, 45 degrees above the horizon.
-// Flood plains are nearly flat, so relief is exaggerated (1x to 10x) until the
-// 95th percentile of the slope reaches 0.5 (about 27 degrees).
-std::vector<std::uint8_t> hillshade(const Context& ctx) {
+// Bed gradient per cell of a grid: central differences, one-sided where the
+// neighbour is missing or inactive.
+void grid_slopes(const Context& ctx, std::vector<float>& gx, std::vector<float>& gy) {
   const Grid& g = ctx.grid;
   const index_t nx = g.nx, ny = g.ny;
   const double nan = std::nan("");
   auto zat = [&](index_t i, index_t j) { return ctx.z[static_cast<std::size_t>(j * nx + i)]; };
-  // Central differences; one-sided where the neighbour is missing or inactive.
   auto slope = [](double zm, double z0, double zp, double d) {
     const bool m = !std::isnan(zm), p = !std::isnan(zp);
     if (m && p) return (zp - zm) / (2 * d);
@@ -191,7 +193,6 @@ std::vector<std::uint8_t> hillshade(const Context& ctx) {
     if (m) return (z0 - zm) / d;
     return 0.0;
   };
-  std::vector<float> gx(ctx.cells(), 0.0f), gy(ctx.cells(), 0.0f);
 #pragma omp parallel for schedule(static)
   for (index_t j = 0; j < ny; ++j)
     for (index_t i = 0; i < nx; ++i) {
@@ -201,6 +202,51 @@ std::vector<std::uint8_t> hillshade(const Context& ctx) {
       gx[k] = static_cast<float>(slope(i > 0 ? zat(i - 1, j) : nan, z0, i + 1 < nx ? zat(i + 1, j) : nan, g.dx));
       gy[k] = static_cast<float>(slope(j > 0 ? zat(i, j - 1) : nan, z0, j + 1 < ny ? zat(i, j + 1) : nan, g.dy));
     }
+}
+
+// Bed gradient per cell of a mesh: least-squares plane through the centroids
+// of the cell and its active neighbours; flat where they do not fix one (fewer
+// than two neighbours, or a mesh given without cell_edges).
+void mesh_slopes(const Context& ctx, std::vector<float>& gx, std::vector<float>& gy) {
+  const UnstructuredMesh& m = *ctx.mesh;
+  const auto n = static_cast<std::ptrdiff_t>(ctx.cells());
+  if (m.cell_edges.size() != 4 * ctx.cells() || m.edge_left.size() != m.edge_right.size()) return;
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t ci = 0; ci < n; ++ci) {
+    const auto c = static_cast<std::size_t>(ci);
+    const double z0 = ctx.z[c];
+    if (std::isnan(z0)) continue;
+    double sxx = 0, sxy = 0, syy = 0, sxz = 0, syz = 0;
+    for (std::size_t s = 0; s < 4; ++s) {
+      const mesh_index e = m.cell_edges[4 * c + s];
+      if (e < 0 || static_cast<std::size_t>(e) >= m.edge_left.size()) continue;
+      const mesh_index l = m.edge_left[static_cast<std::size_t>(e)], r = m.edge_right[static_cast<std::size_t>(e)];
+      const mesh_index other = static_cast<std::size_t>(l) == c ? r : l;
+      if (other < 0 || static_cast<std::size_t>(other) == c) continue;  // boundary
+      const auto o = static_cast<std::size_t>(other);
+      const double dz = ctx.z[o] - z0;
+      if (std::isnan(dz)) continue;
+      const double dx = m.cell_x[o] - m.cell_x[c], dy = m.cell_y[o] - m.cell_y[c];
+      sxx += dx * dx;
+      sxy += dx * dy;
+      syy += dy * dy;
+      sxz += dx * dz;
+      syz += dy * dz;
+    }
+    const double det = sxx * syy - sxy * sxy;
+    if (!(det > 1e-12 * (sxx + syy) * (sxx + syy))) continue;
+    gx[c] = static_cast<float>((syy * sxz - sxy * syz) / det);
+    gy[c] = static_cast<float>((sxx * syz - sxy * sxz) / det);
+  }
+}
+
+// Grey level of the bed lit from the north-west, 45 degrees above the horizon.
+// Flood plains are nearly flat, so relief is exaggerated (1x to 10x) until the
+// 95th percentile of the slope reaches 0.5 (about 27 degrees).
+std::vector<std::uint8_t> hillshade(const Context& ctx) {
+  std::vector<float> gx(ctx.cells(), 0.0f), gy(ctx.cells(), 0.0f);
+  if (ctx.mesh) mesh_slopes(ctx, gx, gy);
+  else grid_slopes(ctx, gx, gy);
 
   std::vector<float> mag;
   for (std::size_t k = 0; k < gx.size(); ++k)
@@ -223,6 +269,47 @@ std::vector<std::uint8_t> hillshade(const Context& ctx) {
     shade[k] = static_cast<std::uint8_t>(std::lround(255 * (0.25 + 0.65 * lit)));
   }
   return shade;
+}
+
+// The mesh cell under the centre of each map pixel, rows from the north, -1
+// where there is none. A centre on a shared edge goes to the lower cell index.
+std::vector<mesh_index> pixel_cells(const UnstructuredMesh& m, const Box& box, int mw, int mh) {
+  std::vector<mesh_index> cell(std::size_t(mw) * std::size_t(mh), -1);
+  const double dx = (box.x1 - box.x0) / mw, dy = (box.y1 - box.y0) / mh;
+  const auto cells = static_cast<std::ptrdiff_t>(m.cells());
+#pragma omp parallel for schedule(dynamic, 4096)
+  for (std::ptrdiff_t ci = 0; ci < cells; ++ci) {
+    const auto c = static_cast<std::size_t>(ci);
+    const auto index = static_cast<mesh_index>(c);
+    double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
+    for (std::size_t s = 0; s < 4; ++s) {
+      const mesh_index node = m.cell_nodes[4 * c + s];
+      if (node < 0) continue;
+      const auto n = static_cast<std::size_t>(node);
+      x0 = std::min(x0, m.node_x[n]);
+      x1 = std::max(x1, m.node_x[n]);
+      y0 = std::min(y0, m.node_y[n]);
+      y1 = std::max(y1, m.node_y[n]);
+    }
+    // Pixel columns (rows from the south) whose centres lie in the cell's bounding box.
+    constexpr double slack = 1e-9;
+    const int i0 = std::max(0, static_cast<int>(std::ceil((x0 - box.x0) / dx - 0.5 - slack)));
+    const int i1 = std::min(mw - 1, static_cast<int>(std::floor((x1 - box.x0) / dx - 0.5 + slack)));
+    const int j0 = std::max(0, static_cast<int>(std::ceil((y0 - box.y0) / dy - 0.5 - slack)));
+    const int j1 = std::min(mh - 1, static_cast<int>(std::floor((y1 - box.y0) / dy - 0.5 + slack)));
+    for (int j = j0; j <= j1; ++j) {
+      const double y = box.y0 + (j + 0.5) * dy;
+      for (int i = i0; i <= i1; ++i) {
+        if (!cell_contains(m, c, box.x0 + (i + 0.5) * dx, y)) continue;
+        // Keep the lowest index whatever order the threads come in.
+        std::atomic_ref<mesh_index> p(cell[std::size_t(mh - 1 - j) * std::size_t(mw) + std::size_t(i)]);
+        mesh_index seen = p.load(std::memory_order_relaxed);
+        while ((seen < 0 || seen > index) && !p.compare_exchange_weak(seen, index, std::memory_order_relaxed)) {
+        }
+      }
+    }
+  }
+  return cell;
 }
 
 // Colour-bar ticks: 0, step, ..., top >= vmax with a 1/2/2.5/5 x 10^k step.
@@ -258,10 +345,9 @@ std::string fixed(double v, int decimals) {
 // Rendering
 
 // depth: per cell; wet where depth > h_dry. title: the line at the top.
-Canvas render(const Context& ctx, const std::vector<std::uint8_t>& shade, const std::vector<double>& depth,
-              const std::string& title) {
-  const Grid& g = ctx.grid;
-  const PngLayout L = png_layout(g);
+// pixel_cell: on a mesh, the cell under each map pixel (pixel_cells); empty on a grid.
+Canvas render(const Context& ctx, const PngLayout& L, const std::vector<std::uint8_t>& shade,
+              const std::vector<mesh_index>& pixel_cell, const std::vector<double>& depth, const std::string& title) {
   Canvas c(L.width, L.height);
 
   double vmax = 0;
@@ -276,38 +362,48 @@ Canvas render(const Context& ctx, const std::vector<std::uint8_t>& shade, const 
     return {shade[k], shade[k], shade[k]};
   };
 
-  // Map: pixel (px, py) covers cells [i0, i1) x [j0, j1) (block average when
-  // shrinking, nearest cell when enlarging); north up.
-  const index_t nx = g.nx, ny = g.ny, mw = L.map_w, mh = L.map_h;
-  auto range = [](index_t p, index_t n, index_t pixels, index_t& a, index_t& b) {
-    a = p * n / pixels;
-    b = (p + 1) * n / pixels;
-    if (b <= a) {
-      a = std::min((2 * p + 1) * n / (2 * pixels), n - 1);
-      b = a + 1;
-    }
-  };
-#pragma omp parallel for schedule(dynamic, 8)
-  for (index_t py = 0; py < mh; ++py) {
-    index_t r0 = 0, r1 = 0;  // rows counted from the north
-    range(py, ny, mh, r0, r1);
-    for (index_t px = 0; px < mw; ++px) {
-      index_t i0 = 0, i1 = 0;
-      range(px, nx, mw, i0, i1);
-      double sr = 0, sg = 0, sb = 0;
-      for (index_t r = r0; r < r1; ++r) {
-        const index_t j = ny - 1 - r;
-        for (index_t i = i0; i < i1; ++i) {
-          const Rgb col = cell_colour(static_cast<std::size_t>(j * nx + i));
-          sr += col.r;
-          sg += col.g;
-          sb += col.b;
-        }
+  if (ctx.mesh) {
+    // Map: each pixel takes the colour of the cell under its centre.
+#pragma omp parallel for schedule(static)
+    for (int py = 0; py < L.map_h; ++py)
+      for (int px = 0; px < L.map_w; ++px) {
+        const mesh_index k = pixel_cell[std::size_t(py) * std::size_t(L.map_w) + std::size_t(px)];
+        c.set(L.map_x + px, L.map_y + py, k < 0 ? white : cell_colour(static_cast<std::size_t>(k)));
       }
-      const double inv = 1.0 / double((r1 - r0) * (i1 - i0));
-      c.set(int(L.map_x + px), int(L.map_y + py),
-            {static_cast<std::uint8_t>(std::lround(sr * inv)), static_cast<std::uint8_t>(std::lround(sg * inv)),
-             static_cast<std::uint8_t>(std::lround(sb * inv))});
+  } else {
+    // Map: pixel (px, py) covers cells [i0, i1) x [j0, j1) (block average when
+    // shrinking, nearest cell when enlarging); north up.
+    const index_t nx = ctx.grid.nx, ny = ctx.grid.ny, mw = L.map_w, mh = L.map_h;
+    auto range = [](index_t p, index_t n, index_t pixels, index_t& a, index_t& b) {
+      a = p * n / pixels;
+      b = (p + 1) * n / pixels;
+      if (b <= a) {
+        a = std::min((2 * p + 1) * n / (2 * pixels), n - 1);
+        b = a + 1;
+      }
+    };
+#pragma omp parallel for schedule(dynamic, 8)
+    for (index_t py = 0; py < mh; ++py) {
+      index_t r0 = 0, r1 = 0;  // rows counted from the north
+      range(py, ny, mh, r0, r1);
+      for (index_t px = 0; px < mw; ++px) {
+        index_t i0 = 0, i1 = 0;
+        range(px, nx, mw, i0, i1);
+        double sr = 0, sg = 0, sb = 0;
+        for (index_t r = r0; r < r1; ++r) {
+          const index_t j = ny - 1 - r;
+          for (index_t i = i0; i < i1; ++i) {
+            const Rgb col = cell_colour(static_cast<std::size_t>(j * nx + i));
+            sr += col.r;
+            sg += col.g;
+            sb += col.b;
+          }
+        }
+        const double inv = 1.0 / double((r1 - r0) * (i1 - i0));
+        c.set(int(L.map_x + px), int(L.map_y + py),
+              {static_cast<std::uint8_t>(std::lround(sr * inv)), static_cast<std::uint8_t>(std::lround(sg * inv)),
+               static_cast<std::uint8_t>(std::lround(sb * inv))});
+      }
     }
   }
   c.outline(L.map_x - 1, L.map_y - 1, L.map_w + 2, L.map_h + 2, frame_grey);
@@ -348,7 +444,9 @@ void write_png(const fs::path& path, const Canvas& c) {
 
 class PngWriter final : public FormatWriter {
  public:
-  explicit PngWriter(const Context& ctx) : ctx_(ctx), folder_(ctx.settings.dir / "png"), shade_(hillshade(ctx)) {
+  explicit PngWriter(const Context& ctx)
+      : ctx_(ctx), folder_(ctx.settings.dir / "png"), shade_(hillshade(ctx)), layout_(layout(ctx)) {
+    if (ctx.mesh) pixel_cell_ = pixel_cells(*ctx.mesh, mesh_box(*ctx.mesh), layout_.map_w, layout_.map_h);
     std::error_code ec;
     fs::create_directories(folder_, ec);
     if (ec) throw std::runtime_error("cannot create output folder " + folder_.string() + ": " + ec.message());
@@ -362,24 +460,34 @@ class PngWriter final : public FormatWriter {
   void write(const Frame& f) override {
     char name[32];
     std::snprintf(name, sizeof name, "depth_%05zu.png", f.index);
-    write_png(folder_ / name, render(ctx_, shade_, f.raw->h, "t = " + fixed(f.time, 2) + " s"));
+    write_png(folder_ / name, render(ctx_, layout_, shade_, pixel_cell_, f.raw->h, "t = " + fixed(f.time, 2) + " s"));
   }
 
   void finish(const Maxima& m) override {
-    write_png(folder_ / "max_depth.png", render(ctx_, shade_, m.max_h, "max depth"));
+    write_png(folder_ / "max_depth.png", render(ctx_, layout_, shade_, pixel_cell_, m.max_h, "max depth"));
   }
 
  private:
+  static PngLayout layout(const Context& ctx) {
+    if (!ctx.mesh) return png_layout(ctx.grid);
+    const Box b = mesh_box(*ctx.mesh);
+    return png_layout(b.x1 - b.x0, b.y1 - b.y0);
+  }
+
   const Context& ctx_;
   fs::path folder_;
   std::vector<std::uint8_t> shade_;
+  PngLayout layout_;
+  std::vector<mesh_index> pixel_cell_;  // mesh runs only
 };
 
 }  // namespace
 
-PngLayout png_layout(const Grid& g) {
+PngLayout png_layout(const Grid& g) { return png_layout(double(g.nx) * g.dx, double(g.ny) * g.dy); }
+
+PngLayout png_layout(double width, double height) {
   PngLayout L;
-  const double aspect = (double(g.nx) * g.dx) / (double(g.ny) * g.dy);
+  const double aspect = width / height;
   const auto short_side = [](double v) { return std::max(png_min_side, static_cast<int>(std::lround(v))); };
   L.map_w = aspect >= 1 ? png_long_side : short_side(png_long_side * aspect);
   L.map_h = aspect >= 1 ? short_side(png_long_side / aspect) : png_long_side;

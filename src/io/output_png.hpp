@@ -5,7 +5,7 @@
 
 namespace shallows::io::detail {
 
-constexpr int png_long_side = 800;    // map pixels along the longer side of the domain
+constexpr int png_long_side = 800;    // map pixels along the longer side of the domain (or mesh bounding box)
 constexpr int png_min_side = 16;      // shortest map side (very elongated domains)
 constexpr int png_margin = 12;        // outer margin
 constexpr int png_title_band = 40;    // title line above the map
@@ -24,5 +24,7 @@ struct PngLayout {
 };
 
 PngLayout png_layout(const Grid& grid);
+// A map of width x height metres (a mesh's bounding box).
+PngLayout png_layout(double width, double height);
 
 }  // namespace shallows::io::detail

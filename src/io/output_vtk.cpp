@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// vtk/frame_NNNNN.vti (VTK XML ImageData, raw appended binary, UInt64 headers)
-// and output.pvd (a collection listing every frame with its time).
+// Grid: vtk/frame_NNNNN.vti (VTK XML ImageData). Mesh: vtk/frame_NNNNN.vtu
+// (VTK XML UnstructuredGrid). Both raw appended binary with UInt64 headers,
+// plus output.pvd (a collection listing every frame with its time).
 #include <bit>
 #include <cstdint>
 #include <cstdio>
@@ -12,9 +13,9 @@
 namespace shallows::io::detail {
 namespace {
 
-std::string frame_name(std::size_t index) {
+std::string frame_name(std::size_t index, const char* extension) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "frame_%05zu.vti", index);
+  std::snprintf(buf, sizeof buf, "frame_%05zu.%s", index, extension);
   return buf;
 }
 
@@ -26,38 +27,64 @@ void remove_matching(const fs::path& folder, const std::regex& pattern) {
     if (std::regex_match(e.path().filename().string(), pattern)) remove_stale(e.path());
 }
 
-struct VtiArray {
+// One appended array: `count` tuples of `components` values of VTK type `type`.
+struct VtkArray {
   const char* name;
   int components;
-  const float* data;  // components * cells values
+  const void* data;
+  std::uint64_t count;
+  const char* type = "Float32";
+  std::uint64_t value_bytes = sizeof(float);
+
+  std::uint64_t bytes() const { return count * static_cast<std::uint64_t>(components) * value_bytes; }
 };
 
 const char* byte_order() { return std::endian::native == std::endian::little ? "LittleEndian" : "BigEndian"; }
 
-// One ImageData file, points at the cell centres, raw appended Float32 arrays.
-void write_vti(const fs::path& path, const Grid& g, const double* time, const std::vector<VtiArray>& arrays) {
-  const auto n = static_cast<std::uint64_t>(g.cells());
-  const std::string ext = "0 " + std::to_string(g.nx - 1) + " 0 " + std::to_string(g.ny - 1) + " 0 0";
-
+// The opening lines up to the dataset element's children: XML declaration, VTKFile.
+std::string vtk_header(const char* type) {
   std::string xml;
   xml += "<?xml version=\"1.0\"?>\n";
-  xml += "<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"";
+  xml += "<VTKFile type=\"";
+  xml += type;
+  xml += "\" version=\"1.0\" byte_order=\"";
   xml += byte_order();
   xml += "\" header_type=\"UInt64\">\n";
-  xml += "  <ImageData WholeExtent=\"" + ext + "\" Origin=\"" + format_number(g.x0 + 0.5 * g.dx, 17) + " " +
-         format_number(g.y0 + 0.5 * g.dy, 17) + " 0\" Spacing=\"" + format_number(g.dx, 17) + " " +
-         format_number(g.dy, 17) + " 1\">\n";
-  if (time) {
-    xml += "    <FieldData>\n";
-    xml += "      <DataArray type=\"Float64\" Name=\"TimeValue\" NumberOfTuples=\"1\" format=\"ascii\">" +
-           format_number(*time, 17) + "</DataArray>\n";
-    xml += "    </FieldData>\n";
+  return xml;
+}
+
+// Field data TimeValue (ParaView reads the time of a lone file from it).
+void time_value(std::string& xml, const double* time) {
+  if (!time) return;
+  xml += "    <FieldData>\n";
+  xml += "      <DataArray type=\"Float64\" Name=\"TimeValue\" NumberOfTuples=\"1\" format=\"ascii\">" +
+         format_number(*time, 17) + "</DataArray>\n";
+  xml += "    </FieldData>\n";
+}
+
+// "<DataArray .../>" lines for arrays appended at `offset` onwards (advanced past them).
+void array_tags(std::string& xml, const std::vector<VtkArray>& arrays, std::uint64_t& offset) {
+  for (const VtkArray& a : arrays) {
+    xml += "        <DataArray type=\"";
+    xml += a.type;
+    xml += "\" Name=\"";
+    xml += a.name;
+    xml += "\"";
+    if (a.components != 1) xml += " NumberOfComponents=\"" + std::to_string(a.components) + "\"";
+    xml += " format=\"appended\" offset=\"" + std::to_string(offset) + "\"/>\n";
+    offset += sizeof(std::uint64_t) + a.bytes();
   }
-  xml += "    <Piece Extent=\"" + ext + "\">\n";
-  xml += "      <PointData Scalars=\"";
+}
+
+// <PointData> or <CellData>: the first array is the active scalar, the first 3-vector the active vector.
+void attribute_data(std::string& xml, const char* section, const std::vector<VtkArray>& arrays,
+                    std::uint64_t& offset) {
+  xml += "      <";
+  xml += section;
+  xml += " Scalars=\"";
   xml += arrays.front().name;
   xml += "\"";
-  for (const VtiArray& a : arrays)
+  for (const VtkArray& a : arrays)
     if (a.components == 3) {
       xml += " Vectors=\"";
       xml += a.name;
@@ -65,41 +92,111 @@ void write_vti(const fs::path& path, const Grid& g, const double* time, const st
       break;
     }
   xml += ">\n";
-  std::uint64_t offset = 0;
-  for (const VtiArray& a : arrays) {
-    xml += "        <DataArray type=\"Float32\" Name=\"";
-    xml += a.name;
-    xml += "\"";
-    if (a.components != 1) xml += " NumberOfComponents=\"" + std::to_string(a.components) + "\"";
-    xml += " format=\"appended\" offset=\"" + std::to_string(offset) + "\"/>\n";
-    offset += sizeof(std::uint64_t) + n * static_cast<std::uint64_t>(a.components) * sizeof(float);
-  }
-  xml += "      </PointData>\n";
-  xml += "    </Piece>\n";
-  xml += "  </ImageData>\n";
-  xml += "  <AppendedData encoding=\"raw\">\n   _";
+  array_tags(xml, arrays, offset);
+  xml += "      </";
+  xml += section;
+  xml += ">\n";
+}
 
+// Ends the XML (whose dataset element is closed) and appends the arrays, in tag order.
+void write_appended(const fs::path& path, std::string xml, const std::vector<const std::vector<VtkArray>*>& groups) {
+  xml += "  <AppendedData encoding=\"raw\">\n   _";
   AtomicFile file(path);
   file.write(xml);
-  for (const VtiArray& a : arrays) {
-    const std::uint64_t bytes = n * static_cast<std::uint64_t>(a.components) * sizeof(float);
-    file.write(&bytes, sizeof bytes);
-    file.write(a.data, bytes);
-  }
+  for (const auto* arrays : groups)
+    for (const VtkArray& a : *arrays) {
+      const std::uint64_t bytes = a.bytes();
+      file.write(&bytes, sizeof bytes);
+      file.write(a.data, bytes);
+    }
   file.write("\n  </AppendedData>\n</VTKFile>\n");
   file.commit();
 }
 
+// One ImageData file, points at the cell centres.
+void write_vti(const fs::path& path, const Grid& g, const double* time, const std::vector<VtkArray>& arrays) {
+  const std::string ext = "0 " + std::to_string(g.nx - 1) + " 0 " + std::to_string(g.ny - 1) + " 0 0";
+  std::string xml = vtk_header("ImageData");
+  xml += "  <ImageData WholeExtent=\"" + ext + "\" Origin=\"" + format_number(g.x0 + 0.5 * g.dx, 17) + " " +
+         format_number(g.y0 + 0.5 * g.dy, 17) + " 0\" Spacing=\"" + format_number(g.dx, 17) + " " +
+         format_number(g.dy, 17) + " 1\">\n";
+  time_value(xml, time);
+  xml += "    <Piece Extent=\"" + ext + "\">\n";
+  std::uint64_t offset = 0;
+  attribute_data(xml, "PointData", arrays, offset);
+  xml += "    </Piece>\n";
+  xml += "  </ImageData>\n";
+  write_appended(path, std::move(xml), {&arrays});
+}
+
+constexpr std::uint8_t vtk_triangle = 5, vtk_quad = 9;
+
+// Points (z = 0: a flat map; the bed is the cell field z) and cells of a mesh, built once.
+struct VtuGeometry {
+  std::vector<double> points;
+  std::vector<std::int32_t> connectivity;
+  std::vector<std::int64_t> offsets;
+  std::vector<std::uint8_t> types;
+  std::vector<VtkArray> point_arrays, cell_arrays;
+
+  VtuGeometry(const VtuGeometry&) = delete;  // the arrays point into the vectors
+  VtuGeometry& operator=(const VtuGeometry&) = delete;
+  explicit VtuGeometry(const UnstructuredMesh& m) {
+    const auto nodes = static_cast<std::size_t>(m.nodes()), cells = static_cast<std::size_t>(m.cells());
+    points.resize(3 * nodes);
+    for (std::size_t n = 0; n < nodes; ++n) {
+      points[3 * n] = m.node_x[n];
+      points[3 * n + 1] = m.node_y[n];
+      points[3 * n + 2] = 0;
+    }
+    connectivity.reserve(4 * cells);
+    offsets.resize(cells);
+    types.resize(cells);
+    for (std::size_t c = 0; c < cells; ++c) {
+      const int sides = m.cell_nodes[4 * c + 3] < 0 ? 3 : 4;
+      for (int s = 0; s < sides; ++s) connectivity.push_back(m.cell_nodes[4 * c + static_cast<std::size_t>(s)]);
+      offsets[c] = static_cast<std::int64_t>(connectivity.size());
+      types[c] = sides == 3 ? vtk_triangle : vtk_quad;
+    }
+    point_arrays = {{"Points", 3, points.data(), nodes, "Float64", sizeof(double)}};
+    cell_arrays = {{"connectivity", 1, connectivity.data(), connectivity.size(), "Int32", sizeof(std::int32_t)},
+                   {"offsets", 1, offsets.data(), cells, "Int64", sizeof(std::int64_t)},
+                   {"types", 1, types.data(), cells, "UInt8", sizeof(std::uint8_t)}};
+  }
+};
+
+// One UnstructuredGrid file, values per cell.
+void write_vtu(const fs::path& path, const VtuGeometry& geo, const double* time, const std::vector<VtkArray>& arrays) {
+  std::string xml = vtk_header("UnstructuredGrid");
+  xml += "  <UnstructuredGrid>\n";
+  time_value(xml, time);
+  xml += "    <Piece NumberOfPoints=\"" + std::to_string(geo.point_arrays.front().count) + "\" NumberOfCells=\"" +
+         std::to_string(geo.types.size()) + "\">\n";
+  std::uint64_t offset = 0;
+  xml += "      <Points>\n";
+  array_tags(xml, geo.point_arrays, offset);
+  xml += "      </Points>\n";
+  xml += "      <Cells>\n";
+  array_tags(xml, geo.cell_arrays, offset);
+  xml += "      </Cells>\n";
+  attribute_data(xml, "CellData", arrays, offset);
+  xml += "    </Piece>\n";
+  xml += "  </UnstructuredGrid>\n";
+  write_appended(path, std::move(xml), {&geo.point_arrays, &geo.cell_arrays, &arrays});
+}
+
 class VtkWriter final : public FormatWriter {
  public:
-  explicit VtkWriter(const Context& ctx) : ctx_(ctx), folder_(ctx.settings.dir / "vtk") {
+  explicit VtkWriter(const Context& ctx)
+      : ctx_(ctx), folder_(ctx.settings.dir / "vtk"), extension_(ctx.mesh ? "vtu" : "vti") {
     std::error_code ec;
     fs::create_directories(folder_, ec);
     if (ec) throw std::runtime_error("cannot create output folder " + folder_.string() + ": " + ec.message());
-    remove_matching(folder_, std::regex(R"((frame_\d{5,}|maxima)\.vti(\.part)?)"));
+    remove_matching(folder_, std::regex(std::string(R"((frame_\d{5,}|maxima)\.)") + extension_ + R"((\.part)?)"));
     remove_stale(ctx.settings.dir / "output.pvd");
     z_.resize(ctx.cells());
     for (std::size_t k = 0; k < z_.size(); ++k) z_[k] = static_cast<float>(ctx.z[k]);
+    if (ctx.mesh) geometry_ = std::make_unique<VtuGeometry>(*ctx.mesh);
   }
 
   void write(const Frame& f) override {
@@ -110,9 +207,14 @@ class VtkWriter final : public FormatWriter {
       vel_[3 * k + 1] = f.v[k];
       vel_[3 * k + 2] = ctx_.inactive[k] ? f.u[k] : 0.0f;  // NaN where inactive
     }
-    const std::string name = frame_name(f.index);
-    write_vti(folder_ / name, ctx_.grid, &f.time,
-              {{"h", 1, f.h.data()}, {"eta", 1, f.eta.data()}, {"z", 1, z_.data()}, {"velocity", 3, vel_.data()}});
+    const std::string name = frame_name(f.index, extension_);
+    if (geometry_)
+      write_vtu(folder_ / name, *geometry_, &f.time,
+                {field("h", f.h), field("hu", f.hu), field("hv", f.hv), field("u", f.u), field("v", f.v),
+                 field("eta", f.eta), field("z", z_), {"velocity", 3, vel_.data(), n}});
+    else
+      write_vti(folder_ / name, ctx_.grid, &f.time,
+                {field("h", f.h), field("eta", f.eta), field("z", z_), {"velocity", 3, vel_.data(), n}});
 
     entries_ += "    <DataSet timestep=\"" + format_number(f.time, 17) + "\" group=\"\" part=\"0\" file=\"vtk/" +
                 name + "\"/>\n";
@@ -126,7 +228,7 @@ class VtkWriter final : public FormatWriter {
     write_file_atomic(ctx_.settings.dir / "output.pvd", pvd);
   }
 
-  // vtk/maxima.vti: max_h, max_speed, arrival_time (NaN: inactive or never reached).
+  // vtk/maxima.vti (.vtu): max_h, max_speed, arrival_time (NaN: inactive or never reached).
   void finish(const Maxima& m) override {
     const std::size_t n = ctx_.cells();
     std::vector<float> max_h(n), max_speed(n), arrival(n);
@@ -138,14 +240,20 @@ class VtkWriter final : public FormatWriter {
       max_speed[k] = off ? nan : dry ? 0.0f : static_cast<float>(m.max_speed[k]);
       arrival[k] = off ? nan : static_cast<float>(m.arrival_time[k]);
     }
-    write_vti(folder_ / "maxima.vti", ctx_.grid, nullptr,
-              {{"max_h", 1, max_h.data()}, {"max_speed", 1, max_speed.data()}, {"arrival_time", 1, arrival.data()},
-               {"z", 1, z_.data()}});
+    const std::vector<VtkArray> arrays{field("max_h", max_h), field("max_speed", max_speed),
+                                       field("arrival_time", arrival), field("z", z_)};
+    const fs::path path = folder_ / (std::string("maxima.") + extension_);
+    if (geometry_) write_vtu(path, *geometry_, nullptr, arrays);
+    else write_vti(path, ctx_.grid, nullptr, arrays);
   }
 
  private:
+  static VtkArray field(const char* name, const std::vector<float>& v) { return {name, 1, v.data(), v.size()}; }
+
   const Context& ctx_;
   fs::path folder_;
+  const char* extension_;
+  std::unique_ptr<VtuGeometry> geometry_;  // mesh runs only
   std::string entries_;
   std::vector<float> z_, vel_;
 };

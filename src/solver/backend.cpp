@@ -53,15 +53,19 @@ bool cuda_available() {
 }
 
 std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& options) {
-  if (options.kind == "cpu") return make_cpu_backend(problem, options);
+  const auto cpu = [&] {
+    return problem.on_mesh() ? make_mesh_cpu_backend(problem, options) : make_cpu_backend(problem, options);
+  };
+  if (options.kind == "cpu") return cpu();
   if (options.kind == "cuda" || options.kind == "auto") {
 #ifdef SHALLOWS_HAVE_CUDA
-    if (cuda_available()) return make_cuda_backend(problem, options);
+    if (cuda_available())
+      return problem.on_mesh() ? make_cuda_mesh_backend(problem, options) : make_cuda_backend(problem, options);
     if (options.kind == "cuda") throw std::runtime_error("backend 'cuda': no CUDA device is available");
 #else
     if (options.kind == "cuda") throw std::runtime_error("backend 'cuda': this build has no CUDA backend");
 #endif
-    return make_cpu_backend(problem, options);
+    return cpu();
   }
   throw std::runtime_error("unknown backend '" + options.kind + "' (valid: cpu, cuda, auto)");
 }

@@ -51,6 +51,7 @@ std::string json_string(const std::string& s) {
 }
 
 void write_summary_json(const std::filesystem::path& dir, const RunSummary& s) {
+  std::filesystem::create_directories(dir);  // also when no output format asked for it
   const auto final_path = dir / "summary.json";
   const auto part = dir / "summary.json.part";
   {
@@ -180,14 +181,15 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   // Declared before `frames`, so destroyed after it: the writer thread has
   // taken every snapshot before the backend behind them goes.
   Simulation sim(p, backend_options);
-  io::OutputWriter writer(c.output, p.grid, p.z, p.physics.h_dry);
+  io::OutputWriter writer = p.on_mesh() ? io::OutputWriter(c.output, p.mesh, p.z, p.physics.h_dry)
+                                         : io::OutputWriter(c.output, p.grid, p.z, p.physics.h_dry);
 
   RunSummary s;
   s.case_name = c.name;
   s.backend = sim.backend().name();
   s.precision = p.precision == Precision::single_precision ? "float" : "double";
   s.threads = options.backend.threads;
-  s.cells = p.grid.cells();
+  s.cells = p.cells();
   s.t_end = p.t_end;
   s.initial_volume = sim.volume();
   AsyncWriter frames(writer);

@@ -55,6 +55,9 @@ std::unique_ptr<Backend> make_cuda_backend(const Problem& problem, const Backend
 std::unique_ptr<CudaBackend> make_cuda_backend(const Problem& problem, const BackendOptions& options,
                                                const CudaOptions& cuda);
 
+// The CUDA executor for unstructured meshes (first order).
+std::unique_ptr<Backend> make_cuda_mesh_backend(const Problem& problem, const BackendOptions& options);
+
 // Number of CUDA devices the runtime sees (0 when there is no driver or GPU).
 int cuda_device_count();
 

@@ -36,6 +36,7 @@ struct Case {
   std::string source;   // file path or "<built-in>", for messages
   Problem problem;
   OutputSettings output;
+  std::vector<std::string> notes;  // what the user should know but is no error (e.g. a mesh in pieces)
 };
 
 // Parses a case file. overrides: "section.key=value" strings (from --set),

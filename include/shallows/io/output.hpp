@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Run outputs: NetCDF (CF), VTK image data + .pvd, gauge CSV, PNG quick-looks.
-// Every file is written under a temporary name and renamed when complete.
+// Run outputs: NetCDF (CF; UGRID on meshes), VTK image data or unstructured
+// grid + .pvd, gauge CSV, PNG quick-looks. Every file is written under a
+// temporary name and renamed when complete.
 #include <memory>
 #include <vector>
 
 #include "shallows/io/case.hpp"
 #include "shallows/mesh/structured/grid.hpp"
+#include "shallows/mesh/unstructured/mesh.hpp"
 #include "shallows/solver/fields.hpp"
 
 namespace shallows::io {
@@ -16,11 +18,14 @@ class OutputWriter {
   // z: interior bed (NaN = inactive); h_dry: cells at or below it are written dry.
   OutputWriter(const OutputSettings& settings, const Grid& grid, const std::vector<double>& z,
                double h_dry);
+  // On a mesh: z and the fields hold one value per cell, in the mesh's cell order.
+  OutputWriter(const OutputSettings& settings, std::shared_ptr<const UnstructuredMesh> mesh,
+               const std::vector<double>& z, double h_dry);
   ~OutputWriter();
   OutputWriter(const OutputWriter&) = delete;
   OutputWriter& operator=(const OutputWriter&) = delete;
 
-  // One output time: appends to output.nc, writes .vti and .png, samples gauges.
+  // One output time: appends to output.nc, writes .vti/.vtu and .png, samples gauges.
   void write(double time, const Fields& fields);
   // End of run: maxima fields (NetCDF, PNG of max depth), closes and renames files.
   void finish(const Maxima& maxima);
@@ -28,6 +33,7 @@ class OutputWriter {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  void open(const OutputSettings& settings, const std::vector<double>& z, double h_dry);
 };
 
 } // namespace shallows::io

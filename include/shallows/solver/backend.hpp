@@ -18,6 +18,7 @@ struct BackendOptions {
   int threads = 0;              // CPU threads; 0: OpenMP's default
   bool track_maxima = true;     // max depth, max speed and arrival time, every step
   double arrival_threshold = 0.01;
+  std::string mesh_loop = "auto";  // meshes: cell (each cell its edges), edge (each edge once), auto
 };
 
 // Where a run of steps ended.

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Everything a backend needs to run: grid, fields, boundaries, physics,
-// numerics and time control. Built from a case file by io/case, or by hand
-// in tests. Fields are interior cells only, row-major (j * nx + i), double.
+// Everything a backend needs to run: grid or mesh, fields, boundaries,
+// physics, numerics and time control. Built from a case file by io/case, or
+// by hand in tests. Fields are double, one value per cell: on a grid the
+// interior cells row-major (j * nx + i), on a mesh in the mesh's cell order.
 #include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "shallows/bc/boundary.hpp"
 #include "shallows/core/config.hpp"
 #include "shallows/mesh/structured/grid.hpp"
+#include "shallows/mesh/unstructured/mesh.hpp"
 #include "shallows/physics/params.hpp"
 
 namespace shallows {
@@ -18,7 +21,12 @@ namespace shallows {
 enum class Scheme { roe1, roe3 };
 
 struct Problem {
-  Grid grid;
+  Grid grid;  // a Cartesian problem (mesh == nullptr)
+  // An unstructured problem: the mesh (shared, since Problems are copied;
+  // inactive cells already taken out by deactivate_cells) and a condition per
+  // boundary group of the mesh (mesh->boundary_names; group 0 is a wall).
+  std::shared_ptr<const UnstructuredMesh> mesh;
+  std::vector<BoundaryCondition<double>> mesh_boundary;
   std::vector<double> z;   // bed elevation (m); NaN marks an inactive cell (wall)
   std::vector<double> h;   // depth (m), >= 0
   std::vector<double> hu;  // unit discharge along x (m^2/s)
@@ -30,6 +38,9 @@ struct Problem {
   Precision precision = Precision::double_precision;
   double t_end = 0;
   std::vector<double> output_times;  // increasing, in (0, t_end]; t_end is the last
+
+  bool on_mesh() const { return mesh != nullptr; }
+  index_t cells() const { return mesh ? mesh->cells() : grid.cells(); }
 
   BoundaryCondition<double>& bc(Side s) { return boundary[static_cast<int>(s)]; }
   const BoundaryCondition<double>& bc(Side s) const { return boundary[static_cast<int>(s)]; }

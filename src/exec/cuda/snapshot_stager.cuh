@@ -32,6 +32,7 @@
 // device arrays and its kernels on `stream`:
 //     cudax::SnapshotStager<Real> stager_{grid_};
 //     Snapshot snapshot() override { return stager_.snapshot(stream, d_h, d_hu, d_hv); }
+// An unstructured mesh's state is contiguous (no ghosts): SnapshotStager<Real>{cells}.
 #include <cuda_runtime.h>
 
 #include <condition_variable>
@@ -72,6 +73,8 @@ class SnapshotStager {
   // `grid`: the layout of the padded arrays given to snapshot(). Nothing is
   // allocated before the first snapshot.
   explicit SnapshotStager(const Grid& grid) : grid_(grid) {}
+  // Arrays of `cells` values each, contiguous (an unstructured mesh).
+  explicit SnapshotStager(index_t cells) : mesh_cells_(cells) {}
   SnapshotStager(const SnapshotStager&) = delete;
   SnapshotStager& operator=(const SnapshotStager&) = delete;
 
@@ -81,7 +84,7 @@ class SnapshotStager {
   // released); `compute` may overwrite the arrays right after. The first call
   // checks free device memory and allocates the staging buffer.
   Snapshot snapshot(cudaStream_t compute, const Real* d_h, const Real* d_hu, const Real* d_hv) {
-    const auto cells = static_cast<std::size_t>(grid_.cells());
+    const auto cells = static_cast<std::size_t>(this->cells());
     if (cells == 0) return Snapshot(Fields{});
     if (!core_) core_ = make_core(d_h);
     Core& c = *core_;
@@ -94,14 +97,21 @@ class SnapshotStager {
     pending->host = c.slot[s];
     // The staging buffer is free once the previous snapshot's D2H is done.
     if (c.last >= 0) SHALLOWS_CUDA_CHECK(cudaStreamWaitEvent(compute, c.done[c.last], 0));
-    const std::size_t row = static_cast<std::size_t>(grid_.nx) * sizeof(Real);
-    const std::size_t pitch = static_cast<std::size_t>(grid_.pitch()) * sizeof(Real);
-    const auto rows = static_cast<std::size_t>(grid_.ny);
-    const index_t first = grid_.index(0, 0);
     const Real* fields[3] = {d_h, d_hu, d_hv};
-    for (int k = 0; k < 3; ++k) {
-      SHALLOWS_CUDA_CHECK(cudaMemcpy2DAsync(c.staging.get() + k * cells, row, fields[k] + first, pitch, row, rows,
+    if (mesh_cells_ >= 0) {
+      for (int k = 0; k < 3; ++k) {
+        SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(c.staging.get() + k * cells, fields[k], cells * sizeof(Real),
                                             cudaMemcpyDeviceToDevice, compute));
+      }
+    } else {
+      const std::size_t row = static_cast<std::size_t>(grid_.nx) * sizeof(Real);
+      const std::size_t pitch = static_cast<std::size_t>(grid_.pitch()) * sizeof(Real);
+      const auto rows = static_cast<std::size_t>(grid_.ny);
+      const index_t first = grid_.index(0, 0);
+      for (int k = 0; k < 3; ++k) {
+        SHALLOWS_CUDA_CHECK(cudaMemcpy2DAsync(c.staging.get() + k * cells, row, fields[k] + first, pitch, row, rows,
+                                              cudaMemcpyDeviceToDevice, compute));
+      }
     }
     SHALLOWS_CUDA_CHECK(cudaEventRecord(c.staged, compute));
     SHALLOWS_CUDA_CHECK(cudaStreamWaitEvent(c.copy, c.staged, 0));
@@ -208,13 +218,18 @@ class SnapshotStager {
     SHALLOWS_CUDA_CHECK(cudaPointerGetAttributes(&attr, d_h));
     auto core = std::make_shared<Core>();
     core->device = attr.device;
-    core->cells = static_cast<std::size_t>(grid_.cells());
+    core->cells = static_cast<std::size_t>(cells());
     const DeviceGuard guard(core->device);
     const std::size_t bytes = 3 * core->cells * sizeof(Real);
     char what[160];
-    std::snprintf(what, sizeof what, "the output staging buffer of a %lldx%lld grid in %s",
-                  static_cast<long long>(grid_.nx), static_cast<long long>(grid_.ny),
-                  sizeof(Real) == 4 ? "float" : "double");
+    if (mesh_cells_ >= 0) {
+      std::snprintf(what, sizeof what, "the output staging buffer of a mesh of %lld cells in %s",
+                    static_cast<long long>(mesh_cells_), sizeof(Real) == 4 ? "float" : "double");
+    } else {
+      std::snprintf(what, sizeof what, "the output staging buffer of a %lldx%lld grid in %s",
+                    static_cast<long long>(grid_.nx), static_cast<long long>(grid_.ny),
+                    sizeof(Real) == 4 ? "float" : "double");
+    }
     require_free_memory(bytes, what);
     core->staging = DeviceArray<Real>(3 * core->cells);
     SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&core->copy, cudaStreamNonBlocking));
@@ -223,7 +238,10 @@ class SnapshotStager {
     return core;
   }
 
-  Grid grid_;
+  index_t cells() const { return mesh_cells_ >= 0 ? mesh_cells_ : grid_.cells(); }
+
+  Grid grid_;               // layout of a grid's padded arrays
+  index_t mesh_cells_ = -1;  // >= 0: contiguous arrays of that many cells instead
   std::shared_ptr<Core> core_;
 };
 

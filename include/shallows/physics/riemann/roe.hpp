@@ -175,8 +175,8 @@ template <class Real>
 SHALLOWS_HD EdgeFluctuation<Real> roe_rotated(const EdgeSide<Real>& l, const EdgeSide<Real>& r,
                                               const PhysicsParams<Real>& p) {
   const Real zero(0), half(0.5), one(1), two(2);
-  const Real hl = l.h, hnl = l.hn, htl = l.ht, zl = l.z, unl = l.un, utl = l.ut, cl = l.c;
-  const Real hr = r.h, hnr = r.hn, htr = r.ht, zr = r.z, unr = r.un, utr = r.ut, cr = r.c;
+  const Real hl = l.h, hnl = l.hn, zl = l.z, unl = l.un, utl = l.ut, cl = l.c;
+  const Real hr = r.h, hnr = r.hn, zr = r.z, unr = r.un, utr = r.ut, cr = r.c;
   const bool dry_l = hl <= p.h_dry;
   const bool dry_r = hr <= p.h_dry;
   const bool both_dry = dry_l & dry_r;  // & not &&: no branch, loops vectorise
@@ -329,23 +329,29 @@ SHALLOWS_HD EdgeFluctuation<Real> roe_y(State<Real> l, Real zl, State<Real> r, R
   return roe_y(cell_primitive(l, zl, p), cell_primitive(r, zr, p), p);
 }
 
-// Edge with an arbitrary unit normal (nx, ny), for unstructured meshes.
+// Edge with an arbitrary unit normal (nx, ny) pointing from l to r, for
+// unstructured meshes: the states rotated into the edge frame (normal,
+// tangential = (-ny, nx)), solved, and the fluctuations rotated back.
 template <class Real>
-SHALLOWS_HD EdgeFluctuation<Real> roe_normal(State<Real> ql, Real zl, State<Real> qr, Real zr, Real nx, Real ny,
+SHALLOWS_HD EdgeFluctuation<Real> roe_normal(const CellPrimitive<Real>& l, const CellPrimitive<Real>& r, Real nx, Real ny,
                                              const PhysicsParams<Real>& p) {
-  const CellPrimitive<Real> l = cell_primitive(ql, zl, p), r = cell_primitive(qr, zr, p);
-  EdgeFluctuation<Real> f = detail::roe_rotated(
-      detail::EdgeSide<Real>{l.h, l.hu * nx + l.hv * ny, l.hv * nx - l.hu * ny, l.z, l.u * nx + l.v * ny,
-                             l.v * nx - l.u * ny, l.sqrt_h, l.c},
-      detail::EdgeSide<Real>{r.h, r.hu * nx + r.hv * ny, r.hv * nx - r.hu * ny, r.z, r.u * nx + r.v * ny,
-                             r.v * nx - r.u * ny, r.sqrt_h, r.c},
-      p);
+  const auto side = [nx, ny](const CellPrimitive<Real>& q) {
+    return detail::EdgeSide<Real>{q.h, q.hu * nx + q.hv * ny, q.hv * nx - q.hu * ny, q.z, q.u * nx + q.v * ny,
+                                  q.v * nx - q.u * ny, q.sqrt_h, q.c};
+  };
+  EdgeFluctuation<Real> f = detail::roe_rotated(side(l), side(r), p);
   const auto back = [nx, ny](State<Real> s) {
     return State<Real>{s.h, s.hu * nx - s.hv * ny, s.hu * ny + s.hv * nx};
   };
   f.to_left = back(f.to_left);
   f.to_right = back(f.to_right);
   return f;
+}
+
+template <class Real>
+SHALLOWS_HD EdgeFluctuation<Real> roe_normal(State<Real> ql, Real zl, State<Real> qr, Real zr, Real nx, Real ny,
+                                             const PhysicsParams<Real>& p) {
+  return roe_normal(cell_primitive(ql, zl, p), cell_primitive(qr, zr, p), nx, ny, p);
 }
 
 } // namespace shallows

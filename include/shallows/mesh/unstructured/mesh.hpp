@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// An unstructured mesh of triangles and quadrilaterals, with the geometry the
+// finite-volume scheme needs precomputed once (seed 001 §2): cell areas and
+// centroids, edges with their two cells (or one cell and a boundary group),
+// unit normals and lengths, and each cell's edges. Host data in double; the
+// executors copy what their loops read, in their precision.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shallows/core/config.hpp"
+
+namespace shallows {
+
+// Index of a node, cell or edge. 32 bits inside kernels: build_mesh refuses
+// meshes with 2^31 or more cells, edges or nodes.
+using mesh_index = std::int32_t;
+
+// The right side of a boundary edge holds the code of its boundary group.
+SHALLOWS_HD constexpr mesh_index boundary_code(int group) { return -1 - group; }
+SHALLOWS_HD constexpr int boundary_group(mesh_index right) { return -1 - right; }
+
+struct UnstructuredMesh {
+  // Nodes (m). node_z: elevation the mesh file gives each node (0 if none).
+  std::vector<double> node_x, node_y, node_z;
+
+  // Cells, 4 slots each: nodes counter-clockwise, -1 in the last slot of a triangle.
+  std::vector<mesh_index> cell_nodes;
+  std::vector<double> cell_area;       // m^2, > 0
+  std::vector<double> cell_x, cell_y;  // centroid (m)
+  std::vector<std::int64_t> cell_tag;  // element tag in the mesh file (messages, mapping back)
+
+  // Edges: edge_left >= 0 a cell; edge_right >= 0 a cell, or boundary_code(group) < 0.
+  // The unit normal points out of the left cell.
+  std::vector<mesh_index> edge_left, edge_right;
+  std::vector<mesh_index> edge_node0, edge_node1;  // end points; left cell on the left of node0 -> node1
+  std::vector<double> edge_nx, edge_ny, edge_length;
+
+  // Edges of each cell, 4 slots: slot k joins the cell's nodes k and k+1; -1 pads a triangle
+  // (and marks an inactive cell, see deactivate_cells).
+  std::vector<mesh_index> cell_edges;
+
+  // Boundary groups: [0] is "" (edges in no physical line group: walls), then the
+  // physical line groups of the mesh file that hold boundary edges, sorted by name
+  // (a group without a name is named by its tag, e.g. "7").
+  std::vector<std::string> boundary_names;
+
+  std::string source;  // mesh file, for messages
+
+  index_t nodes() const { return static_cast<index_t>(node_x.size()); }
+  index_t cells() const { return static_cast<index_t>(cell_area.size()); }
+  index_t edges() const { return static_cast<index_t>(edge_left.size()); }
+  int cell_sides(index_t c) const { return cell_nodes[static_cast<std::size_t>(4 * c + 3)] < 0 ? 3 : 4; }
+  bool is_boundary(index_t e) const { return edge_right[static_cast<std::size_t>(e)] < 0; }
+  // Index of a boundary group by name, -1 if the mesh has none of that name.
+  int find_boundary(const std::string& name) const {
+    for (std::size_t g = 1; g < boundary_names.size(); ++g)
+      if (boundary_names[g] == name) return static_cast<int>(g);
+    return -1;
+  }
+};
+
+} // namespace shallows

@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: MIT
+// Host side of the CUDA executor for unstructured meshes (first order):
+// device memory, the per-slot and per-edge layouts, launches, time control.
+// The kernels and the designs are described in mesh_kernels.cuh.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cuda_check.cuh"
+#include "device_array.cuh"
+#include "mesh_kernels.cuh"
+#include "read_back.cuh"
+#include "shallows/exec/cuda_backend.hpp"
+#include "shallows/exec/mesh_fields.hpp"
+#include "snapshot_stager.cuh"
+
+namespace shallows {
+namespace {
+
+using cudax::Ctrl;
+using cudax::Launch;
+using cudax::mesh::kNoEdge;
+
+// The designs of a step (mesh_kernels.cuh).
+enum class MeshLoop {
+  cell_slots,   // thread per cell, rhs pass + update pass, slots layout (default)
+  cell_lagged,  // thread per cell, one kernel per step, slots layout (measured slower)
+  cell_shared,  // thread per cell, the CPU's loop body on the mesh's edge arrays (reference)
+  edge,         // thread per edge, then a gather per cell, then the update pass
+};
+
+const char* loop_name(MeshLoop l) {
+  switch (l) {
+    case MeshLoop::cell_slots: return "cell loop";
+    case MeshLoop::cell_lagged: return "cell loop, lagged";
+    case MeshLoop::cell_shared: return "cell loop, shared body";
+    default: return "edge loop";
+  }
+}
+
+// Device-memory bytes a cell-update moves in each design: every array
+// element read or written once per pass that touches it; the states of
+// neighbour cells and the per-edge values a second cell reads again are
+// assumed to come from the caches. n cells, e edges of which ei interior,
+// `sides` (cell, edge) pairs (2 ei + e - ei), `slots` slots per cell.
+//   lagged (one pass):  read z, h, hu, hv, the rhs and 1 / area, write h,
+//                       hu, hv and the rhs: 14 R; slot cells 4 B per slot,
+//                       normal and length 3 R per side
+//   update pass (the two-pass designs): read z, h, hu, hv and the rhs,
+//                       write h, hu, hv: 10 R
+//   slots first pass:   state 4 R, 1 / area R, slot cells 4 B per slot,
+//                       normal and length 3 R per side, rhs written 3 R
+//   shared first pass:  state 4 R, 1 / area R, cell_edges 16 B, per edge
+//                       left, right 8 B and normal, length 3 R, rhs 3 R
+//   edge loop:          edge kernel: per edge 8 B + 3 R read, 4 R (+ 3 R
+//                       interior) written, states 4 R per cell; gather:
+//                       slot edges 4 B per slot, the edge values again,
+//                       1 / area R, rhs 3 R
+//   maxima (tracked):   max_h, max_speed, arrival read, 24 B (rarely written)
+// Triangles (e ~ 1.5 n) in float: lagged 104 B, slots 120 B, shared 118 B,
+// edge 198 B; in double: lagged 196 B, slots 228 B, shared 208 B, edge 372 B.
+double mesh_bytes_per_cell_update(MeshLoop loop, double real, double n, double e, double ei, double sides,
+                                  int slots, bool maxima) {
+  const double idx = 4;
+  double total = loop == MeshLoop::cell_lagged ? 0 : 10 * real * n;
+  switch (loop) {
+    case MeshLoop::cell_lagged:
+      total += 14 * real * n + idx * slots * n + 3 * real * sides;
+      break;
+    case MeshLoop::cell_slots:
+      total += (4 + 1 + 3) * real * n + idx * slots * n + 3 * real * sides;
+      break;
+    case MeshLoop::cell_shared:
+      total += (4 + 1 + 3) * real * n + 4 * idx * n + e * (2 * idx + 3 * real);
+      break;
+    case MeshLoop::edge: {
+      const double edge_values = 4 * real * e + 3 * real * ei;
+      total += e * (2 * idx + 3 * real) + 4 * real * n + edge_values;     // edge kernel
+      total += idx * slots * n + edge_values + (1 + 3) * real * n;        // gather
+      break;
+    }
+  }
+  if (maxima) total += 24 * n;
+  return n > 0 ? total / n : 0;
+}
+
+// Blocks for a grid-stride kernel of kBlockThreads threads over `items`:
+// a few waves of resident blocks, so that few blocks reach the rate's
+// atomicMax, but enough that the SMs finish together.
+template <class Kernel>
+unsigned stride_blocks(Kernel kernel, index_t items, int sms) {
+  int per_sm = 0;
+  SHALLOWS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, cudax::kBlockThreads, 0));
+  const index_t waves = 8;
+  const index_t cap = static_cast<index_t>(std::max(per_sm, 1)) * sms * waves;
+  const index_t needed = (items + cudax::kBlockThreads - 1) / cudax::kBlockThreads;
+  return static_cast<unsigned>(std::max<index_t>(1, std::min(needed, cap)));
+}
+
+template <class T>
+void upload(DeviceArray<T>& d, const std::vector<T>& v) {
+  d = DeviceArray<T>(v.size());
+  d.upload(v.data(), v.size());
+}
+
+unsigned blocks_for(index_t items, int threads) {
+  return static_cast<unsigned>(std::max<index_t>(1, (items + threads - 1) / threads));
+}
+
+template <class Real>
+class CudaMeshExecutor final : public CudaBackend {
+ public:
+  CudaMeshExecutor(const Problem& p, const BackendOptions& o, MeshLoop loop, int device)
+      : loop_(loop),
+        track_maxima_(o.track_maxima),
+        device_(device),
+        cells_(p.mesh ? p.mesh->cells() : 0) {
+    const int count = cuda_device_count();
+    if (device_ < 0 || device_ >= count) {
+      throw std::runtime_error("CUDA backend: device " + std::to_string(device_) + " requested, " +
+                               std::to_string(count) + " present");
+    }
+    SHALLOWS_CUDA_CHECK(cudaSetDevice(device_));
+    cudaDeviceProp prop{};
+    SHALLOWS_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
+    device_desc_ = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
+                   std::to_string(prop.multiProcessorCount) + " SMs)";
+
+    HostMesh<Real> hm = make_host_mesh<Real>(p);
+    if (hm.cells != cells_) throw std::logic_error("CUDA backend: the mesh changed its cell count");
+    edges_ = hm.edges;
+    if (cells_ <= 0) throw std::runtime_error("CUDA backend: the mesh has no cells");
+    const auto n = static_cast<std::size_t>(cells_);
+    const auto ne = static_cast<std::size_t>(edges_);
+    slots_ = 3;
+    index_t sides = 0, interior = 0;
+    for (std::size_t c = 0; c < n; ++c) {
+      for (int k = 0; k < 4; ++k) {
+        if (hm.cell_edges[4 * c + static_cast<std::size_t>(k)] < 0) continue;
+        ++sides;
+        if (k == 3) slots_ = 4;
+      }
+    }
+    for (std::size_t e = 0; e < ne; ++e) interior += hm.edge_right[e] >= 0 ? 1 : 0;
+    const auto S = static_cast<std::size_t>(slots_);
+
+    // The per-slot arrays, on the host first (this also checks the mesh).
+    std::vector<mesh_index> slot_cell, slot_edge;
+    std::vector<Real> slot_nx, slot_ny, slot_length;
+    if (slotted()) {
+      // Slot k of cell c at k * n + c: the cell across the edge (or the
+      // boundary code), the stored normal, the length negated where c is
+      // the edge's right cell.
+      slot_cell.assign(S * n, kNoEdge);
+      slot_nx.assign(S * n, Real(0));
+      slot_ny.assign(S * n, Real(0));
+      slot_length.assign(S * n, Real(0));
+      for (std::size_t c = 0; c < n; ++c) {
+        for (std::size_t k = 0; k < S; ++k) {
+          const mesh_index e = hm.cell_edges[4 * c + k];
+          if (e < 0) continue;
+          const auto ke = static_cast<std::size_t>(e);
+          const std::size_t o = k * n + c;
+          const bool left = edge_side(hm, c, ke);
+          slot_cell[o] = left ? hm.edge_right[ke] : hm.edge_left[ke];
+          slot_nx[o] = hm.edge_nx[ke];
+          slot_ny[o] = hm.edge_ny[ke];
+          slot_length[o] = left ? hm.edge_length[ke] : -hm.edge_length[ke];
+        }
+      }
+    }
+    if (loop_ == MeshLoop::edge) {
+      // Slot k of cell c: e where c is the edge's left cell, ~e where its right.
+      slot_edge.assign(S * n, kNoEdge);
+      for (std::size_t c = 0; c < n; ++c) {
+        for (std::size_t k = 0; k < S; ++k) {
+          const mesh_index e = hm.cell_edges[4 * c + k];
+          if (e < 0) continue;
+          slot_edge[k * n + c] = edge_side(hm, c, static_cast<std::size_t>(e)) ? e : ~e;
+        }
+      }
+    }
+
+    // Device memory, checked before anything is allocated.
+    const std::size_t R = sizeof(Real), I = sizeof(mesh_index);
+    std::size_t need = 8 * n * R + hm.boundary.size() * sizeof(BoundaryCondition<Real>) + 3 * sizeof(Ctrl);
+    switch (loop_) {
+      case MeshLoop::cell_lagged: need += 6 * n * R + S * n * (I + 3 * R); break;
+      case MeshLoop::cell_slots: need += S * n * (I + 3 * R); break;
+      case MeshLoop::cell_shared: need += 4 * n * I + ne * (2 * I + 3 * R); break;
+      case MeshLoop::edge: need += ne * (2 * I + 3 * R) + 7 * ne * R + S * n * I; break;
+    }
+    if (track_maxima_) need += 3 * n * sizeof(double);
+    char what[160];
+    std::snprintf(what, sizeof what, "a mesh of %lld cells and %lld edges in %s (%s)", static_cast<long long>(cells_),
+                  static_cast<long long>(edges_), sizeof(Real) == 4 ? "float" : "double", loop_name(loop_));
+    cudax::require_free_memory(need, what);
+
+    SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_in_), sizeof(Ctrl)));
+    SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_out_), sizeof(Ctrl)));
+
+    upload(h_[0], hm.h);
+    upload(hu_[0], hm.hu);
+    upload(hv_[0], hm.hv);
+    upload(z_, hm.z);
+    upload(inv_area_, hm.inv_area);
+    upload(boundary_, hm.boundary);
+    rh_[0] = DeviceArray<Real>(n);
+    rhu_[0] = DeviceArray<Real>(n);
+    rhv_[0] = DeviceArray<Real>(n);
+    if (loop_ == MeshLoop::cell_lagged) {
+      for (auto* a : {&h_[1], &hu_[1], &hv_[1], &rh_[1], &rhu_[1], &rhv_[1]}) *a = DeviceArray<Real>(n);
+    }
+    ctrl_ = DeviceArray<Ctrl>(3);
+    if (loop_ == MeshLoop::cell_shared || loop_ == MeshLoop::edge) {
+      upload(edge_left_, hm.edge_left);
+      upload(edge_right_, hm.edge_right);
+      upload(edge_nx_, hm.edge_nx);
+      upload(edge_ny_, hm.edge_ny);
+      upload(edge_length_, hm.edge_length);
+    }
+    if (loop_ == MeshLoop::cell_shared) upload(cell_edges_, hm.cell_edges);
+    if (slotted()) {
+      upload(slot_cell_, slot_cell);
+      upload(slot_nx_, slot_nx);
+      upload(slot_ny_, slot_ny);
+      upload(slot_length_, slot_length);
+    }
+    if (loop_ == MeshLoop::edge) {
+      upload(slot_edge_, slot_edge);
+      for (DeviceArray<Real>* a : {&fl_h_, &fl_hu_, &fl_hv_, &fr_h_, &fr_hu_, &fr_hv_, &f_speed_}) {
+        *a = DeviceArray<Real>(ne);
+      }
+    }
+    if (track_maxima_) {
+      max_h_ = DeviceArray<double>(n);
+      max_speed_ = DeviceArray<double>(n);
+      arrival_ = DeviceArray<double>(n);
+    }
+
+    for (int b = 0; b < 2; ++b) {
+      P_.h[b] = h_[b].get();
+      P_.hu[b] = hu_[b].get();
+      P_.hv[b] = hv_[b].get();
+      P_.rh[b] = rh_[b].get();
+      P_.rhu[b] = rhu_[b].get();
+      P_.rhv[b] = rhv_[b].get();
+    }
+    P_.z = z_.get();
+    P_.inv_area = inv_area_.get();
+    P_.boundary = boundary_.get();
+    P_.cells = cells_;
+    P_.edges = edges_;
+    // As MeshCpuBackend converts them.
+    P_.phys = {static_cast<Real>(p.physics.g), static_cast<Real>(p.physics.h_dry),
+               static_cast<Real>(p.physics.n_manning)};
+    P_.cfl = p.cfl;
+    P_.ctrl = ctrl_.get();
+    P_.mesh = {cell_edges_.get(), edge_left_.get(), edge_right_.get(), edge_nx_.get(), edge_ny_.get(),
+               edge_length_.get(), inv_area_.get(), z_.get(), boundary_.get()};
+    P_.slot_cell = slot_cell_.get();
+    P_.slot_nx = slot_nx_.get();
+    P_.slot_ny = slot_ny_.get();
+    P_.slot_length = slot_length_.get();
+    P_.fl_h = fl_h_.get();
+    P_.fl_hu = fl_hu_.get();
+    P_.fl_hv = fl_hv_.get();
+    P_.fr_h = fr_h_.get();
+    P_.fr_hu = fr_hu_.get();
+    P_.fr_hv = fr_hv_.get();
+    P_.f_speed = f_speed_.get();
+    P_.slot_edge = slot_edge_.get();
+    P_.max_h = max_h_.get();
+    P_.max_speed = max_speed_.get();
+    P_.arrival = arrival_.get();
+    P_.arrival_threshold = o.arrival_threshold;
+
+    const int sms = prop.multiProcessorCount;
+    switch (loop_) {
+      case MeshLoop::cell_lagged:
+        first_blocks_ = slots_ == 3 ? stride_blocks(cudax::mesh::lagged_kernel<Real, 3>, cells_, sms)
+                                    : stride_blocks(cudax::mesh::lagged_kernel<Real, 4>, cells_, sms);
+        break;
+      case MeshLoop::cell_slots:
+        first_blocks_ = slots_ == 3 ? stride_blocks(cudax::mesh::cell_rhs_kernel<Real, 3>, cells_, sms)
+                                    : stride_blocks(cudax::mesh::cell_rhs_kernel<Real, 4>, cells_, sms);
+        break;
+      case MeshLoop::cell_shared:
+        first_blocks_ = stride_blocks(cudax::mesh::cell_rhs_kernel<Real, 0>, cells_, sms);
+        break;
+      case MeshLoop::edge:
+        first_blocks_ = blocks_for(edges_, cudax::kBlockThreads);
+        gather_blocks_ = slots_ == 3 ? stride_blocks(cudax::mesh::edge_gather_kernel<Real, 3>, cells_, sms)
+                                     : stride_blocks(cudax::mesh::edge_gather_kernel<Real, 4>, cells_, sms);
+        break;
+    }
+    update_blocks_ = blocks_for(cells_, cudax::mesh::kUpdateThreads);
+    bytes_per_cell_update_ =
+        mesh_bytes_per_cell_update(loop_, static_cast<double>(R), static_cast<double>(cells_),
+                                   static_cast<double>(edges_), static_cast<double>(interior),
+                                   static_cast<double>(sides), slots_, track_maxima_);
+
+    // Host copies for volume(): the CPU's sum, in its order.
+    area_ = std::move(hm.area);
+    active_.resize(n);
+    for (std::size_t c = 0; c < n; ++c) active_[c] = std::isnan(static_cast<double>(hm.z[c])) ? 0 : 1;
+
+    // The uploads above are synchronous on the host but may still be in
+    // flight on the device (pageable memory); stream_ does not wait for the
+    // legacy stream.
+    SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
+    SHALLOWS_CUDA_CHECK(cudaMemsetAsync(ctrl_.get(), 0, 3 * sizeof(Ctrl), stream_));
+    if (track_maxima_) {
+      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_h_.get(), 0, n * sizeof(double), stream_));
+      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_speed_.get(), 0, n * sizeof(double), stream_));
+      // All bits set: a NaN, "never arrived".
+      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(arrival_.get(), 0xff, n * sizeof(double), stream_));
+      cudax::mesh::maxima_kernel<Real><<<update_blocks_, cudax::mesh::kUpdateThreads, 0, stream_>>>(P_, 0.0);
+      SHALLOWS_CUDA_CHECK_LAUNCH("mesh maxima_kernel");
+    }
+    if (loop_ == MeshLoop::cell_lagged) {
+      // The lagged kernel takes the rhs and rate of its input state from the
+      // launch before: those of the first state into buffer 0 and slot 0.
+      const Launch first{0, 1, 0.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(),
+                         std::numeric_limits<long long>::max()};
+      if (slots_ == 3) {
+        const auto k = cudax::mesh::cell_rhs_kernel<Real, 3>;
+        k<<<stride_blocks(k, cells_, sms), cudax::kBlockThreads, 0, stream_>>>(P_, first);
+      } else {
+        const auto k = cudax::mesh::cell_rhs_kernel<Real, 4>;
+        k<<<stride_blocks(k, cells_, sms), cudax::kBlockThreads, 0, stream_>>>(P_, first);
+      }
+      SHALLOWS_CUDA_CHECK_LAUNCH("mesh cell_rhs_kernel (first state)");
+    }
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  CudaMeshExecutor(const CudaMeshExecutor&) = delete;
+  CudaMeshExecutor& operator=(const CudaMeshExecutor&) = delete;
+
+  ~CudaMeshExecutor() override {
+    if (stream_) cudaStreamSynchronize(stream_);
+    if (host_in_) cudaFreeHost(host_in_);
+    if (host_out_) cudaFreeHost(host_out_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  std::string name() const override { return std::string("cuda mesh (") + loop_name(loop_) + ")"; }
+
+  double step(double t, double dt_max) override {
+    const Launch a{slot_, 1, t, std::numeric_limits<double>::infinity(), dt_max, std::numeric_limits<long long>::max()};
+    launch_step(a);
+    const Ctrl c = fetch_ctrl();
+    if (c.status != 0) throw not_finite(t);
+    return c.dt;
+  }
+
+  // As CudaExecutor::advance: batches of steps, time control on the device,
+  // one synchronisation per batch.
+  CudaAdvance advance(double t, double target, index_t max_steps) override {
+    CudaAdvance r{t, 0, 0};
+    if (!(t < target) || max_steps <= 0) return r;
+    host_in_->t = t;
+    host_in_->steps = 0;
+    // t and steps lead the struct: one small copy sets both.
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&ctrl_.get()[slot_], host_in_, sizeof(double) + sizeof(long long),
+                                        cudaMemcpyHostToDevice, stream_));
+    index_t batch = 4;
+    for (;;) {
+      for (index_t k = 0; k < batch; ++k) {
+        launch_step(Launch{slot_, 0, 0.0, target, std::numeric_limits<double>::infinity(), max_steps});
+      }
+      const Ctrl c = fetch_ctrl();
+      if (c.status != 0) throw not_finite(c.t);
+      r = {c.t, static_cast<index_t>(c.steps), c.dt};
+      if (!(c.t < target) || c.steps >= max_steps) break;
+      // Next batch: the steps still needed at the last dt, within [1, 1024].
+      double want = c.dt > 0 ? std::ceil((target - c.t) / c.dt) : 1.0;
+      want = std::min(want, static_cast<double>(max_steps - c.steps));
+      batch = static_cast<index_t>(std::clamp(want, 1.0, 1024.0));
+    }
+    return r;
+  }
+
+  void read_state(Fields& out) const override {
+    const int b = fetch_ctrl().parity;  // synchronises
+    const auto n = static_cast<std::size_t>(cells_);
+    std::vector<Real> buf(n);
+    const auto get = [&](const DeviceArray<Real>& d, std::vector<double>& o) {
+      d.download(buf.data(), n);
+      o.assign(buf.begin(), buf.end());
+    };
+    get(h_[b], out.h);
+    get(hu_[b], out.hu);
+    get(hv_[b], out.hv);
+  }
+
+  // The state for output: its parity comes with the control slot (a few
+  // bytes, synchronising); a D2D copy on stream_, the rest on the stager's
+  // copy stream (snapshot_stager.cuh).
+  Snapshot snapshot() override {
+    const int b = fetch_ctrl().parity;
+    return stager_.snapshot(stream_, h_[b].get(), hu_[b].get(), hv_[b].get());
+  }
+
+  void read_maxima(Maxima& out) const override {
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    cudax::download_maxima(track_maxima_, static_cast<std::size_t>(cells_), max_h_, max_speed_, arrival_, out);
+  }
+
+  // MeshCpuBackend::volume on the downloaded depths: blocks of 4096 cells,
+  // each summed in cell order, then the blocks in order (the same bits).
+  double volume() const override {
+    const int b = fetch_ctrl().parity;  // synchronises
+    const auto n = static_cast<std::size_t>(cells_);
+    std::vector<Real> h(n);
+    h_[b].download(h.data(), n);
+    constexpr std::size_t block = 4096;
+    double total = 0;
+    for (std::size_t b = 0; b < n; b += block) {
+      double s = 0;
+      for (std::size_t c = b; c < std::min(n, b + block); ++c) {
+        if (active_[c]) s += static_cast<double>(h[c]) * area_[c];
+      }
+      total += s;
+    }
+    return total;
+  }
+
+  CudaStats stats() const override {
+    CudaStats s;
+    s.device = device_desc_;
+    s.kernel = std::string("mesh ") + loop_name(loop_);
+    s.steps = steps_launched_;
+    s.bytes_per_cell_update = bytes_per_cell_update_;
+    return s;
+  }
+
+ private:
+  using Params = cudax::mesh::MeshParams<Real>;
+
+  // Whether cell c is edge e's left cell (else its right); a mesh whose
+  // cell_edges name an edge not of the cell is refused.
+  static bool edge_side(const HostMesh<Real>& hm, std::size_t c, std::size_t e) {
+    const auto cell = static_cast<mesh_index>(c);
+    if (hm.edge_left[e] == cell) return true;
+    if (hm.edge_right[e] == cell) return false;
+    throw std::runtime_error("CUDA backend: cell " + std::to_string(c) + " lists edge " + std::to_string(e) +
+                             ", which is not one of its edges");
+  }
+
+  // Designs whose geometry is in the slots layout.
+  bool slotted() const { return loop_ == MeshLoop::cell_lagged || loop_ == MeshLoop::cell_slots; }
+
+  static std::runtime_error not_finite(double t) {
+    return std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");
+  }
+
+  // One step from slot_ (a no-op on the device once the launch's target or
+  // step limit is reached): first pass, then update and maxima.
+  void launch_step(const Launch& a) {
+    constexpr int threads = cudax::kBlockThreads;  // block_max_to assumes it
+    switch (loop_) {
+      case MeshLoop::cell_lagged:
+        if (slots_ == 3) {
+          cudax::mesh::lagged_kernel<Real, 3><<<first_blocks_, threads, 0, stream_>>>(P_, a);
+        } else {
+          cudax::mesh::lagged_kernel<Real, 4><<<first_blocks_, threads, 0, stream_>>>(P_, a);
+        }
+        SHALLOWS_CUDA_CHECK_LAUNCH("mesh lagged_kernel");
+        slot_ = (slot_ + 1) % 3;
+        ++steps_launched_;
+        return;
+      case MeshLoop::cell_slots:
+        if (slots_ == 3) {
+          cudax::mesh::cell_rhs_kernel<Real, 3><<<first_blocks_, threads, 0, stream_>>>(P_, a);
+        } else {
+          cudax::mesh::cell_rhs_kernel<Real, 4><<<first_blocks_, threads, 0, stream_>>>(P_, a);
+        }
+        SHALLOWS_CUDA_CHECK_LAUNCH("mesh cell_rhs_kernel");
+        break;
+      case MeshLoop::cell_shared:
+        cudax::mesh::cell_rhs_kernel<Real, 0><<<first_blocks_, threads, 0, stream_>>>(P_, a);
+        SHALLOWS_CUDA_CHECK_LAUNCH("mesh cell_rhs_kernel (shared body)");
+        break;
+      case MeshLoop::edge:
+        cudax::mesh::edge_flux_kernel<Real><<<first_blocks_, threads, 0, stream_>>>(P_, a);
+        SHALLOWS_CUDA_CHECK_LAUNCH("mesh edge_flux_kernel");
+        if (slots_ == 3) {
+          cudax::mesh::edge_gather_kernel<Real, 3><<<gather_blocks_, threads, 0, stream_>>>(P_, a);
+        } else {
+          cudax::mesh::edge_gather_kernel<Real, 4><<<gather_blocks_, threads, 0, stream_>>>(P_, a);
+        }
+        SHALLOWS_CUDA_CHECK_LAUNCH("mesh edge_gather_kernel");
+        break;
+    }
+    cudax::mesh::update_kernel<Real><<<update_blocks_, cudax::mesh::kUpdateThreads, 0, stream_>>>(P_, a);
+    SHALLOWS_CUDA_CHECK_LAUNCH("mesh update_kernel");
+    slot_ = (slot_ + 1) % 3;
+    ++steps_launched_;
+  }
+
+  // The control slot of the current state, copied to the host (synchronises).
+  Ctrl fetch_ctrl() const {
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(host_out_, &ctrl_.get()[slot_], sizeof(Ctrl), cudaMemcpyDeviceToHost, stream_));
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return *host_out_;
+  }
+
+  MeshLoop loop_;
+  bool track_maxima_;
+  int device_;
+  std::string device_desc_;
+  index_t cells_;  // before stager_, which is made from it
+  index_t edges_ = 0;
+  int slots_ = 3;
+  unsigned first_blocks_ = 1, gather_blocks_ = 1, update_blocks_ = 1;
+  double bytes_per_cell_update_ = 0;
+  Params P_{};
+  cudaStream_t stream_ = nullptr;
+  Ctrl* host_in_ = nullptr;
+  Ctrl* host_out_ = nullptr;
+  DeviceArray<Real> h_[2], hu_[2], hv_[2], rh_[2], rhu_[2], rhv_[2];  // by parity (two-pass designs: [0] only)
+  DeviceArray<Real> z_, inv_area_;
+  DeviceArray<BoundaryCondition<Real>> boundary_;
+  DeviceArray<Ctrl> ctrl_;
+  DeviceArray<mesh_index> cell_edges_, edge_left_, edge_right_;
+  DeviceArray<Real> edge_nx_, edge_ny_, edge_length_;
+  DeviceArray<mesh_index> slot_cell_;
+  DeviceArray<Real> slot_nx_, slot_ny_, slot_length_;
+  DeviceArray<mesh_index> slot_edge_;
+  DeviceArray<Real> fl_h_, fl_hu_, fl_hv_, fr_h_, fr_hu_, fr_hv_, f_speed_;
+  DeviceArray<double> max_h_, max_speed_, arrival_;
+  std::vector<double> area_;
+  std::vector<unsigned char> active_;
+  int slot_ = 0;
+  index_t steps_launched_ = 0;
+  // Last: destroyed first, after the destructor has synchronised stream_.
+  cudax::SnapshotStager<Real> stager_{cells_};
+};
+
+} // namespace
+
+// The cell loop's design: SHALLOWS_CUDA_MESH_KERNEL=slots (the default),
+// lagged (one kernel per step) or shared (the CPU's loop body on the edge
+// arrays: the reference). See mesh_kernels.cuh for what each measured.
+std::unique_ptr<Backend> make_cuda_mesh_backend(const Problem& problem, const BackendOptions& options) {
+  if (!problem.mesh) throw std::invalid_argument("make_cuda_mesh_backend: the problem has no mesh");
+  if (problem.scheme != Scheme::roe1)
+    throw std::invalid_argument("unstructured meshes run the first-order scheme only (numerics.scheme = \"roe1\")");
+  MeshLoop loop = MeshLoop::cell_slots;
+  if (options.mesh_loop == "edge") {
+    loop = MeshLoop::edge;
+  } else if (options.mesh_loop != "cell" && options.mesh_loop != "auto") {
+    throw std::invalid_argument("unknown mesh loop '" + options.mesh_loop + "' (valid: auto, cell, edge)");
+  }
+  if (loop == MeshLoop::cell_slots) {
+    if (const char* k = std::getenv("SHALLOWS_CUDA_MESH_KERNEL"); k && *k) {
+      const std::string kernel = k;
+      if (kernel == "lagged") {
+        loop = MeshLoop::cell_lagged;
+      } else if (kernel == "shared") {
+        loop = MeshLoop::cell_shared;
+      } else if (kernel != "slots") {
+        throw std::invalid_argument("SHALLOWS_CUDA_MESH_KERNEL: unknown cell kernel '" + kernel +
+                                    "' (valid: slots, lagged, shared)");
+      }
+    }
+  }
+  const int device = cuda_options_from_environment().device;
+  if (problem.precision == Precision::single_precision)
+    return std::make_unique<CudaMeshExecutor<float>>(problem, options, loop, device);
+  return std::make_unique<CudaMeshExecutor<double>>(problem, options, loop, device);
+}
+
+} // namespace shallows

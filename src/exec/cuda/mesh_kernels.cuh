@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Device side of the CUDA executor for unstructured meshes (first order).
+// Every kernel evaluates an edge as mesh_edges.hpp does on the CPU: in its
+// stored orientation (left cell, right cell or boundary, stored normal),
+// with the same functions, and each cell sums its edges in its slot order,
+// so that a GPU step gives the bits of a CPU step (src/exec/openmp/mesh_cpu.cpp).
+//
+// State: h, hu, hv and the rhs of the state, structure of arrays, by parity
+// (the lagged design alternates between two buffers; the others update
+// buffer 0 in place). Time control as the Cartesian executor (Ctrl slots,
+// step_kernels.cuh): the kernels accumulate the largest CFL rate of a state
+// into its slot, the kernel that takes the step computes dt from it exactly
+// as the CPU does and fills the next slot; a launch past the target does
+// nothing, so the host launches batches of steps and synchronises once per
+// batch.
+//
+// Designs (bytes moved per cell-update: mesh_bytes_per_cell_update in
+// mesh_backend.cu, neighbour states assumed to come from the caches; for
+// triangles in float (double)):
+//  * cell loop, "slots" (the default), 120 (228) B: two passes,
+//    cell_rhs_kernel (a thread per cell evaluates its 3-4 edges, each
+//    interior edge twice per step, and stores the rhs; the largest rate is
+//    reduced on the device) then update_kernel (advance_cell in place, the
+//    maxima). Slots layout: the geometry per cell slot, structure of arrays
+//    by slot (slot k of cell c at k * cells + c): the other cell or the
+//    boundary code, the edge's stored normal, and its length, negated where
+//    c is the edge's right cell. The loads of a warp are coalesced and none
+//    waits for another (no cell_edges -> edge arrays chain). Left or right
+//    is a select of the arguments, not a branch: the warp does not diverge.
+//  * cell loop, "lagged", 104 (196) B: one kernel per step, as the Cartesian
+//    executor's default. The rhs of state n and its rate were stored by the
+//    launch before (cell_rhs_kernel for the first state), so a thread per
+//    cell forms state n+1 of its cell and of its neighbours (advance_cell,
+//    point-wise: the same bits), evaluates its edges on state n+1 and stores
+//    state n+1, its rhs and its rate; state and rhs are ping-ponged, since
+//    neighbours read state n while a cell writes state n+1. Fewer bytes,
+//    but three more scattered rhs loads per neighbour and more live
+//    registers: slower than slots (below), kept for comparison.
+//  * cell loop, "shared", 118 (208) B: two passes, the first the CPU's loop
+//    body mesh_cell_sum itself on the mesh's edge arrays (cell_edges ->
+//    edge_left/right, normal, length): the reference for the others.
+//  * edge loop, 198 (372) B: one thread per edge evaluates it once and
+//    stores its fluctuations and speed, each already multiplied by the edge
+//    length (the product MeshCellSum::add forms, so the sums keep their
+//    bits); a gather kernel sums each cell's edges in slot order;
+//    update_kernel. Half the Roe solves of the cell loop, for 7 stored
+//    values per edge: bound by memory bandwidth (0.9 of the bound).
+// Measured (H100, 16M perturbed triangles, Z-order, all wet, G cell-updates/s
+// float / double): slots 16.0 / 8.0, lagged 15.5 / 7.0, edge 13.5 / 6.6,
+// shared 9.8 / 4.9. Float went from 13.9 to 16.0 G with 8 resident blocks
+// per SM (64 registers, no spills) instead of 5; unrolling the slots loop
+// gives double 8.0 against 6.7 G rolled.
+#include <cuda_runtime.h>
+
+#include <cfloat>
+#include <climits>
+
+#include "shallows/mesh/structured/grid.hpp"  // step_kernels.cuh uses it
+#include "shallows/mesh/unstructured/mesh_edges.hpp"
+#include "shallows/physics/cell_update.hpp"
+#include "step_kernels.cuh"
+
+namespace shallows::cudax::mesh {
+
+// Slot of a cell with no edge (the fourth slot of a triangle, every slot of
+// an inactive cell). Boundary codes are -1 - group, far above it.
+constexpr mesh_index kNoEdge = INT_MIN;
+
+constexpr int kUpdateThreads = 256;
+
+// Tuning knobs, overridable at build time. UNROLL 1: the slots loop
+// unrolled (a Roe solve inlined per slot); 0: one copy of the solve in a
+// loop (a smaller kernel for the instruction cache). MIN_BLOCKS: resident
+// blocks per SM the cell kernels are compiled for (a register cap).
+#ifndef SHALLOWS_CUDA_MESH_UNROLL
+#define SHALLOWS_CUDA_MESH_UNROLL 1
+#endif
+#ifndef SHALLOWS_CUDA_MESH_MIN_BLOCKS_FLOAT
+#define SHALLOWS_CUDA_MESH_MIN_BLOCKS_FLOAT 8
+#endif
+#ifndef SHALLOWS_CUDA_MESH_MIN_BLOCKS_DOUBLE
+#define SHALLOWS_CUDA_MESH_MIN_BLOCKS_DOUBLE 3
+#endif
+template <class Real>
+struct MeshMinBlocks {
+  static constexpr int value =
+      sizeof(Real) == 4 ? SHALLOWS_CUDA_MESH_MIN_BLOCKS_FLOAT : SHALLOWS_CUDA_MESH_MIN_BLOCKS_DOUBLE;
+};
+
+template <class Real>
+struct MeshParams {
+  Real* h[2];                  // state, by parity
+  Real* hu[2];
+  Real* hv[2];
+  Real* rh[2];                 // rhs of the state, by parity
+  Real* rhu[2];
+  Real* rhv[2];
+  const Real* z;               // bed, NaN: inactive cell
+  const Real* inv_area;
+  const BoundaryCondition<Real>* boundary;  // by boundary group
+  index_t cells;
+  index_t edges;
+  PhysicsParams<Real> phys;
+  double cfl;
+  Ctrl* ctrl;
+
+  // "shared" cell layout and edge loop: the mesh's own arrays (device
+  // pointers), as the CPU loops read them.
+  MeshArrays<Real> mesh;
+
+  // "slots" cell layout: slot k of cell c at k * cells + c.
+  const mesh_index* slot_cell;  // the other cell, a boundary code, or kNoEdge
+  const Real* slot_nx;          // the edge's stored normal (out of its left cell)
+  const Real* slot_ny;
+  const Real* slot_length;      // |Gamma|, negative where the cell is the edge's right cell
+
+  // Edge loop: per edge, length times to_left, to_right (interior edges
+  // only) and speed; per cell slot, e if the cell is the edge's left, ~e if
+  // its right, or kNoEdge.
+  Real* fl_h;
+  Real* fl_hu;
+  Real* fl_hv;
+  Real* fr_h;
+  Real* fr_hu;
+  Real* fr_hv;
+  Real* f_speed;
+  const mesh_index* slot_edge;
+
+  // Maxima (null when not tracked).
+  double* max_h;
+  double* max_speed;
+  double* arrival;
+  double arrival_threshold;
+};
+
+// ---------------------------------------------------------------- helpers
+
+__device__ __forceinline__ float ldg(const float* p) { return __ldg(p); }
+__device__ __forceinline__ double ldg(const double* p) { return __ldg(p); }
+__device__ __forceinline__ int ldg(const int* p) { return __ldg(p); }
+
+__device__ __forceinline__ bool finite_value(float v) { return fabsf(v) <= FLT_MAX; }
+__device__ __forceinline__ bool finite_value(double v) { return fabs(v) <= DBL_MAX; }
+
+// Does launch A take a step from control slot c? (The same on every thread.)
+__device__ __forceinline__ bool step_wanted(const Ctrl& c, const Launch& A) {
+  const double t = A.use_t_in ? A.t_in : c.t;
+  return c.status == 0 && t < A.target && c.steps < A.max_steps;
+}
+
+// The CPU's check before it takes dt (MeshCpuBackend::max_rate): the rate
+// and the depth rhs of every cell finite. A cell failing it reports
+// kNonFinite, which stops the step.
+template <class Real>
+__device__ __forceinline__ unsigned long long cell_rate_bits(const MeshCellSum<Real>& s, Real inv_area,
+                                                             const State<Real>& rhs) {
+  const unsigned long long e = encode_rate(s.rate(inv_area));
+  return finite_value(rhs.h) ? e : kNonFinite;
+}
+
+// Cell c of the state in buffer b, as the edges need it.
+template <class Real>
+__device__ __forceinline__ CellPrimitive<Real> load_primitive(const MeshParams<Real>& P, int b, mesh_index c) {
+  return cell_primitive(State<Real>{ldg(P.h[b] + c), ldg(P.hu[b] + c), ldg(P.hv[b] + c)}, ldg(P.z + c), P.phys);
+}
+
+// Cell c (bed z) after a step of dt from buffer b and its rhs: advance_cell
+// where active, as MeshCpuBackend::apply_rhs. Every cell that needs it
+// computes it, with the same bits.
+template <class Real>
+__device__ __forceinline__ State<Real> stepped_state(const MeshParams<Real>& P, int b, mesh_index c, Real z,
+                                                     Real dt) {
+  const State<Real> q{ldg(P.h[b] + c), ldg(P.hu[b] + c), ldg(P.hv[b] + c)};
+  if (math::is_nan(z)) return q;  // inactive: no edges, no update
+  return advance_cell(q, State<Real>{ldg(P.rh[b] + c), ldg(P.rhu[b] + c), ldg(P.rhv[b] + c)}, dt, P.phys);
+}
+
+// Edge fluctuations seen from one cell of the edge: `me` is the cell,
+// `other` the cell across (or the boundary state), `me_left` whether the cell
+// is the edge's left. The Roe solve gets (left, right, stored normal) as on
+// the CPU; for a boundary edge (me_left, other = boundary_primitive(me))
+// this is mesh_boundary_edge's own expression.
+template <class Real>
+__device__ __forceinline__ EdgeFluctuation<Real> oriented_edge(const CellPrimitive<Real>& me,
+                                                               const CellPrimitive<Real>& other, bool me_left, Real nx,
+                                                               Real ny, const PhysicsParams<Real>& p) {
+  return mesh_edge(me_left ? me : other, me_left ? other : me, nx, ny, p);
+}
+
+// ---------------------------------------------------------------- first pass: cells
+
+// mesh_cell_sum on the slots layout: the same edges in the same slot order,
+// each through the same Roe solve with the same arguments. me: the cell;
+// neighbour(nb): the primitive of cell nb.
+template <class Real, int kSlots, class Neighbour>
+__device__ __forceinline__ MeshCellSum<Real> slot_cell_sum(const MeshParams<Real>& P, mesh_index c,
+                                                           const CellPrimitive<Real>& me, const Neighbour& neighbour) {
+  MeshCellSum<Real> s;
+#if SHALLOWS_CUDA_MESH_UNROLL
+#pragma unroll
+#else
+#pragma unroll 1
+#endif
+  for (int k = 0; k < kSlots; ++k) {
+    const index_t o = static_cast<index_t>(k) * P.cells + c;
+    const mesh_index nb = ldg(P.slot_cell + o);
+    if (nb == kNoEdge) continue;
+    const Real nx = ldg(P.slot_nx + o);
+    const Real ny = ldg(P.slot_ny + o);
+    const Real signed_length = ldg(P.slot_length + o);
+    const bool me_left = sign_clear(signed_length);
+    const CellPrimitive<Real> other =
+        nb >= 0 ? neighbour(nb) : boundary_primitive(me, nx, ny, P.boundary[boundary_group(nb)], P.phys);
+    const EdgeFluctuation<Real> f = oriented_edge(me, other, me_left, nx, ny, P.phys);
+    s.add(me_left ? f.to_left : f.to_right, f.speed, math::abs(signed_length));
+  }
+  return s;
+}
+
+// The rhs and rate of the state in buffer 0 (the two-pass designs' first
+// pass, and the first state of the lagged design): cells in a grid-stride
+// loop (a few blocks per SM, so that few blocks reach the rate's
+// atomicMax), rhs stored in buffer 0, largest rate into slot A.slot.
+// kSlots: 3 or 4 for the slots layout, 0 for the shared body.
+template <class Real, int kSlots>
+__global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
+    cell_rhs_kernel(const MeshParams<Real> P, const Launch A) {
+  const Ctrl c = P.ctrl[A.slot];
+  if (!step_wanted(c, A)) return;  // the same on every thread: no block is left in block_max_to
+  const MeshState<Real> q{P.h[0], P.hu[0], P.hv[0]};
+  unsigned long long best = 0;
+  const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
+  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < P.cells; i += stride) {
+    const auto cell = static_cast<mesh_index>(i);
+    MeshCellSum<Real> s;
+    if constexpr (kSlots == 0) {
+      s = mesh_cell_sum(P.mesh, q, cell, P.phys);
+    } else {
+      s = slot_cell_sum<Real, kSlots>(P, cell, load_primitive(P, 0, cell),
+                                      [&P](mesh_index nb) { return load_primitive(P, 0, nb); });
+    }
+    const Real inv_area = ldg(P.inv_area + i);
+    const State<Real> r = s.rhs(inv_area);
+    P.rh[0][i] = r.h;
+    P.rhu[0][i] = r.hu;
+    P.rhv[0][i] = r.hv;
+    const unsigned long long e = cell_rate_bits(s, inv_area, r);
+    best = e > best ? e : best;
+  }
+  block_max_to(best, &P.ctrl[A.slot].rate_bits);
+}
+
+// ---------------------------------------------------------------- first pass: edges
+
+// Each edge once, as evaluate_mesh_edge: the stored products length * F
+// and length * speed (MeshCellSum::add's products; the gather adds them).
+template <class Real>
+__global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
+    edge_flux_kernel(const MeshParams<Real> P, const Launch A) {
+  const Ctrl c = P.ctrl[A.slot];
+  if (!step_wanted(c, A)) return;
+  const index_t e = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= P.edges) return;
+  const mesh_index l = ldg(P.mesh.edge_left + e);
+  const mesh_index r = ldg(P.mesh.edge_right + e);
+  const Real nx = ldg(P.mesh.edge_nx + e);
+  const Real ny = ldg(P.mesh.edge_ny + e);
+  const Real length = ldg(P.mesh.edge_length + e);
+  const CellPrimitive<Real> left = load_primitive(P, 0, l);
+  // evaluate_mesh_edge, with the boundary state selected rather than branched to.
+  const CellPrimitive<Real> right =
+      r >= 0 ? load_primitive(P, 0, r) : boundary_primitive(left, nx, ny, P.boundary[boundary_group(r)], P.phys);
+  const EdgeFluctuation<Real> f = mesh_edge(left, right, nx, ny, P.phys);
+  P.fl_h[e] = length * f.to_left.h;
+  P.fl_hu[e] = length * f.to_left.hu;
+  P.fl_hv[e] = length * f.to_left.hv;
+  P.f_speed[e] = length * f.speed;
+  if (r >= 0) {  // a boundary edge's to_right is never read
+    P.fr_h[e] = length * f.to_right.h;
+    P.fr_hu[e] = length * f.to_right.hu;
+    P.fr_hv[e] = length * f.to_right.hv;
+  }
+}
+
+// Each cell sums its edges' stored products in slot order (MeshCpuBackend::edge_pass).
+template <class Real, int kSlots>
+__global__ void __launch_bounds__(kBlockThreads) edge_gather_kernel(const MeshParams<Real> P, const Launch A) {
+  const Ctrl c = P.ctrl[A.slot];
+  if (!step_wanted(c, A)) return;
+  unsigned long long best = 0;
+  const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
+  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < P.cells; i += stride) {
+    MeshCellSum<Real> s;
+#pragma unroll
+    for (int k = 0; k < kSlots; ++k) {
+      const mesh_index code = ldg(P.slot_edge + static_cast<index_t>(k) * P.cells + i);
+      if (code == kNoEdge) continue;
+      const bool me_left = code >= 0;
+      const mesh_index e = me_left ? code : ~code;
+      // s.add(F, speed, length) adds length * F: the products are stored.
+      s.flux.h += ldg((me_left ? P.fl_h : P.fr_h) + e);
+      s.flux.hu += ldg((me_left ? P.fl_hu : P.fr_hu) + e);
+      s.flux.hv += ldg((me_left ? P.fl_hv : P.fr_hv) + e);
+      s.wave += ldg(P.f_speed + e);
+    }
+    const Real inv_area = ldg(P.inv_area + i);
+    const State<Real> r = s.rhs(inv_area);
+    P.rh[0][i] = r.h;
+    P.rhu[0][i] = r.hu;
+    P.rhv[0][i] = r.hv;
+    const unsigned long long e = cell_rate_bits(s, inv_area, r);
+    best = e > best ? e : best;
+  }
+  block_max_to(best, &P.ctrl[A.slot].rate_bits);
+}
+
+// ---------------------------------------------------------------- second pass
+
+// step_prologue of the Cartesian kernels (step_kernels.cuh) for the mesh
+// parameters: dt exactly as MeshCpuBackend::step with dt_max =
+// min(A.dt_max, target - t), the new time as Backend::advance sets it.
+// Thread 0 of block 0 fills slot A.slot + 1: two-pass (kLagged false), with
+// its rate reset for the next first pass and the parity kept; lagged, with
+// the parity flipped and its rate left to this launch's atomicMax (cleared
+// by the launch before), and the rate of the slot after cleared for the
+// next launch. Returns whether a step is taken; t_out: the time of the
+// input state.
+template <class Real, bool kLagged>
+__device__ __forceinline__ bool mesh_step_prologue(const MeshParams<Real>& P, const Launch& A, const Ctrl& c,
+                                                   double& dt_out, double& t_out) {
+  const double t = A.use_t_in ? A.t_in : c.t;
+  const bool wanted = c.status == 0 && t < A.target && c.steps < A.max_steps;
+  const bool finite = c.rate_bits != kNonFinite;
+  const bool active = wanted && finite;
+  const double remaining = A.target - t;
+  const double cap = A.dt_max < remaining ? A.dt_max : remaining;
+  const double rate = static_cast<double>(decode_rate<Real>(c.rate_bits));
+  double dt = rate > 0 ? P.cfl / rate : cap;
+  dt = cap < dt ? cap : dt;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    Ctrl* o = &P.ctrl[(A.slot + 1) % 3];
+    if (active) {
+      o->t = dt >= remaining ? A.target : t + dt;
+      o->steps = c.steps + 1;
+      o->dt = dt;
+      o->t_max = t + dt;
+      o->parity = kLagged ? 1 - c.parity : c.parity;
+      o->status = 0;
+      o->stepped = 1;
+      if (!kLagged) o->rate_bits = 0;  // the next first pass accumulates into it
+    } else {
+      o->t = t;
+      o->steps = c.steps;
+      o->dt = c.dt;
+      o->t_max = c.t_max;
+      o->parity = c.parity;
+      o->status = (wanted && !finite) ? 1 : c.status;
+      o->stepped = 0;
+      o->rate_bits = c.rate_bits;
+    }
+    if (kLagged) P.ctrl[(A.slot + 2) % 3].rate_bits = 0;
+  }
+  dt_out = dt;
+  t_out = t;
+  return active;
+}
+
+// MeshCpuBackend::update_maxima for cell i with state q at time t.
+template <class Real>
+__device__ __forceinline__ void update_cell_maxima(const MeshParams<Real>& P, index_t i, State<Real> q, double t) {
+  const double hc = static_cast<double>(q.h);
+  if (!(hc > static_cast<double>(P.phys.h_dry))) return;
+  const double speed = hypot(static_cast<double>(q.hu), static_cast<double>(q.hv)) / hc;
+  // std::max(m, x) is m < x ? x : m; the store is skipped where it would not change m.
+  const double mh = P.max_h[i];
+  if (mh < hc) P.max_h[i] = hc;
+  const double ms = P.max_speed[i];
+  if (ms < speed) P.max_speed[i] = speed;
+  if (isnan(P.arrival[i]) && hc > P.arrival_threshold) P.arrival[i] = t;
+}
+
+// advance_cell for every active cell (MeshCpuBackend::apply_rhs), then the
+// maxima of every cell at t + dt, as the CPU takes them after the step.
+template <class Real>
+__global__ void __launch_bounds__(kUpdateThreads) update_kernel(const MeshParams<Real> P, const Launch A) {
+  const Ctrl c = P.ctrl[A.slot];
+  double dt = 0, t = 0;
+  if (!mesh_step_prologue<Real, false>(P, A, c, dt, t)) return;
+  const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= P.cells) return;
+  State<Real> q{P.h[0][i], P.hu[0][i], P.hv[0][i]};
+  if (!math::is_nan(P.z[i])) {  // inactive: no edges, no update
+    q = advance_cell(q, State<Real>{P.rh[0][i], P.rhu[0][i], P.rhv[0][i]}, static_cast<Real>(dt), P.phys);
+    P.h[0][i] = q.h;
+    P.hu[0][i] = q.hu;
+    P.hv[0][i] = q.hv;
+  }
+  if (P.max_h) update_cell_maxima(P, i, q, t + dt);
+}
+
+// ---------------------------------------------------------------- lagged
+
+// One step of the lagged design from the state in buffer `in` (its rhs and
+// rate stored by the launch before): state n+1 of each cell and of its
+// neighbours, the cell's edges on state n+1, state n+1 and its rhs into
+// buffer 1 - in, the largest rate of state n+1 into slot A.slot + 1, the
+// maxima at t + dt. The same arithmetic as update_kernel followed by
+// cell_rhs_kernel.
+template <class Real, int kSlots>
+__global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
+    lagged_kernel(const MeshParams<Real> P, const Launch A) {
+  const Ctrl c = P.ctrl[A.slot];
+  double dt_d = 0, t = 0;
+  if (!mesh_step_prologue<Real, true>(P, A, c, dt_d, t)) return;  // the same on every thread
+  const Real dt = static_cast<Real>(dt_d);
+  const double t_new = t + dt_d;
+  const int in = c.parity, out = 1 - c.parity;
+  unsigned long long best = 0;
+  const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
+  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < P.cells; i += stride) {
+    const auto cell = static_cast<mesh_index>(i);
+    const Real z = ldg(P.z + i);
+    const State<Real> q1 = stepped_state(P, in, cell, z, dt);
+    const MeshCellSum<Real> s =
+        slot_cell_sum<Real, kSlots>(P, cell, cell_primitive(q1, z, P.phys), [&P, in, dt](mesh_index nb) {
+          const Real znb = ldg(P.z + nb);
+          return cell_primitive(stepped_state(P, in, nb, znb, dt), znb, P.phys);
+        });
+    P.h[out][i] = q1.h;
+    P.hu[out][i] = q1.hu;
+    P.hv[out][i] = q1.hv;
+    const Real inv_area = ldg(P.inv_area + i);
+    const State<Real> r = s.rhs(inv_area);
+    P.rh[out][i] = r.h;
+    P.rhu[out][i] = r.hu;
+    P.rhv[out][i] = r.hv;
+    const unsigned long long e = cell_rate_bits(s, inv_area, r);
+    best = e > best ? e : best;
+    if (P.max_h) update_cell_maxima(P, i, q1, t_new);
+  }
+  block_max_to(best, &P.ctrl[(A.slot + 1) % 3].rate_bits);
+}
+
+// The maxima of the state in buffer 0 as it is, at time t (the initial state).
+template <class Real>
+__global__ void maxima_kernel(const MeshParams<Real> P, double t) {
+  const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= P.cells) return;
+  update_cell_maxima(P, i, State<Real>{P.h[0][i], P.hu[0][i], P.hv[0][i]}, t);
+}
+
+} // namespace shallows::cudax::mesh

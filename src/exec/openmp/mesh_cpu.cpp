@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: MIT
+// CPU executor for unstructured meshes: serial or OpenMP threads.
+//
+// A step has two passes, as on a grid: the first gives every cell its rhs and
+// CFL rate, the second applies rhs with the global dt. The first pass comes
+// in two designs (seeds 001 and 004 compare them):
+//  cell: each cell evaluates its 3-4 edges (every interior edge twice);
+//  edge: each edge once into per-edge buffers, then each cell gathers its
+//        edges' fluctuations (no atomics: a cell reads its own edge list).
+// Both evaluate an edge in its stored orientation and sum a cell's edges in
+// slot order (mesh_edges.hpp), so they give the same bits, for any thread count.
+// A first pass stores every cell's primitive (velocity, sqrt(h), celerity:
+// the divisions and square roots), so that neither design computes one per
+// edge side.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "shallows/exec/cpu_backend.hpp"
+#include "shallows/exec/mesh_fields.hpp"
+#include "shallows/physics/cell_update.hpp"
+
+namespace shallows {
+namespace {
+
+// Cell primitives read from the arrays the primitive pass filled.
+template <class Real>
+struct StoredPrimitives {
+  const Real *h, *hu, *hv, *z, *u, *v, *sqrt_h, *c;
+  CellPrimitive<Real> operator()(mesh_index k) const {
+    return {h[k], hu[k], hv[k], z[k], u[k], v[k], sqrt_h[k], c[k]};
+  }
+};
+
+template <class Real>
+class MeshCpuBackend final : public Backend {
+ public:
+  MeshCpuBackend(const Problem& p, const BackendOptions& o, bool edge_loop)
+      : mesh_(make_host_mesh<Real>(p)),
+        physics_{static_cast<Real>(p.physics.g), static_cast<Real>(p.physics.h_dry),
+                 static_cast<Real>(p.physics.n_manning)},
+        cfl_(p.cfl),
+        threads_(o.threads > 0 ? o.threads : omp_get_max_threads()),
+        edge_loop_(edge_loop),
+        track_maxima_(o.track_maxima),
+        arrival_threshold_(o.arrival_threshold) {
+    const auto n = static_cast<std::size_t>(mesh_.cells);
+    rhs_h_.assign(n, Real(0));
+    rhs_hu_.assign(n, Real(0));
+    rhs_hv_.assign(n, Real(0));
+    rate_.assign(n, Real(0));
+    for (auto* v : {&u_, &v_, &sqrt_h_, &c_}) v->assign(n, Real(0));
+    if (edge_loop_) {
+      const auto e = static_cast<std::size_t>(mesh_.edges);
+      for (auto* v : {&fl_h_, &fl_hu_, &fl_hv_, &fr_h_, &fr_hu_, &fr_hv_, &speed_}) v->assign(e, Real(0));
+    }
+    if (track_maxima_) {
+      max_h_.assign(n, 0.0);
+      max_speed_.assign(n, 0.0);
+      arrival_.assign(n, std::numeric_limits<double>::quiet_NaN());
+      update_maxima(0.0);
+    }
+  }
+
+  std::string name() const override {
+    return std::string(threads_ == 1 ? "serial" : "openmp") + (edge_loop_ ? " mesh (edge loop)" : " mesh (cell loop)");
+  }
+
+  double step(double t, double dt_max) override {
+    const double rate = edge_loop_ ? edge_pass() : cell_pass();
+    if (!std::isfinite(rate)) throw std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");
+    double dt = rate > 0 ? cfl_ / rate : dt_max;
+    dt = std::min(dt, dt_max);
+    apply_rhs(static_cast<Real>(dt));
+    if (track_maxima_) update_maxima(t + dt);
+    return dt;
+  }
+
+  void read_state(Fields& out) const override {
+    const auto copy = [](const std::vector<Real>& v, std::vector<double>& o) { o.assign(v.begin(), v.end()); };
+    copy(mesh_.h, out.h);
+    copy(mesh_.hu, out.hu);
+    copy(mesh_.hv, out.hv);
+  }
+
+  void read_maxima(Maxima& out) const override {
+    out.max_h = max_h_;
+    out.max_speed = max_speed_;
+    out.arrival_time = arrival_;
+  }
+
+  // Blocks of cells summed in parallel, then in block order: the same bits for any thread count.
+  double volume() const override {
+    constexpr index_t block = 4096;
+    const index_t blocks = (mesh_.cells + block - 1) / block;
+    std::vector<double> sums(static_cast<std::size_t>(blocks), 0.0);
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (index_t b = 0; b < blocks; ++b) {
+      double s = 0;
+      for (index_t c = b * block; c < std::min(mesh_.cells, (b + 1) * block); ++c) {
+        const auto k = static_cast<std::size_t>(c);
+        if (!std::isnan(static_cast<double>(mesh_.z[k]))) s += static_cast<double>(mesh_.h[k]) * mesh_.area[k];
+      }
+      sums[static_cast<std::size_t>(b)] = s;
+    }
+    double total = 0;
+    for (double s : sums) total += s;
+    return total;
+  }
+
+ private:
+  MeshState<Real> state() const { return {mesh_.h.data(), mesh_.hu.data(), mesh_.hv.data()}; }
+
+  StoredPrimitives<Real> primitives() {
+    const MeshArrays<Real> m = mesh_.arrays();
+    const MeshState<Real> q = state();
+#pragma omp parallel for num_threads(threads_) schedule(static, 4096)
+    for (index_t c = 0; c < mesh_.cells; ++c) {
+      const CellPrimitive<Real> w = mesh_cell_primitive(m, q, static_cast<mesh_index>(c), physics_);
+      const auto k = static_cast<std::size_t>(c);
+      u_[k] = w.u;
+      v_[k] = w.v;
+      sqrt_h_[k] = w.sqrt_h;
+      c_[k] = w.c;
+    }
+    return {q.h, q.hu, q.hv, m.z, u_.data(), v_.data(), sqrt_h_.data(), c_.data()};
+  }
+
+  void store(index_t c, const MeshCellSum<Real>& s, const MeshArrays<Real>& m) {
+    const State<Real> r = s.rhs(m.inv_area[c]);
+    rhs_h_[static_cast<std::size_t>(c)] = r.h;
+    rhs_hu_[static_cast<std::size_t>(c)] = r.hu;
+    rhs_hv_[static_cast<std::size_t>(c)] = r.hv;
+    rate_[static_cast<std::size_t>(c)] = s.rate(m.inv_area[c]);
+  }
+
+  double max_rate() const {
+    Real rate = 0;
+    bool finite = true;
+#pragma omp parallel for num_threads(threads_) schedule(static) reduction(max : rate) reduction(&& : finite)
+    for (index_t c = 0; c < mesh_.cells; ++c) {
+      const Real r = rate_[static_cast<std::size_t>(c)];
+      finite = finite && std::isfinite(r) && std::isfinite(rhs_h_[static_cast<std::size_t>(c)]);
+      rate = std::max(rate, r);
+    }
+    return finite ? static_cast<double>(rate) : std::numeric_limits<double>::quiet_NaN();
+  }
+
+  double cell_pass() {
+    const StoredPrimitives<Real> w = primitives();
+    const MeshArrays<Real> m = mesh_.arrays();
+#pragma omp parallel for num_threads(threads_) schedule(static, 1024)
+    for (index_t c = 0; c < mesh_.cells; ++c) store(c, mesh_cell_sum(m, w, static_cast<mesh_index>(c), physics_), m);
+    return max_rate();
+  }
+
+  double edge_pass() {
+    const StoredPrimitives<Real> w = primitives();
+    const MeshArrays<Real> m = mesh_.arrays();
+#pragma omp parallel for num_threads(threads_) schedule(static, 1024)
+    for (index_t e = 0; e < mesh_.edges; ++e) {
+      const auto k = static_cast<std::size_t>(e);
+      const EdgeFluctuation<Real> f = evaluate_mesh_edge(m, w, static_cast<mesh_index>(e), w(m.edge_left[k]), physics_);
+      fl_h_[k] = f.to_left.h;
+      fl_hu_[k] = f.to_left.hu;
+      fl_hv_[k] = f.to_left.hv;
+      fr_h_[k] = f.to_right.h;
+      fr_hu_[k] = f.to_right.hu;
+      fr_hv_[k] = f.to_right.hv;
+      speed_[k] = f.speed;
+    }
+#pragma omp parallel for num_threads(threads_) schedule(static, 1024)
+    for (index_t c = 0; c < mesh_.cells; ++c) {
+      MeshCellSum<Real> s;
+      for (int j = 0; j < 4; ++j) {
+        const mesh_index e = m.cell_edges[4 * c + j];
+        if (e < 0) continue;
+        const auto k = static_cast<std::size_t>(e);
+        if (m.edge_left[k] == c) {
+          s.add({fl_h_[k], fl_hu_[k], fl_hv_[k]}, speed_[k], m.edge_length[k]);
+        } else {
+          s.add({fr_h_[k], fr_hu_[k], fr_hv_[k]}, speed_[k], m.edge_length[k]);
+        }
+      }
+      store(c, s, m);
+    }
+    return max_rate();
+  }
+
+  void apply_rhs(Real dt) {
+    const PhysicsParams<Real> p = physics_;
+#pragma omp parallel for num_threads(threads_) schedule(static, 4096)
+    for (index_t c = 0; c < mesh_.cells; ++c) {
+      const auto k = static_cast<std::size_t>(c);
+      if (math::is_nan(mesh_.z[k])) continue;  // inactive: no edges, no update
+      const State<Real> out = advance_cell(State<Real>{mesh_.h[k], mesh_.hu[k], mesh_.hv[k]},
+                                           State<Real>{rhs_h_[k], rhs_hu_[k], rhs_hv_[k]}, dt, p);
+      mesh_.h[k] = out.h;
+      mesh_.hu[k] = out.hu;
+      mesh_.hv[k] = out.hv;
+    }
+  }
+
+  void update_maxima(double t) {
+    const double h_dry = static_cast<double>(physics_.h_dry);
+#pragma omp parallel for num_threads(threads_) schedule(static, 4096)
+    for (index_t c = 0; c < mesh_.cells; ++c) {
+      const auto k = static_cast<std::size_t>(c);
+      const double hc = static_cast<double>(mesh_.h[k]);
+      if (!(hc > h_dry)) continue;
+      const double speed = std::hypot(static_cast<double>(mesh_.hu[k]), static_cast<double>(mesh_.hv[k])) / hc;
+      max_h_[k] = std::max(max_h_[k], hc);
+      max_speed_[k] = std::max(max_speed_[k], speed);
+      if (std::isnan(arrival_[k]) && hc > arrival_threshold_) arrival_[k] = t;
+    }
+  }
+
+  HostMesh<Real> mesh_;
+  PhysicsParams<Real> physics_;
+  double cfl_;
+  int threads_;
+  bool edge_loop_;
+  bool track_maxima_;
+  double arrival_threshold_;
+  std::vector<Real> rhs_h_, rhs_hu_, rhs_hv_, rate_;
+  std::vector<Real> u_, v_, sqrt_h_, c_;  // cell primitives of the current step
+  std::vector<Real> fl_h_, fl_hu_, fl_hv_, fr_h_, fr_hu_, fr_hv_, speed_;  // edge loop: per-edge fluctuations
+  std::vector<double> max_h_, max_speed_, arrival_;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> make_mesh_cpu_backend(const Problem& problem, const BackendOptions& options) {
+  if (problem.scheme != Scheme::roe1)
+    throw std::invalid_argument("unstructured meshes run the first-order scheme only (numerics.scheme = \"roe1\")");
+  // auto: the edge loop, faster on the CPU with every numbering measured (bench/results.md).
+  bool edge_loop = true;
+  if (options.mesh_loop == "cell") {
+    edge_loop = false;
+  } else if (options.mesh_loop != "edge" && options.mesh_loop != "auto") {
+    throw std::invalid_argument("unknown mesh loop '" + options.mesh_loop + "' (valid: auto, cell, edge)");
+  }
+  if (problem.precision == Precision::single_precision)
+    return std::make_unique<MeshCpuBackend<float>>(problem, options, edge_loop);
+  return std::make_unique<MeshCpuBackend<double>>(problem, options, edge_loop);
+}
+
+} // namespace shallows

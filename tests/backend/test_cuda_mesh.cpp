@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: MIT
+// CUDA executor for unstructured meshes: bit-for-bit agreement with the CPU
+// mesh executor (same steps, dt, fields and maxima) for every loop design,
+// both precisions, triangle and mixed meshes, every boundary kind, wet/dry
+// fronts, emerged islands and inactive cells; determinism; a lake at rest;
+// the Backend interface (batched advance against step(), snapshots, volume,
+// errors). Every test skips, visibly, where no CUDA device is present (CI);
+// tools/gpu-check.sh runs them on a GPU machine (label backend).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "shallows/exec/cuda_backend.hpp"
+#include "shallows/solver/simulation.hpp"
+#include "support/measures.hpp"
+#include "support/mesh_problems.hpp"
+
+#ifndef SHALLOWS_HAVE_CUDA
+TEST(CudaMeshBackend, NotBuilt) { GTEST_SKIP() << "this build has no CUDA backend: GPU tests skipped"; }
+#else
+
+namespace {
+
+using namespace shallows;
+using test_support::make_mesh_problem;
+
+#define SHALLOWS_REQUIRE_GPU()                                                                         \
+  do {                                                                                                 \
+    if (!cuda_available()) GTEST_SKIP() << "no CUDA device (or a build without CUDA): GPU test skipped"; \
+  } while (0)
+
+const double kInf = std::numeric_limits<double>::infinity();
+const std::vector<Precision> kPrecisions{Precision::double_precision, Precision::single_precision};
+
+const char* precision_name(Precision p) { return p == Precision::single_precision ? "float" : "double"; }
+
+// A design of the GPU executor: BackendOptions::mesh_loop, and for the cell
+// loop its kernel (SHALLOWS_CUDA_MESH_KERNEL): slots (the default, two
+// passes), lagged (one kernel per step, state in two buffers), shared (two
+// passes, the CPU's loop body).
+struct Design {
+  const char* loop;
+  const char* layout;  // nullptr: the default
+  std::string label() const { return std::string(loop) + (layout ? std::string(" ") + layout : std::string()); }
+};
+const std::vector<Design> kDesigns{{"cell", nullptr}, {"cell", "lagged"}, {"cell", "shared"}, {"edge", nullptr}};
+
+// Sets SHALLOWS_CUDA_MESH_KERNEL while it lives (the tests run on one thread).
+class LayoutScope {
+ public:
+  explicit LayoutScope(const char* layout) {
+    if (layout) {
+      setenv("SHALLOWS_CUDA_MESH_KERNEL", layout, 1);
+    } else {
+      unsetenv("SHALLOWS_CUDA_MESH_KERNEL");
+    }
+  }
+  LayoutScope(const LayoutScope&) = delete;
+  LayoutScope& operator=(const LayoutScope&) = delete;
+  ~LayoutScope() { unsetenv("SHALLOWS_CUDA_MESH_KERNEL"); }
+};
+
+BackendOptions options(const std::string& kind, const std::string& loop, bool maxima = true) {
+  BackendOptions o;
+  o.kind = kind;
+  o.threads = 2;
+  o.track_maxima = maxima;
+  o.arrival_threshold = 0.05;
+  o.mesh_loop = loop;
+  return o;
+}
+
+std::unique_ptr<Backend> gpu_backend(const Problem& p, const Design& d, bool maxima = true) {
+  const LayoutScope scope(d.layout);
+  return make_backend(p, options("cuda", d.loop, maxima));
+}
+
+RectangleMeshSpec unit_square(index_t n, RectangleCells cells, std::uint64_t seed = 11) {
+  RectangleMeshSpec s;
+  s.nx = s.ny = n;
+  s.cells = cells;
+  s.perturbation = 0.3;
+  s.shuffle = true;
+  s.seed = seed;
+  return s;
+}
+
+const std::map<std::string, BoundaryCondition<double>> kAllKinds{{"west", {BoundaryKind::inflow, 0.2}},
+                                                                 {"east", {BoundaryKind::open, 0}},
+                                                                 {"north", {BoundaryKind::level, 0.1}}};
+
+// A dam break over a bump that stands out of the low water (an island, a
+// wet/dry front running onto it), walls south and on unnamed edges. A dry
+// tolerance of 1 mm keeps thin films at the fronts from racing.
+Problem dam_break(const RectangleMeshSpec& spec, Precision precision, double manning = 0,
+                  CellOrdering ordering = CellOrdering::random,
+                  const std::map<std::string, BoundaryCondition<double>>& bcs = kAllKinds) {
+  const auto z = [](double x, double y) {
+    return 0.8 * std::exp(-40 * ((x - 0.6) * (x - 0.6) + (y - 0.4) * (y - 0.4))) - 0.1 * y;
+  };
+  Problem p = make_mesh_problem(spec, z, [](double x, double) { return x < 0.3 ? 0.6 : 0.05; }, bcs, ordering);
+  p.physics.h_dry = 1e-3;
+  p.physics.n_manning = manning;
+  p.precision = precision;
+  p.cfl = 0.9;
+  return p;
+}
+
+// The same with a block of inactive cells (NaN bed) and a second, ragged
+// one on the north side.
+Problem masked_dam_break(Precision precision) {
+  const auto z = [](double x, double y) {
+    if (std::abs(x - 0.45) < 0.06 && std::abs(y - 0.6) < 0.15) return std::nan("");
+    if (y > 0.93 && std::fmod(x * 10, 1.0) < 0.4) return std::nan("");
+    return 0.8 * std::exp(-40 * ((x - 0.7) * (x - 0.7) + (y - 0.3) * (y - 0.3))) - 0.1 * y;
+  };
+  Problem p = make_mesh_problem(unit_square(28, RectangleCells::triangles, 5), z,
+                                [](double x, double) { return x < 0.3 ? 0.6 : 0.05; }, kAllKinds, CellOrdering::rcm);
+  p.physics.h_dry = 1e-3;
+  p.precision = precision;
+  p.cfl = 0.9;
+  return p;
+}
+
+struct RunResult {
+  Fields f;
+  Maxima m;
+  AdvanceResult a;
+  double volume = 0;
+  std::string name;
+};
+
+RunResult finish(Backend& b, const AdvanceResult& a) {
+  RunResult r;
+  r.a = a;
+  b.read_state(r.f);
+  b.read_maxima(r.m);
+  r.volume = b.volume();
+  r.name = b.name();
+  return r;
+}
+
+RunResult run_cpu(const Problem& p, double t_end, index_t max_steps = index_t(1) << 40) {
+  auto b = make_backend(p, options("cpu", "cell"));
+  const AdvanceResult a = b->advance(0.0, t_end, max_steps);
+  return finish(*b, a);
+}
+
+RunResult run_gpu(const Problem& p, const Design& d, double t_end, index_t max_steps = index_t(1) << 40) {
+  auto b = gpu_backend(p, d);
+  const AdvanceResult a = b->advance(0.0, t_end, max_steps);
+  return finish(*b, a);
+}
+
+bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+// Index of the first value whose bits differ (NaNs of either sign alike), or -1.
+long long first_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return 0;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    if (std::isnan(a[k]) && std::isnan(b[k])) continue;
+    if (std::memcmp(&a[k], &b[k], sizeof(double)) != 0) return static_cast<long long>(k);
+  }
+  return -1;
+}
+
+void expect_same_bits(const std::vector<double>& a, const std::vector<double>& b, const std::string& what) {
+  const long long k = first_difference(a, b);
+  if (k < 0) return;
+  ADD_FAILURE() << what << " differs first at cell " << k << " of " << b.size() << ": "
+                << (static_cast<std::size_t>(k) < a.size() ? a[static_cast<std::size_t>(k)] : 0.0) << " vs "
+                << b[static_cast<std::size_t>(k)] << " (rel. L1 " << test_support::rel_l1(a, b) << ")";
+}
+
+void expect_same_fields(const Fields& a, const Fields& b, const std::string& what) {
+  expect_same_bits(a.h, b.h, what + ": h");
+  expect_same_bits(a.hu, b.hu, what + ": hu");
+  expect_same_bits(a.hv, b.hv, what + ": hv");
+}
+
+// The GPU run against the CPU run: the same steps, times, fields, maxima and
+// volume, bit for bit. Only max_speed may differ in its last bits: it is
+// hypot(hu, hv) / h in double, and CUDA's hypot is not glibc's (each within
+// an ulp or two of the exact value).
+void expect_identical_runs(const RunResult& gpu, const RunResult& cpu, const std::string& what) {
+  EXPECT_EQ(gpu.a.steps, cpu.a.steps) << what;
+  EXPECT_EQ(gpu.a.t, cpu.a.t) << what;
+  EXPECT_EQ(gpu.a.dt, cpu.a.dt) << what;
+  expect_same_fields(gpu.f, cpu.f, what);
+  expect_same_bits(gpu.m.max_h, cpu.m.max_h, what + ": max_h");
+  expect_same_bits(gpu.m.arrival_time, cpu.m.arrival_time, what + ": arrival_time");
+  ASSERT_EQ(gpu.m.max_speed.size(), cpu.m.max_speed.size()) << what;
+  for (std::size_t k = 0; k < cpu.m.max_speed.size(); ++k) {
+    const double a = gpu.m.max_speed[k], b = cpu.m.max_speed[k];
+    ASSERT_LE(std::abs(a - b), 4 * std::numeric_limits<double>::epsilon() * std::abs(b))
+        << what << ": max_speed of cell " << k << ": " << a << " vs " << b;
+  }
+  EXPECT_EQ(gpu.volume, cpu.volume) << what << ": volume";
+}
+
+// The run did something: the state moved, and some cells are wet and some dry.
+void expect_nontrivial(const Problem& p, const RunResult& r, const std::string& what) {
+  EXPECT_GT(test_support::rel_l1(r.f.h, p.h), 1e-3) << what << ": the flow did not move";
+  std::size_t dry = 0, wet = 0;
+  for (std::size_t c = 0; c < r.f.h.size(); ++c) {
+    ASSERT_TRUE(std::isfinite(r.f.h[c]) && r.f.h[c] >= 0) << what << ": depth " << r.f.h[c] << " in cell " << c;
+    (r.f.h[c] > 1e-3 ? wet : dry) += 1;
+  }
+  EXPECT_GT(dry, 0u) << what;
+  EXPECT_GT(wet, 0u) << what;
+}
+
+// ------------------------------------------------------------------ agreement with the CPU
+
+TEST(CudaMeshBackend, TrianglesAgreeWithCpuBitForBit) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = dam_break(unit_square(30, RectangleCells::triangles), prec);
+    const RunResult cpu = run_cpu(p, 0.5);
+    expect_nontrivial(p, cpu, "CPU");
+    EXPECT_GT(cpu.a.steps, 50);
+    EXPECT_EQ(cpu.a.t, 0.5);
+    for (const Design& d : kDesigns) {
+      const std::string what = "triangles " + d.label() + " " + precision_name(prec);
+      const RunResult gpu = run_gpu(p, d, 0.5);
+      expect_identical_runs(gpu, cpu, what);
+    }
+  }
+}
+
+TEST(CudaMeshBackend, MixedMeshAgreesWithCpuBitForBit) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = dam_break(unit_square(26, RectangleCells::mixed, 3), prec, 0, CellOrdering::morton);
+    const RunResult cpu = run_cpu(p, 0.4);
+    expect_nontrivial(p, cpu, "CPU");
+    for (const Design& d : kDesigns) {
+      expect_identical_runs(run_gpu(p, d, 0.4), cpu, "mixed " + d.label() + " " + precision_name(prec));
+    }
+  }
+}
+
+TEST(CudaMeshBackend, QuadrilateralMeshAgreesWithCpuBitForBit) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = dam_break(unit_square(24, RectangleCells::quadrilaterals, 9), prec, 0, CellOrdering::rcm);
+    const RunResult cpu = run_cpu(p, 0.4);
+    for (const Design& d : kDesigns) {
+      expect_identical_runs(run_gpu(p, d, 0.4), cpu, "quadrilaterals " + d.label() + " " + precision_name(prec));
+    }
+  }
+}
+
+// Every boundary kind on every side (the generator's four groups) and the
+// unnamed group (walls).
+TEST(CudaMeshBackend, EveryBoundaryKindAgreesWithCpu) {
+  SHALLOWS_REQUIRE_GPU();
+  const BoundaryCondition<double> kinds[4] = {
+      {BoundaryKind::wall, 0}, {BoundaryKind::open, 0}, {BoundaryKind::inflow, 0.25}, {BoundaryKind::level, 0.3}};
+  const char* sides[4] = {"west", "east", "south", "north"};
+  for (int rotation = 0; rotation < 4; ++rotation) {
+    std::map<std::string, BoundaryCondition<double>> bcs;
+    for (int s = 0; s < 4; ++s) bcs[sides[s]] = kinds[(s + rotation) % 4];
+    for (Precision prec : kPrecisions) {
+      const Problem p = dam_break(unit_square(20, RectangleCells::mixed, 17), prec, 0, CellOrdering::random, bcs);
+      const RunResult cpu = run_cpu(p, 0.3);
+      for (const Design& d : kDesigns) {
+        expect_identical_runs(run_gpu(p, d, 0.3), cpu,
+                              "rotation " + std::to_string(rotation) + " " + d.label() + " " + precision_name(prec));
+      }
+    }
+  }
+}
+
+// Manning friction takes a cube root per wet cell and step (apply_manning):
+// CUDA's cbrt and glibc's are both within an ulp but need not be the same
+// function, so the runs are compared to round-off rather than bit for bit,
+// over a fixed number of steps (a last-bit difference in dt would change
+// the step count to a given time).
+TEST(CudaMeshBackend, ManningFrictionAgreesWithCpu) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = dam_break(unit_square(30, RectangleCells::triangles), prec, 0.03);
+    const RunResult cpu = run_cpu(p, kInf, 200);
+    expect_nontrivial(p, cpu, "CPU");
+    const double tol = prec == Precision::single_precision ? 1e-5 : 1e-12;
+    for (const Design& d : kDesigns) {
+      const std::string what = "Manning " + d.label() + " " + precision_name(prec);
+      const RunResult gpu = run_gpu(p, d, kInf, 200);
+      EXPECT_EQ(gpu.a.steps, 200) << what;
+      EXPECT_NEAR(gpu.a.t, cpu.a.t, tol * cpu.a.t) << what;
+      EXPECT_LE(test_support::rel_l1(gpu.f.h, cpu.f.h), tol) << what << ": h";
+      EXPECT_LE(test_support::rel_l1(gpu.f.hu, cpu.f.hu), tol) << what << ": hu";
+      EXPECT_LE(test_support::rel_l1(gpu.f.hv, cpu.f.hv), tol) << what << ": hv";
+      EXPECT_LE(test_support::rel_l1(gpu.m.max_h, cpu.m.max_h), tol) << what << ": max_h";
+      // Friction made a difference (the comparison above is not vacuous).
+      const RunResult frictionless = run_gpu(dam_break(unit_square(30, RectangleCells::triangles), prec), d, kInf, 200);
+      EXPECT_GT(test_support::rel_l1(frictionless.f.hu, gpu.f.hu), 100 * tol) << what;
+    }
+  }
+}
+
+TEST(CudaMeshBackend, InactiveCellsAgreeWithCpuAndStayDry) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = masked_dam_break(prec);
+    std::size_t inactive = 0;
+    for (double z : p.z) inactive += std::isnan(z) ? 1 : 0;
+    ASSERT_GT(inactive, 10u);
+    const RunResult cpu = run_cpu(p, 0.4);
+    expect_nontrivial(p, cpu, "CPU");
+    for (const Design& d : kDesigns) {
+      const std::string what = "masked " + d.label() + " " + precision_name(prec);
+      const RunResult gpu = run_gpu(p, d, 0.4);
+      expect_identical_runs(gpu, cpu, what);
+      for (std::size_t c = 0; c < p.z.size(); ++c) {
+        if (!std::isnan(p.z[c])) continue;
+        ASSERT_EQ(gpu.f.h[c], 0.0) << what << ": inactive cell " << c << " got water";
+        ASSERT_EQ(gpu.f.hu[c], 0.0) << what;
+        ASSERT_TRUE(std::isnan(gpu.m.arrival_time[c])) << what;
+      }
+    }
+  }
+}
+
+// Backend::step (Simulation, `shallows run`) against the CPU's, step by step:
+// the same dt each step; then the batched advance of both to a target.
+TEST(CudaMeshBackend, StepByStepAgreesWithCpu) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = dam_break(unit_square(20, RectangleCells::triangles, 23), prec);
+    for (const Design& d : kDesigns) {
+      const std::string what = "step " + d.label() + " " + precision_name(prec);
+      auto cpu = make_backend(p, options("cpu", d.loop));
+      auto gpu = gpu_backend(p, d);
+      double t = 0;
+      for (int k = 0; k < 40; ++k) {
+        // dt_max caps some steps (1e-3 is under the CFL step here).
+        const double dt_max = k % 7 == 3 ? 1e-3 : 1.0;
+        const double dc = cpu->step(t, dt_max);
+        const double dg = gpu->step(t, dt_max);
+        ASSERT_EQ(dg, dc) << what << ", step " << k;
+        t += dc;
+      }
+      const AdvanceResult ac = cpu->advance(t, t + 0.1, 1 << 30);
+      const AdvanceResult ag = gpu->advance(t, t + 0.1, 1 << 30);
+      EXPECT_EQ(ag.steps, ac.steps) << what;
+      EXPECT_EQ(ag.t, ac.t) << what;
+      expect_identical_runs(finish(*gpu, ag), finish(*cpu, ac), what);
+    }
+  }
+}
+
+// ------------------------------------------------------------------ GPU properties
+
+TEST(CudaMeshBackend, RunsAreBitIdentical) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = dam_break(unit_square(30, RectangleCells::mixed, 29), prec, 0.02);
+    for (const Design& d : kDesigns) {
+      const std::string what = "two runs " + d.label() + " " + precision_name(prec);
+      const RunResult a = run_gpu(p, d, 0.5), b = run_gpu(p, d, 0.5);
+      EXPECT_EQ(a.a.steps, b.a.steps) << what;
+      EXPECT_EQ(a.a.t, b.a.t) << what;
+      expect_same_fields(a.f, b.f, what);
+      EXPECT_TRUE(bitwise_equal(a.m.max_speed, b.m.max_speed)) << what;
+      EXPECT_EQ(first_difference(a.m.arrival_time, b.m.arrival_time), -1) << what;
+    }
+  }
+}
+
+// With friction (cube roots) the designs still agree with each other bit for
+// bit: the same device functions, the same order.
+TEST(CudaMeshBackend, DesignsGiveIdenticalResults) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = dam_break(unit_square(30, RectangleCells::mixed, 31), prec, 0.03);
+    const RunResult ref = run_gpu(p, kDesigns[0], 0.5);
+    for (const Design& d : kDesigns) {
+      const std::string what = d.label() + " vs " + kDesigns[0].label() + " " + precision_name(prec);
+      const RunResult r = run_gpu(p, d, 0.5);
+      EXPECT_EQ(r.a.steps, ref.a.steps) << what;
+      EXPECT_EQ(r.a.t, ref.a.t) << what;
+      expect_same_fields(r.f, ref.f, what);
+      EXPECT_TRUE(bitwise_equal(r.m.max_speed, ref.m.max_speed)) << what;
+    }
+  }
+}
+
+TEST(CudaMeshBackend, LakeAtRestWithIslandsStaysAtRest) {
+  SHALLOWS_REQUIRE_GPU();
+  for (RectangleCells cells : {RectangleCells::triangles, RectangleCells::mixed}) {
+    for (Precision prec : kPrecisions) {
+      Problem p = make_mesh_problem(unit_square(40, cells, 41), test_support::island_bowl,
+                                    [](double, double) { return 0.0; }, {}, CellOrdering::rcm);
+      p.precision = prec;
+      p.cfl = 0.9;
+      std::size_t dry = 0;
+      for (double h : p.h) dry += h == 0 ? 1 : 0;
+      ASSERT_GT(dry, 20u) << "the islands must stand out of the lake";
+      const double bound = prec == Precision::single_precision ? 1e-5 : 1e-12;
+      for (const Design& d : kDesigns) {
+        const std::string what = std::string(cells == RectangleCells::mixed ? "mixed " : "triangles ") + d.label() +
+                                 " " + precision_name(prec);
+        auto b = gpu_backend(p, d, false);
+        const AdvanceResult a = b->advance(0.0, kInf, 1000);
+        ASSERT_EQ(a.steps, 1000) << what;
+        Fields f;
+        b->read_state(f);
+        const test_support::LakeDeviation dev = test_support::lake_deviation(p, f);
+        EXPECT_LE(dev.velocity, bound) << what;
+        EXPECT_LE(dev.eta, bound) << what;
+        EXPECT_EQ(dev.island_depth, 0.0) << what;
+      }
+    }
+  }
+}
+
+TEST(CudaMeshBackend, MassIsConservedBehindWalls) {
+  SHALLOWS_REQUIRE_GPU();
+  const std::map<std::string, BoundaryCondition<double>> walls;
+  for (Precision prec : kPrecisions) {
+    const Problem p = dam_break(unit_square(30, RectangleCells::mixed, 43), prec, 0, CellOrdering::random, walls);
+    for (const Design& d : kDesigns) {
+      const std::string what = d.label() + " " + precision_name(prec);
+      auto gpu = gpu_backend(p, d);
+      auto cpu = make_backend(p, options("cpu", "cell"));
+      const double v0 = gpu->volume();
+      EXPECT_EQ(v0, cpu->volume()) << what << ": the volume is summed in the CPU's order";
+      gpu->advance(0.0, kInf, 400);
+      const double v1 = gpu->volume();
+      EXPECT_LE(std::abs(v1 - v0) / v0, prec == Precision::single_precision ? 1e-5 : 1e-12) << what;
+    }
+  }
+}
+
+// Two targets in a row through the batched advance, against step() calls
+// that clip the last step of each as Backend::advance does.
+TEST(CudaMeshBackend, BatchedAdvanceMatchesStepByStep) {
+  SHALLOWS_REQUIRE_GPU();
+  const Problem p = dam_break(unit_square(24, RectangleCells::triangles, 47), Precision::double_precision);
+  for (const Design& d : kDesigns) {
+    auto batched = gpu_backend(p, d);
+    auto stepped = gpu_backend(p, d);
+    double t = 0;
+    index_t steps = 0;
+    for (double target : {0.125, 0.25}) {
+      while (t < target) {
+        const double remaining = target - t;
+        const double dt = stepped->step(t, remaining);
+        t = dt >= remaining ? target : t + dt;
+        ++steps;
+      }
+    }
+    const AdvanceResult a1 = batched->advance(0.0, 0.125, 1 << 30);
+    const AdvanceResult a2 = batched->advance(a1.t, 0.25, 1 << 30);
+    EXPECT_EQ(a1.t, 0.125);
+    EXPECT_EQ(a2.t, 0.25);
+    EXPECT_EQ(a1.steps + a2.steps, steps) << d.label();
+    const RunResult rb = finish(*batched, a2), rs = finish(*stepped, a2);
+    expect_same_fields(rb.f, rs.f, "batched vs step " + d.label());
+    expect_same_bits(rb.m.max_h, rs.m.max_h, "batched vs step max_h " + d.label());
+    expect_same_bits(rb.m.arrival_time, rs.m.arrival_time, "batched vs step arrival " + d.label());
+  }
+}
+
+// A snapshot holds the state of its time while the run steps on (the
+// lagged design's state alternates between two buffers).
+TEST(CudaMeshBackend, SnapshotsHoldTheStatesOfTheirTimes) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    for (const Design& d : kDesigns) {
+      const std::string what = d.label() + " " + precision_name(prec);
+      const Problem p = dam_break(unit_square(60, RectangleCells::triangles, 53), prec);
+      auto a = gpu_backend(p, d, false);
+      auto b = gpu_backend(p, d, false);
+      Fields ref0, ref1;
+      b->read_state(ref0);
+      b->advance(0.0, 0.05, 1 << 30);
+      b->read_state(ref1);
+      ASSERT_FALSE(bitwise_equal(ref0.h, ref1.h));
+      Snapshot s0 = a->snapshot();
+      a->advance(0.0, 0.05, 1 << 30);
+      Snapshot s1 = a->snapshot();
+      a->advance(0.05, 0.1, 1 << 30);  // the run goes on before the snapshots are taken
+      expect_same_fields(s0.take(), ref0, "snapshot at t = 0, " + what);
+      expect_same_fields(s1.take(), ref1, "snapshot at t = 0.05, " + what);
+      Fields now;
+      a->read_state(now);
+      expect_same_fields(a->snapshot().take(), now, "snapshot taken at once, " + what);
+      a->step(0.1, 1.0);  // one step more: the lagged design's other buffer
+      a->read_state(now);
+      expect_same_fields(a->snapshot().take(), now, "after one more step, " + what);
+    }
+  }
+}
+
+TEST(CudaMeshBackend, NonFiniteStateThrows) {
+  SHALLOWS_REQUIRE_GPU();
+  for (const Design& d : kDesigns) {
+    Problem p = dam_break(unit_square(16, RectangleCells::triangles, 59), Precision::double_precision);
+    std::size_t wet = 0;
+    while (p.h[wet] == 0) ++wet;
+    p.h[wet] = std::numeric_limits<double>::quiet_NaN();
+    auto b = gpu_backend(p, d);
+    try {
+      b->advance(0.0, 1.0, 1 << 30);
+      ADD_FAILURE() << d.label() << ": no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("no longer finite at t = 0"), std::string::npos) << e.what();
+    }
+    auto c = gpu_backend(p, d);
+    EXPECT_THROW(c->step(0.0, 1.0), std::runtime_error) << d.label();
+  }
+}
+
+TEST(CudaMeshBackend, OptionsAndStats) {
+  SHALLOWS_REQUIRE_GPU();
+  const Problem p = dam_break(unit_square(8, RectangleCells::triangles), Precision::single_precision);
+  for (const Design& d : kDesigns) {
+    auto b = gpu_backend(p, d);
+    EXPECT_NE(b->name().find("cuda mesh"), std::string::npos) << b->name();
+    const auto* cb = dynamic_cast<const CudaBackend*>(b.get());
+    ASSERT_NE(cb, nullptr) << d.label() << ": the mesh executor must give CudaStats";
+    b->advance(0.0, kInf, 5);
+    const CudaStats s = cb->stats();
+    EXPECT_EQ(s.steps, 5) << d.label();
+    EXPECT_GT(s.bytes_per_cell_update, 50.0) << d.label();
+    EXPECT_LT(s.bytes_per_cell_update, 400.0) << d.label();
+    EXPECT_FALSE(s.device.empty());
+  }
+  EXPECT_THROW(make_backend(p, options("cuda", "diagonal")), std::invalid_argument);
+  {
+    const LayoutScope scope("zigzag");
+    EXPECT_THROW(make_backend(p, options("cuda", "cell")), std::invalid_argument);
+  }
+  Problem third = p;
+  third.scheme = Scheme::roe3;
+  EXPECT_THROW(make_backend(third, options("cuda", "cell")), std::invalid_argument);
+}
+
+// Small enough for compute-sanitizer (memcheck, racecheck, initcheck,
+// synccheck; tools/gpu-check.sh runs the CudaSanitizer.* tests): every
+// design, both precisions, maxima, a snapshot, inactive cells, a mixed mesh
+// (four slots) and a triangle mesh (three).
+TEST(CudaSanitizer, SmallRunOfEveryMeshDesign) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    for (const Problem& p : {masked_dam_break(prec), dam_break(unit_square(7, RectangleCells::mixed), prec, 0.03)}) {
+      for (const Design& d : kDesigns) {
+        auto b = gpu_backend(p, d);
+        b->step(0.0, 1.0);
+        b->advance(0.0, 0.05, 1 << 30);
+        Fields f;
+        Maxima m;
+        b->read_state(f);
+        b->read_maxima(m);
+        EXPECT_GT(b->volume(), 0.0);
+        Snapshot snap = b->snapshot();
+        b->step(0.05, 1.0);
+        EXPECT_EQ(snap.take().h, f.h);
+      }
+    }
+  }
+}
+
+} // namespace
+#endif  // SHALLOWS_HAVE_CUDA

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+// Case files with [mesh]: the mesh read and renumbered, fields at centroids,
+// z from the mesh nodes or a raster, boundaries by physical group name, and
+// the errors a user meets.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "shallows/io/case.hpp"
+#include "shallows/io/gmsh.hpp"
+#include "shallows/mesh/unstructured/generator.hpp"
+
+namespace fs = std::filesystem;
+using namespace shallows;
+using shallows::io::InputError;
+
+namespace {
+
+class MeshCaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::path(::testing::TempDir()) / ("shallows_test_case_mesh_" + std::string(info->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    RectangleMeshSpec spec;
+    spec.x1 = 20;
+    spec.y1 = 10;
+    spec.nx = 20;
+    spec.ny = 10;
+    spec.cells = RectangleCells::mixed;
+    spec.perturbation = 0.2;
+    spec.shuffle = true;
+    io::GmshMesh m = rectangle_mesh(spec);
+    for (std::size_t k = 0; k < m.node_x.size(); ++k) m.node_z[k] = 0.1 * m.node_x[k] - 3;  // a plane
+    io::write_gmsh(dir_ / "valley.msh", m, true);
+    cells_ = m.cell_tag.size();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  io::Case parse(const std::string& text) const { return io::parse_case(text, "case.toml", dir_); }
+
+  std::string message(const std::string& text) const {
+    try {
+      parse(text);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+
+  fs::path dir_;
+  std::size_t cells_ = 0;
+};
+
+const std::string tail = R"(
+[time]
+end = 1.0
+)";
+
+TEST_F(MeshCaseTest, ReadsTheMeshAndEvaluatesFieldsAtCentroids) {
+  const io::Case c = parse(R"(
+[mesh]
+file = "valley.msh"
+ordering = "morton"
+[bathymetry]
+z = "mesh"
+[initial]
+eta = "x < 5 ? 1 : -10"
+u = 0.5
+[boundary]
+west = { type = "inflow", discharge = 0.3 }
+east = "open"
+)" + tail);
+  const Problem& p = c.problem;
+  ASSERT_TRUE(p.on_mesh());
+  EXPECT_EQ(static_cast<std::size_t>(p.cells()), cells_);
+  ASSERT_EQ(p.z.size(), cells_);
+  const UnstructuredMesh& m = *p.mesh;
+  for (std::size_t k = 0; k < cells_; ++k) {
+    // The node mean of a plane, at the node mean of the cell (the centroid of a triangle).
+    if (m.cell_sides(static_cast<index_t>(k)) == 3) {
+      EXPECT_NEAR(p.z[k], 0.1 * m.cell_x[k] - 3, 1e-12);
+    }
+    const double eta = m.cell_x[k] < 5 ? 1.0 : -10.0;
+    EXPECT_DOUBLE_EQ(p.h[k], std::max(eta - p.z[k], 0.0));
+    EXPECT_DOUBLE_EQ(p.hu[k], 0.5 * p.h[k]);
+  }
+  ASSERT_EQ(p.mesh_boundary.size(), m.boundary_names.size());
+  const int west = m.find_boundary("west"), east = m.find_boundary("east"), north = m.find_boundary("north");
+  ASSERT_GT(west, 0);
+  EXPECT_EQ(p.mesh_boundary[static_cast<std::size_t>(west)].kind, BoundaryKind::inflow);
+  EXPECT_EQ(p.mesh_boundary[static_cast<std::size_t>(west)].value, 0.3);
+  EXPECT_EQ(p.mesh_boundary[static_cast<std::size_t>(east)].kind, BoundaryKind::open);
+  EXPECT_EQ(p.mesh_boundary[static_cast<std::size_t>(north)].kind, BoundaryKind::wall);
+}
+
+TEST_F(MeshCaseTest, RasterIsSampledBilinearlyAtCentroids) {
+  // A plane z = 0.5 x + 0.25 y on a raster of 1 m cells covering the mesh.
+  std::ofstream f(dir_ / "dem.asc");
+  f << "ncols 22\nnrows 12\nxllcorner -1\nyllcorner -1\ncellsize 1\n";
+  for (int j = 11; j >= 0; --j) {
+    for (int i = 0; i < 22; ++i) f << 0.5 * (i - 0.5) + 0.25 * (j - 0.5) << " ";
+    f << "\n";
+  }
+  f.close();
+  const io::Case c = parse(R"(
+[mesh]
+file = "valley.msh"
+[bathymetry]
+z = { file = "dem.asc" }
+[initial]
+h = 1
+)" + tail);
+  const UnstructuredMesh& m = *c.problem.mesh;
+  for (std::size_t k = 0; k < cells_; ++k) EXPECT_NEAR(c.problem.z[k], 0.5 * m.cell_x[k] + 0.25 * m.cell_y[k], 1e-12);
+}
+
+TEST_F(MeshCaseTest, ClearErrors) {
+  const std::string mesh = "[mesh]\nfile = \"valley.msh\"\n";
+  const std::string init = "[initial]\nh = 1\n";
+  EXPECT_NE(message(mesh + init + "[boundary]\ninlet = \"open\"\n" + tail).find(
+                "boundary.inlet: the mesh " + (dir_ / "valley.msh").string() +
+                " has no physical line group 'inlet' (its groups: east, north, south, west)"),
+            std::string::npos)
+      << message(mesh + init + "[boundary]\ninlet = \"open\"\n" + tail);
+  EXPECT_NE(message("[mesh]\nfile = \"missing.msh\"\n" + init + tail).find("mesh.file"), std::string::npos);
+  EXPECT_NE(message("[mesh]\nfile = \"missing.msh\"\n" + init + tail).find("missing.msh"), std::string::npos);
+  EXPECT_NE(message(mesh + "[domain]\nnx = 2\nny = 2\nx = [0, 1]\ny = [0, 1]\n" + init + tail)
+                .find("give either [domain] (a Cartesian grid) or [mesh]"),
+            std::string::npos);
+  EXPECT_NE(message(mesh + init + "[numerics]\nscheme = \"roe3\"\n" + tail).find("numerics.scheme"), std::string::npos);
+  EXPECT_NE(message(mesh + "ordering = \"hilbert\"\n" + init + tail).find("mesh.ordering: unknown ordering 'hilbert'"),
+            std::string::npos);
+  EXPECT_NE(message("[domain]\nnx = 2\nny = 2\nx = [0, 1]\ny = [0, 1]\n[bathymetry]\nz = \"mesh\"\n" + init + tail)
+                .find("needs a [mesh] section"),
+            std::string::npos);
+  EXPECT_NE(message(mesh + init + tail + "[output]\ngauges = [{ name = \"far\", x = 50.0, y = 1.0 }]\n")
+                .find("gauge 'far' at (50, 1) is outside the domain"),
+            std::string::npos);
+  // A raster that does not cover the mesh.
+  std::ofstream(dir_ / "small.asc") << "ncols 2\nnrows 2\nxllcorner 0\nyllcorner 0\ncellsize 1\n1 2\n3 4\n";
+  EXPECT_NE(message(mesh + "[bathymetry]\nz = { file = \"small.asc\" }\n" + init + tail).find("lies outside the raster"),
+            std::string::npos);
+  // A bad mesh file: the reader's message comes through with the key.
+  std::ofstream(dir_ / "bad.msh") << "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 3 1 3\n";
+  const std::string bad = message("[mesh]\nfile = \"bad.msh\"\n" + init + tail);
+  EXPECT_NE(bad.find("mesh.file"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("bad.msh"), std::string::npos) << bad;
+}
+
+} // namespace
