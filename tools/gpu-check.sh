@@ -14,12 +14,15 @@
 #             the GPU ones, label "backend"); fails if a GPU test skipped
 #   gputest   the GPU tests only
 #   sanitize  compute-sanitizer memcheck, racecheck, initcheck, synccheck on a small case
-#   cli       shallows run --backend cuda on the built-in case and on S003-T3 (roe3, 100²), against --backend cpu
+#   cli       shallows run --backend cuda on the built-in case, on S003-T3 (roe3, 100²) and on the Gmsh
+#             mesh case cases/river-bend, against --backend cpu
 #   variants  S004-T1 at 4096^2 and 8192^2 with both kernels (lagged, plain)
 #   bench     S004-T1 at 1024^2..8192^2 and S004-T2 at 4096^2 (skip on/off, time per
 #             step against the wet area), default kernel
 #   s000      S000-T1 at Q4 to t = 5 s and Q5 to t = 0.1 s (seed 000 Table 1)
 #   roe3      S003-T3, third order against first order, 50^2..8192^2 (seed 003 Table 3)
+#   mesh      S004-T1 on perturbed triangle meshes of 1M, 4M, 16M cells (MESH_CELLS, millions), numbered
+#             at random, by RCM and by Z-order, cell and edge loops, float and double; S004-T2 at 4M
 #   profile   Nsight Compute (ncu) on one step kernel launch per kernel and precision at 4096^2
 #   profile3  Nsight Compute on the roe3 march kernels (S003-T3 1200^2)
 #   lines     where the default kernel's instructions go: executed instructions
@@ -52,7 +55,7 @@ if [[ -z "${COMMIT:-}" ]]; then
 fi
 
 STAGES=("$@")
-[[ ${#STAGES[@]} -eq 0 ]] && STAGES=(build test sanitize cli variants bench s000 roe3 profile)
+[[ ${#STAGES[@]} -eq 0 ]] && STAGES=(build test sanitize cli variants bench s000 roe3 mesh profile)
 SUMMARY="$OUT/summary.md"
 ROWS="$OUT/results-rows.md"
 : >"$SUMMARY"
@@ -130,7 +133,7 @@ stage_sanitize() {
   for tool in memcheck racecheck initcheck synccheck; do
     local t0=$SECONDS
     local rc=0 bin
-    for bin in "$TEST_CUDA" "$BUILD/tests/test_cuda_roe3"; do
+    for bin in "$TEST_CUDA" "$BUILD/tests/test_cuda_roe3" "$BUILD/tests/test_cuda_mesh"; do
       compute-sanitizer --tool "$tool" --error-exitcode 99 "$bin" --gtest_filter='CudaSanitizer.*' \
         >>"$OUT/sanitizer.log" 2>&1 || rc=$?
     done
@@ -174,6 +177,7 @@ cli_pair() {
 stage_cli() {
   cli_pair built-in
   cli_pair s003-t3-roe3 "$REPO/cases/s003-t3/case.toml" --set domain.nx=100 --set domain.ny=100
+  cli_pair river-bend-mesh "$REPO/cases/river-bend/case.toml" --set time.end=20
 }
 
 bench() {
@@ -206,6 +210,13 @@ stage_bench() {
 # windows at 4096^2 and 8192^2, against first order on the same grids.
 stage_roe3() {
   bench -c s003-t3 -n "${ROE3_SIZES:-50,100,200,400,800,1200,4096,8192}" -p float,double -s "$BENCH_SECONDS"
+}
+
+# Unstructured meshes (seed 001 Table 4): numberings and loop designs.
+stage_mesh() {
+  bench -c s004-t1-mesh --cells "${MESH_CELLS:-1,4,16}" --ordering random,rcm,morton --loop cell,edge \
+    -p float,double -s "$BENCH_SECONDS"
+  bench -c s004-t2-mesh --cells 4 --ordering rcm,morton --loop cell,edge -p float,double -s "$BENCH_SECONDS"
 }
 
 stage_profile() {
@@ -294,6 +305,7 @@ for s in "${STAGES[@]}"; do
     bench) stage_bench ;;
     s000) stage_s000 ;;
     roe3) stage_roe3 ;;
+    mesh) stage_mesh ;;
     profile) stage_profile ;;
     profile3) stage_profile3 ;;
     lines) stage_lines ;;
