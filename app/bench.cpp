@@ -92,7 +92,7 @@ Problem s000_t1(int level, double t_end, Precision precision) {
 
 // S003-T3 on [0,2]^2 (seed 003, 4.2.3): circular dam break over a bump,
 // open x sides, walls on the y sides, CFL 0.9.
-Problem s003_t3(index_t n, Scheme scheme, Precision precision) {
+[[maybe_unused]] Problem s003_t3(index_t n, Scheme scheme, Precision precision) {
   Problem p = blank(n, n, 0, 2, 0, 2);
   const double pi = std::acos(-1.0);
   for (index_t j = 0; j < n; ++j) {
@@ -118,7 +118,7 @@ Problem s003_t3(index_t n, Scheme scheme, Precision precision) {
 }
 
 // Seed 003 Table 3, GeForce GTX 260 (single precision), seconds to t = 0.15.
-const char* seed_gtx260_seconds(index_t n) {
+[[maybe_unused]] const char* seed_gtx260_seconds(index_t n) {
   switch (n) {
     case 50: return "0.046";
     case 100: return "0.20";

@@ -7,6 +7,8 @@
 // eq. 6) of each numbering, cell-updates per second and, on the GPU, the
 // bytes a cell-update moves in the design and the fraction of the bound those
 // bytes give at the copy bandwidth measured in the same run.
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -134,7 +136,7 @@ int bench_mesh(const BenchOptions& o, const std::string& case_name, std::ostring
           }
 #endif
           const double bound = bytes > 0 && copy_bw > 0 ? copy_bw / bytes : 0;
-          const int threads = cuda ? 1 : (o.threads > 0 ? o.threads : 0);
+          const int threads = cuda ? 0 : (o.threads > 0 ? o.threads : omp_get_max_threads());
           char per_thread[32] = "-";
           if (threads > 0) std::snprintf(per_thread, sizeof per_thread, "%.3g", rate / threads);
           char line[768];

@@ -44,14 +44,13 @@ const char* precision_name(Precision p) { return p == Precision::single_precisio
 
 // A design of the GPU executor: BackendOptions::mesh_loop, and for the cell
 // loop its kernel (SHALLOWS_CUDA_MESH_KERNEL): slots (the default, two
-// passes), lagged (one kernel per step, state in two buffers), shared (two
-// passes, the CPU's loop body).
+// passes), shared (two passes, the CPU's loop body).
 struct Design {
   const char* loop;
   const char* layout;  // nullptr: the default
   std::string label() const { return std::string(loop) + (layout ? std::string(" ") + layout : std::string()); }
 };
-const std::vector<Design> kDesigns{{"cell", nullptr}, {"cell", "lagged"}, {"cell", "shared"}, {"edge", nullptr}};
+const std::vector<Design> kDesigns{{"cell", nullptr}, {"cell", "shared"}, {"edge", nullptr}};
 
 // Sets SHALLOWS_CUDA_MESH_KERNEL while it lives (the tests run on one thread).
 class LayoutScope {
@@ -474,8 +473,8 @@ TEST(CudaMeshBackend, BatchedAdvanceMatchesStepByStep) {
   }
 }
 
-// A snapshot holds the state of its time while the run steps on (the
-// lagged design's state alternates between two buffers).
+// A snapshot holds the state of its time while the run steps on (the state
+// is updated in place).
 TEST(CudaMeshBackend, SnapshotsHoldTheStatesOfTheirTimes) {
   SHALLOWS_REQUIRE_GPU();
   for (Precision prec : kPrecisions) {
@@ -498,7 +497,7 @@ TEST(CudaMeshBackend, SnapshotsHoldTheStatesOfTheirTimes) {
       Fields now;
       a->read_state(now);
       expect_same_fields(a->snapshot().take(), now, "snapshot taken at once, " + what);
-      a->step(0.1, 1.0);  // one step more: the lagged design's other buffer
+      a->step(0.1, 1.0);  // one step more
       a->read_state(now);
       expect_same_fields(a->snapshot().take(), now, "after one more step, " + what);
     }

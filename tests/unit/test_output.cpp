@@ -14,12 +14,14 @@
 #include <vector>
 
 #include "shallows/io/output.hpp"
+#include "support/output_files.hpp"
 
 #if defined(SHALLOWS_HAVE_NETCDF)
 #include <netcdf.h>
 #endif
 
 namespace fs = std::filesystem;
+using namespace shallows::test_support;
 using shallows::Fields;
 using shallows::Grid;
 using shallows::Maxima;
@@ -97,36 +99,6 @@ Maxima make_maxima() {
   return m;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string attribute(const std::string& xml, const std::string& name) {
-  const std::string key = name + "=\"";
-  const auto a = xml.find(key);
-  if (a == std::string::npos) return "<missing>";
-  const auto b = xml.find('"', a + key.size());
-  return xml.substr(a + key.size(), b - a - key.size());
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream in(s);
-  while (std::getline(in, item, sep)) out.push_back(item);
-  return out;
-}
-
-std::vector<fs::path> part_files(const fs::path& dir) {
-  std::vector<fs::path> parts;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.path().extension() == ".part") parts.push_back(e.path());
-  return parts;
-}
-
 class OutputTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -163,16 +135,6 @@ class OutputTest : public ::testing::Test {
 // NetCDF
 
 #if defined(SHALLOWS_HAVE_NETCDF)
-
-void nc_ok(int status) { ASSERT_EQ(status, NC_NOERR) << nc_strerror(status); }
-
-std::string nc_text(int nc, int var, const char* name) {
-  std::size_t len = 0;
-  if (nc_inq_attlen(nc, var, name, &len) != NC_NOERR) return "<missing>";
-  std::string s(len, '\0');
-  nc_get_att_text(nc, var, name, s.data());
-  return s;
-}
 
 struct NcVar {
   int id = -1;

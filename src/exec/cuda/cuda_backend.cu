@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "batched_advance.cuh"
 #include "cuda_check.cuh"
 #include "device_array.cuh"
 #include "read_back.cuh"
@@ -277,28 +278,19 @@ class CudaExecutor final : public CudaBackend {
   }
 
   CudaAdvance advance(double t, double target, index_t max_steps) override {
-    CudaAdvance r{t, 0, 0};
-    if (!(t < target) || max_steps <= 0) return r;
+    if (!(t < target) || max_steps <= 0) return {t, 0, 0};
     host_in_->t = t;
     host_in_->steps = 0;
     // t and steps lead the struct: one small copy sets both.
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&ctrl_.get()[slot_], host_in_, sizeof(double) + sizeof(long long),
                                         cudaMemcpyHostToDevice, stream_));
-    index_t batch = 4;
-    for (;;) {
-      for (index_t k = 0; k < batch; ++k) {
-        launch_step(Launch{slot_, 0, 0.0, target, std::numeric_limits<double>::infinity(), max_steps});
-      }
-      const Ctrl c = fetch_ctrl();
-      if (c.status != 0) throw not_finite(c.t);
-      r = {c.t, static_cast<index_t>(c.steps), c.dt};
-      if (!(c.t < target) || c.steps >= max_steps) break;
-      // Next batch: the steps still needed at the last dt, within [1, 1024].
-      double want = c.dt > 0 ? std::ceil((target - c.t) / c.dt) : 1.0;
-      want = std::min(want, static_cast<double>(max_steps - c.steps));
-      batch = static_cast<index_t>(std::clamp(want, 1.0, 1024.0));
-    }
-    return r;
+    return cudax::advance_in_batches(
+        t, target, max_steps, 1024,
+        [&](index_t batch) {
+          for (index_t k = 0; k < batch; ++k)
+            launch_step(Launch{slot_, 0, 0.0, target, std::numeric_limits<double>::infinity(), max_steps});
+        },
+        [&] { return fetch_ctrl(); }, [&](double at) { return not_finite(at); });
   }
 
   void read_state(Fields& out) const override {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "batched_advance.cuh"
 #include "cuda_check.cuh"
 #include "device_array.cuh"
 #include "mesh_kernels.cuh"
@@ -30,7 +31,6 @@ using cudax::mesh::kNoEdge;
 // The designs of a step (mesh_kernels.cuh).
 enum class MeshLoop {
   cell_slots,   // thread per cell, rhs pass + update pass, slots layout (default)
-  cell_lagged,  // thread per cell, one kernel per step, slots layout (measured slower)
   cell_shared,  // thread per cell, the CPU's loop body on the mesh's edge arrays (reference)
   edge,         // thread per edge, then a gather per cell, then the update pass
 };
@@ -38,7 +38,6 @@ enum class MeshLoop {
 const char* loop_name(MeshLoop l) {
   switch (l) {
     case MeshLoop::cell_slots: return "cell loop";
-    case MeshLoop::cell_lagged: return "cell loop, lagged";
     case MeshLoop::cell_shared: return "cell loop, shared body";
     default: return "edge loop";
   }
@@ -49,11 +48,8 @@ const char* loop_name(MeshLoop l) {
 // neighbour cells and the per-edge values a second cell reads again are
 // assumed to come from the caches. n cells, e edges of which ei interior,
 // `sides` (cell, edge) pairs (2 ei + e - ei), `slots` slots per cell.
-//   lagged (one pass):  read z, h, hu, hv, the rhs and 1 / area, write h,
-//                       hu, hv and the rhs: 14 R; slot cells 4 B per slot,
-//                       normal and length 3 R per side
-//   update pass (the two-pass designs): read z, h, hu, hv and the rhs,
-//                       write h, hu, hv: 10 R
+//   update pass (every design): read z, h, hu, hv and the rhs, write h,
+//                       hu, hv: 10 R
 //   slots first pass:   state 4 R, 1 / area R, slot cells 4 B per slot,
 //                       normal and length 3 R per side, rhs written 3 R
 //   shared first pass:  state 4 R, 1 / area R, cell_edges 16 B, per edge
@@ -63,16 +59,13 @@ const char* loop_name(MeshLoop l) {
 //                       slot edges 4 B per slot, the edge values again,
 //                       1 / area R, rhs 3 R
 //   maxima (tracked):   max_h, max_speed, arrival read, 24 B (rarely written)
-// Triangles (e ~ 1.5 n) in float: lagged 104 B, slots 120 B, shared 118 B,
-// edge 198 B; in double: lagged 196 B, slots 228 B, shared 208 B, edge 372 B.
+// Triangles (e ~ 1.5 n) in float: slots 120 B, shared 118 B, edge 198 B;
+// in double: slots 228 B, shared 208 B, edge 372 B.
 double mesh_bytes_per_cell_update(MeshLoop loop, double real, double n, double e, double ei, double sides,
                                   int slots, bool maxima) {
   const double idx = 4;
-  double total = loop == MeshLoop::cell_lagged ? 0 : 10 * real * n;
+  double total = 10 * real * n;  // the update pass
   switch (loop) {
-    case MeshLoop::cell_lagged:
-      total += 14 * real * n + idx * slots * n + 3 * real * sides;
-      break;
     case MeshLoop::cell_slots:
       total += (4 + 1 + 3) * real * n + idx * slots * n + 3 * real * sides;
       break;
@@ -153,7 +146,7 @@ class CudaMeshExecutor final : public CudaBackend {
     // The per-slot arrays, on the host first (this also checks the mesh).
     std::vector<mesh_index> slot_cell, slot_edge;
     std::vector<Real> slot_nx, slot_ny, slot_length;
-    if (slotted()) {
+    if (loop_ == MeshLoop::cell_slots) {
       // Slot k of cell c at k * n + c: the cell across the edge (or the
       // boundary code), the stored normal, the length negated where c is
       // the edge's right cell.
@@ -191,7 +184,6 @@ class CudaMeshExecutor final : public CudaBackend {
     const std::size_t R = sizeof(Real), I = sizeof(mesh_index);
     std::size_t need = 8 * n * R + hm.boundary.size() * sizeof(BoundaryCondition<Real>) + 3 * sizeof(Ctrl);
     switch (loop_) {
-      case MeshLoop::cell_lagged: need += 6 * n * R + S * n * (I + 3 * R); break;
       case MeshLoop::cell_slots: need += S * n * (I + 3 * R); break;
       case MeshLoop::cell_shared: need += 4 * n * I + ne * (2 * I + 3 * R); break;
       case MeshLoop::edge: need += ne * (2 * I + 3 * R) + 7 * ne * R + S * n * I; break;
@@ -206,18 +198,15 @@ class CudaMeshExecutor final : public CudaBackend {
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_in_), sizeof(Ctrl)));
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_out_), sizeof(Ctrl)));
 
-    upload(h_[0], hm.h);
-    upload(hu_[0], hm.hu);
-    upload(hv_[0], hm.hv);
+    upload(h_, hm.h);
+    upload(hu_, hm.hu);
+    upload(hv_, hm.hv);
     upload(z_, hm.z);
     upload(inv_area_, hm.inv_area);
     upload(boundary_, hm.boundary);
-    rh_[0] = DeviceArray<Real>(n);
-    rhu_[0] = DeviceArray<Real>(n);
-    rhv_[0] = DeviceArray<Real>(n);
-    if (loop_ == MeshLoop::cell_lagged) {
-      for (auto* a : {&h_[1], &hu_[1], &hv_[1], &rh_[1], &rhu_[1], &rhv_[1]}) *a = DeviceArray<Real>(n);
-    }
+    rh_ = DeviceArray<Real>(n);
+    rhu_ = DeviceArray<Real>(n);
+    rhv_ = DeviceArray<Real>(n);
     ctrl_ = DeviceArray<Ctrl>(3);
     if (loop_ == MeshLoop::cell_shared || loop_ == MeshLoop::edge) {
       upload(edge_left_, hm.edge_left);
@@ -227,7 +216,7 @@ class CudaMeshExecutor final : public CudaBackend {
       upload(edge_length_, hm.edge_length);
     }
     if (loop_ == MeshLoop::cell_shared) upload(cell_edges_, hm.cell_edges);
-    if (slotted()) {
+    if (loop_ == MeshLoop::cell_slots) {
       upload(slot_cell_, slot_cell);
       upload(slot_nx_, slot_nx);
       upload(slot_ny_, slot_ny);
@@ -245,14 +234,12 @@ class CudaMeshExecutor final : public CudaBackend {
       arrival_ = DeviceArray<double>(n);
     }
 
-    for (int b = 0; b < 2; ++b) {
-      P_.h[b] = h_[b].get();
-      P_.hu[b] = hu_[b].get();
-      P_.hv[b] = hv_[b].get();
-      P_.rh[b] = rh_[b].get();
-      P_.rhu[b] = rhu_[b].get();
-      P_.rhv[b] = rhv_[b].get();
-    }
+    P_.h = h_.get();
+    P_.hu = hu_.get();
+    P_.hv = hv_.get();
+    P_.rh = rh_.get();
+    P_.rhu = rhu_.get();
+    P_.rhv = rhv_.get();
     P_.z = z_.get();
     P_.inv_area = inv_area_.get();
     P_.boundary = boundary_.get();
@@ -284,10 +271,6 @@ class CudaMeshExecutor final : public CudaBackend {
 
     const int sms = prop.multiProcessorCount;
     switch (loop_) {
-      case MeshLoop::cell_lagged:
-        first_blocks_ = slots_ == 3 ? stride_blocks(cudax::mesh::lagged_kernel<Real, 3>, cells_, sms)
-                                    : stride_blocks(cudax::mesh::lagged_kernel<Real, 4>, cells_, sms);
-        break;
       case MeshLoop::cell_slots:
         first_blocks_ = slots_ == 3 ? stride_blocks(cudax::mesh::cell_rhs_kernel<Real, 3>, cells_, sms)
                                     : stride_blocks(cudax::mesh::cell_rhs_kernel<Real, 4>, cells_, sms);
@@ -325,20 +308,6 @@ class CudaMeshExecutor final : public CudaBackend {
       cudax::mesh::maxima_kernel<Real><<<update_blocks_, cudax::mesh::kUpdateThreads, 0, stream_>>>(P_, 0.0);
       SHALLOWS_CUDA_CHECK_LAUNCH("mesh maxima_kernel");
     }
-    if (loop_ == MeshLoop::cell_lagged) {
-      // The lagged kernel takes the rhs and rate of its input state from the
-      // launch before: those of the first state into buffer 0 and slot 0.
-      const Launch first{0, 1, 0.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(),
-                         std::numeric_limits<long long>::max()};
-      if (slots_ == 3) {
-        const auto k = cudax::mesh::cell_rhs_kernel<Real, 3>;
-        k<<<stride_blocks(k, cells_, sms), cudax::kBlockThreads, 0, stream_>>>(P_, first);
-      } else {
-        const auto k = cudax::mesh::cell_rhs_kernel<Real, 4>;
-        k<<<stride_blocks(k, cells_, sms), cudax::kBlockThreads, 0, stream_>>>(P_, first);
-      }
-      SHALLOWS_CUDA_CHECK_LAUNCH("mesh cell_rhs_kernel (first state)");
-    }
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
@@ -365,50 +334,37 @@ class CudaMeshExecutor final : public CudaBackend {
   // As CudaExecutor::advance: batches of steps, time control on the device,
   // one synchronisation per batch.
   CudaAdvance advance(double t, double target, index_t max_steps) override {
-    CudaAdvance r{t, 0, 0};
-    if (!(t < target) || max_steps <= 0) return r;
+    if (!(t < target) || max_steps <= 0) return {t, 0, 0};
     host_in_->t = t;
     host_in_->steps = 0;
     // t and steps lead the struct: one small copy sets both.
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&ctrl_.get()[slot_], host_in_, sizeof(double) + sizeof(long long),
                                         cudaMemcpyHostToDevice, stream_));
-    index_t batch = 4;
-    for (;;) {
-      for (index_t k = 0; k < batch; ++k) {
-        launch_step(Launch{slot_, 0, 0.0, target, std::numeric_limits<double>::infinity(), max_steps});
-      }
-      const Ctrl c = fetch_ctrl();
-      if (c.status != 0) throw not_finite(c.t);
-      r = {c.t, static_cast<index_t>(c.steps), c.dt};
-      if (!(c.t < target) || c.steps >= max_steps) break;
-      // Next batch: the steps still needed at the last dt, within [1, 1024].
-      double want = c.dt > 0 ? std::ceil((target - c.t) / c.dt) : 1.0;
-      want = std::min(want, static_cast<double>(max_steps - c.steps));
-      batch = static_cast<index_t>(std::clamp(want, 1.0, 1024.0));
-    }
-    return r;
+    return cudax::advance_in_batches(
+        t, target, max_steps, 1024,
+        [&](index_t batch) {
+          for (index_t k = 0; k < batch; ++k)
+            launch_step(Launch{slot_, 0, 0.0, target, std::numeric_limits<double>::infinity(), max_steps});
+        },
+        [&] { return fetch_ctrl(); }, [&](double at) { return not_finite(at); });
   }
 
   void read_state(Fields& out) const override {
-    const int b = fetch_ctrl().parity;  // synchronises
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const auto n = static_cast<std::size_t>(cells_);
     std::vector<Real> buf(n);
     const auto get = [&](const DeviceArray<Real>& d, std::vector<double>& o) {
       d.download(buf.data(), n);
       o.assign(buf.begin(), buf.end());
     };
-    get(h_[b], out.h);
-    get(hu_[b], out.hu);
-    get(hv_[b], out.hv);
+    get(h_, out.h);
+    get(hu_, out.hu);
+    get(hv_, out.hv);
   }
 
-  // The state for output: its parity comes with the control slot (a few
-  // bytes, synchronising); a D2D copy on stream_, the rest on the stager's
-  // copy stream (snapshot_stager.cuh).
-  Snapshot snapshot() override {
-    const int b = fetch_ctrl().parity;
-    return stager_.snapshot(stream_, h_[b].get(), hu_[b].get(), hv_[b].get());
-  }
+  // The state for output (updated in place, one buffer): a D2D copy on
+  // stream_, the rest on the stager's copy stream (snapshot_stager.cuh).
+  Snapshot snapshot() override { return stager_.snapshot(stream_, h_.get(), hu_.get(), hv_.get()); }
 
   void read_maxima(Maxima& out) const override {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -418,10 +374,10 @@ class CudaMeshExecutor final : public CudaBackend {
   // MeshCpuBackend::volume on the downloaded depths: blocks of 4096 cells,
   // each summed in cell order, then the blocks in order (the same bits).
   double volume() const override {
-    const int b = fetch_ctrl().parity;  // synchronises
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const auto n = static_cast<std::size_t>(cells_);
     std::vector<Real> h(n);
-    h_[b].download(h.data(), n);
+    h_.download(h.data(), n);
     constexpr std::size_t block = 4096;
     double total = 0;
     for (std::size_t b = 0; b < n; b += block) {
@@ -456,9 +412,6 @@ class CudaMeshExecutor final : public CudaBackend {
                              ", which is not one of its edges");
   }
 
-  // Designs whose geometry is in the slots layout.
-  bool slotted() const { return loop_ == MeshLoop::cell_lagged || loop_ == MeshLoop::cell_slots; }
-
   static std::runtime_error not_finite(double t) {
     return std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");
   }
@@ -468,16 +421,6 @@ class CudaMeshExecutor final : public CudaBackend {
   void launch_step(const Launch& a) {
     constexpr int threads = cudax::kBlockThreads;  // block_max_to assumes it
     switch (loop_) {
-      case MeshLoop::cell_lagged:
-        if (slots_ == 3) {
-          cudax::mesh::lagged_kernel<Real, 3><<<first_blocks_, threads, 0, stream_>>>(P_, a);
-        } else {
-          cudax::mesh::lagged_kernel<Real, 4><<<first_blocks_, threads, 0, stream_>>>(P_, a);
-        }
-        SHALLOWS_CUDA_CHECK_LAUNCH("mesh lagged_kernel");
-        slot_ = (slot_ + 1) % 3;
-        ++steps_launched_;
-        return;
       case MeshLoop::cell_slots:
         if (slots_ == 3) {
           cudax::mesh::cell_rhs_kernel<Real, 3><<<first_blocks_, threads, 0, stream_>>>(P_, a);
@@ -527,7 +470,7 @@ class CudaMeshExecutor final : public CudaBackend {
   cudaStream_t stream_ = nullptr;
   Ctrl* host_in_ = nullptr;
   Ctrl* host_out_ = nullptr;
-  DeviceArray<Real> h_[2], hu_[2], hv_[2], rh_[2], rhu_[2], rhv_[2];  // by parity (two-pass designs: [0] only)
+  DeviceArray<Real> h_, hu_, hv_, rh_, rhu_, rhv_;  // the state (updated in place) and its rhs
   DeviceArray<Real> z_, inv_area_;
   DeviceArray<BoundaryCondition<Real>> boundary_;
   DeviceArray<Ctrl> ctrl_;
@@ -548,9 +491,9 @@ class CudaMeshExecutor final : public CudaBackend {
 
 } // namespace
 
-// The cell loop's design: SHALLOWS_CUDA_MESH_KERNEL=slots (the default),
-// lagged (one kernel per step) or shared (the CPU's loop body on the edge
-// arrays: the reference). See mesh_kernels.cuh for what each measured.
+// The cell loop's design: SHALLOWS_CUDA_MESH_KERNEL=slots (the default) or
+// shared (the CPU's loop body on the edge arrays: the reference). See
+// mesh_kernels.cuh for what each measured.
 std::unique_ptr<Backend> make_cuda_mesh_backend(const Problem& problem, const BackendOptions& options) {
   if (!problem.mesh) throw std::invalid_argument("make_cuda_mesh_backend: the problem has no mesh");
   if (problem.scheme != Scheme::roe1)
@@ -564,13 +507,11 @@ std::unique_ptr<Backend> make_cuda_mesh_backend(const Problem& problem, const Ba
   if (loop == MeshLoop::cell_slots) {
     if (const char* k = std::getenv("SHALLOWS_CUDA_MESH_KERNEL"); k && *k) {
       const std::string kernel = k;
-      if (kernel == "lagged") {
-        loop = MeshLoop::cell_lagged;
-      } else if (kernel == "shared") {
+      if (kernel == "shared") {
         loop = MeshLoop::cell_shared;
       } else if (kernel != "slots") {
         throw std::invalid_argument("SHALLOWS_CUDA_MESH_KERNEL: unknown cell kernel '" + kernel +
-                                    "' (valid: slots, lagged, shared)");
+                                    "' (valid: slots, shared)");
       }
     }
   }

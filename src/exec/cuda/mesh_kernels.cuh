@@ -6,14 +6,13 @@
 // with the same functions, and each cell sums its edges in its slot order,
 // so that a GPU step gives the bits of a CPU step (src/exec/openmp/mesh_cpu.cpp).
 //
-// State: h, hu, hv and the rhs of the state, structure of arrays, by parity
-// (the lagged design alternates between two buffers; the others update
-// buffer 0 in place). Time control as the Cartesian executor (Ctrl slots,
-// step_kernels.cuh): the kernels accumulate the largest CFL rate of a state
-// into its slot, the kernel that takes the step computes dt from it exactly
-// as the CPU does and fills the next slot; a launch past the target does
-// nothing, so the host launches batches of steps and synchronises once per
-// batch.
+// State: h, hu, hv and the rhs of the state, structure of arrays, one
+// buffer each, updated in place. Time control as the Cartesian executor
+// (Ctrl slots, step_kernels.cuh): the kernels accumulate the largest CFL
+// rate of a state into its slot, the kernel that takes the step computes dt
+// from it exactly as the CPU does and fills the next slot; a launch past
+// the target does nothing, so the host launches batches of steps and
+// synchronises once per batch.
 //
 // Designs (bytes moved per cell-update: mesh_bytes_per_cell_update in
 // mesh_backend.cu, neighbour states assumed to come from the caches; for
@@ -28,15 +27,6 @@
 //    c is the edge's right cell. The loads of a warp are coalesced and none
 //    waits for another (no cell_edges -> edge arrays chain). Left or right
 //    is a select of the arguments, not a branch: the warp does not diverge.
-//  * cell loop, "lagged", 104 (196) B: one kernel per step, as the Cartesian
-//    executor's default. The rhs of state n and its rate were stored by the
-//    launch before (cell_rhs_kernel for the first state), so a thread per
-//    cell forms state n+1 of its cell and of its neighbours (advance_cell,
-//    point-wise: the same bits), evaluates its edges on state n+1 and stores
-//    state n+1, its rhs and its rate; state and rhs are ping-ponged, since
-//    neighbours read state n while a cell writes state n+1. Fewer bytes,
-//    but three more scattered rhs loads per neighbour and more live
-//    registers: slower than slots (below), kept for comparison.
 //  * cell loop, "shared", 118 (208) B: two passes, the first the CPU's loop
 //    body mesh_cell_sum itself on the mesh's edge arrays (cell_edges ->
 //    edge_left/right, normal, length): the reference for the others.
@@ -47,10 +37,13 @@
 //    update_kernel. Half the Roe solves of the cell loop, for 7 stored
 //    values per edge: bound by memory bandwidth (0.9 of the bound).
 // Measured (H100, 16M perturbed triangles, Z-order, all wet, G cell-updates/s
-// float / double): slots 16.0 / 8.0, lagged 15.5 / 7.0, edge 13.5 / 6.6,
-// shared 9.8 / 4.9. Float went from 13.9 to 16.0 G with 8 resident blocks
-// per SM (64 registers, no spills) instead of 5; unrolling the slots loop
-// gives double 8.0 against 6.7 G rolled.
+// float / double): slots 16.0 / 8.0, edge 13.5 / 6.6, shared 9.8 / 4.9.
+// Float went from 13.9 to 16.0 G with 8 resident blocks per SM (64
+// registers, no spills) instead of 5; unrolling the slots loop gives double
+// 8.0 against 6.7 G rolled. A one-kernel-per-step cell design (as the
+// Cartesian executor's default: the rhs of state n stored by the launch
+// before, state and rhs in two buffers, 104 (196) B) measured 15.5 / 7.0,
+// slower than slots in every case, and was removed.
 #include <cuda_runtime.h>
 
 #include <cfloat>
@@ -90,12 +83,12 @@ struct MeshMinBlocks {
 
 template <class Real>
 struct MeshParams {
-  Real* h[2];                  // state, by parity
-  Real* hu[2];
-  Real* hv[2];
-  Real* rh[2];                 // rhs of the state, by parity
-  Real* rhu[2];
-  Real* rhv[2];
+  Real* h;                     // state
+  Real* hu;
+  Real* hv;
+  Real* rh;                    // rhs of the state
+  Real* rhu;
+  Real* rhv;
   const Real* z;               // bed, NaN: inactive cell
   const Real* inv_area;
   const BoundaryCondition<Real>* boundary;  // by boundary group
@@ -159,21 +152,10 @@ __device__ __forceinline__ unsigned long long cell_rate_bits(const MeshCellSum<R
   return finite_value(rhs.h) ? e : kNonFinite;
 }
 
-// Cell c of the state in buffer b, as the edges need it.
+// Cell c of the state, as the edges need it.
 template <class Real>
-__device__ __forceinline__ CellPrimitive<Real> load_primitive(const MeshParams<Real>& P, int b, mesh_index c) {
-  return cell_primitive(State<Real>{ldg(P.h[b] + c), ldg(P.hu[b] + c), ldg(P.hv[b] + c)}, ldg(P.z + c), P.phys);
-}
-
-// Cell c (bed z) after a step of dt from buffer b and its rhs: advance_cell
-// where active, as MeshCpuBackend::apply_rhs. Every cell that needs it
-// computes it, with the same bits.
-template <class Real>
-__device__ __forceinline__ State<Real> stepped_state(const MeshParams<Real>& P, int b, mesh_index c, Real z,
-                                                     Real dt) {
-  const State<Real> q{ldg(P.h[b] + c), ldg(P.hu[b] + c), ldg(P.hv[b] + c)};
-  if (math::is_nan(z)) return q;  // inactive: no edges, no update
-  return advance_cell(q, State<Real>{ldg(P.rh[b] + c), ldg(P.rhu[b] + c), ldg(P.rhv[b] + c)}, dt, P.phys);
+__device__ __forceinline__ CellPrimitive<Real> load_primitive(const MeshParams<Real>& P, mesh_index c) {
+  return cell_primitive(State<Real>{ldg(P.h + c), ldg(P.hu + c), ldg(P.hv + c)}, ldg(P.z + c), P.phys);
 }
 
 // Edge fluctuations seen from one cell of the edge: `me` is the cell,
@@ -218,17 +200,16 @@ __device__ __forceinline__ MeshCellSum<Real> slot_cell_sum(const MeshParams<Real
   return s;
 }
 
-// The rhs and rate of the state in buffer 0 (the two-pass designs' first
-// pass, and the first state of the lagged design): cells in a grid-stride
-// loop (a few blocks per SM, so that few blocks reach the rate's
-// atomicMax), rhs stored in buffer 0, largest rate into slot A.slot.
+// The rhs and rate of the state (the first pass of the cell designs):
+// cells in a grid-stride loop (a few blocks per SM, so that few blocks
+// reach the rate's atomicMax), rhs stored, largest rate into slot A.slot.
 // kSlots: 3 or 4 for the slots layout, 0 for the shared body.
 template <class Real, int kSlots>
 __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
     cell_rhs_kernel(const MeshParams<Real> P, const Launch A) {
   const Ctrl c = P.ctrl[A.slot];
   if (!step_wanted(c, A)) return;  // the same on every thread: no block is left in block_max_to
-  const MeshState<Real> q{P.h[0], P.hu[0], P.hv[0]};
+  const MeshState<Real> q{P.h, P.hu, P.hv};
   unsigned long long best = 0;
   const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
   for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < P.cells; i += stride) {
@@ -237,14 +218,14 @@ __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
     if constexpr (kSlots == 0) {
       s = mesh_cell_sum(P.mesh, q, cell, P.phys);
     } else {
-      s = slot_cell_sum<Real, kSlots>(P, cell, load_primitive(P, 0, cell),
-                                      [&P](mesh_index nb) { return load_primitive(P, 0, nb); });
+      s = slot_cell_sum<Real, kSlots>(P, cell, load_primitive(P, cell),
+                                      [&P](mesh_index nb) { return load_primitive(P, nb); });
     }
     const Real inv_area = ldg(P.inv_area + i);
     const State<Real> r = s.rhs(inv_area);
-    P.rh[0][i] = r.h;
-    P.rhu[0][i] = r.hu;
-    P.rhv[0][i] = r.hv;
+    P.rh[i] = r.h;
+    P.rhu[i] = r.hu;
+    P.rhv[i] = r.hv;
     const unsigned long long e = cell_rate_bits(s, inv_area, r);
     best = e > best ? e : best;
   }
@@ -267,10 +248,10 @@ __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
   const Real nx = ldg(P.mesh.edge_nx + e);
   const Real ny = ldg(P.mesh.edge_ny + e);
   const Real length = ldg(P.mesh.edge_length + e);
-  const CellPrimitive<Real> left = load_primitive(P, 0, l);
+  const CellPrimitive<Real> left = load_primitive(P, l);
   // evaluate_mesh_edge, with the boundary state selected rather than branched to.
   const CellPrimitive<Real> right =
-      r >= 0 ? load_primitive(P, 0, r) : boundary_primitive(left, nx, ny, P.boundary[boundary_group(r)], P.phys);
+      r >= 0 ? load_primitive(P, r) : boundary_primitive(left, nx, ny, P.boundary[boundary_group(r)], P.phys);
   const EdgeFluctuation<Real> f = mesh_edge(left, right, nx, ny, P.phys);
   P.fl_h[e] = length * f.to_left.h;
   P.fl_hu[e] = length * f.to_left.hu;
@@ -306,9 +287,9 @@ __global__ void __launch_bounds__(kBlockThreads) edge_gather_kernel(const MeshPa
     }
     const Real inv_area = ldg(P.inv_area + i);
     const State<Real> r = s.rhs(inv_area);
-    P.rh[0][i] = r.h;
-    P.rhu[0][i] = r.hu;
-    P.rhv[0][i] = r.hv;
+    P.rh[i] = r.h;
+    P.rhu[i] = r.hu;
+    P.rhv[i] = r.hv;
     const unsigned long long e = cell_rate_bits(s, inv_area, r);
     best = e > best ? e : best;
   }
@@ -320,13 +301,10 @@ __global__ void __launch_bounds__(kBlockThreads) edge_gather_kernel(const MeshPa
 // step_prologue of the Cartesian kernels (step_kernels.cuh) for the mesh
 // parameters: dt exactly as MeshCpuBackend::step with dt_max =
 // min(A.dt_max, target - t), the new time as Backend::advance sets it.
-// Thread 0 of block 0 fills slot A.slot + 1: two-pass (kLagged false), with
-// its rate reset for the next first pass and the parity kept; lagged, with
-// the parity flipped and its rate left to this launch's atomicMax (cleared
-// by the launch before), and the rate of the slot after cleared for the
-// next launch. Returns whether a step is taken; t_out: the time of the
-// input state.
-template <class Real, bool kLagged>
+// Thread 0 of block 0 fills slot A.slot + 1, with its rate reset for the
+// next first pass (Ctrl::parity stays 0: the state has one buffer). Returns
+// whether a step is taken; t_out: the time of the input state.
+template <class Real>
 __device__ __forceinline__ bool mesh_step_prologue(const MeshParams<Real>& P, const Launch& A, const Ctrl& c,
                                                    double& dt_out, double& t_out) {
   const double t = A.use_t_in ? A.t_in : c.t;
@@ -345,21 +323,18 @@ __device__ __forceinline__ bool mesh_step_prologue(const MeshParams<Real>& P, co
       o->steps = c.steps + 1;
       o->dt = dt;
       o->t_max = t + dt;
-      o->parity = kLagged ? 1 - c.parity : c.parity;
       o->status = 0;
       o->stepped = 1;
-      if (!kLagged) o->rate_bits = 0;  // the next first pass accumulates into it
+      o->rate_bits = 0;  // the next first pass accumulates into it
     } else {
       o->t = t;
       o->steps = c.steps;
       o->dt = c.dt;
       o->t_max = c.t_max;
-      o->parity = c.parity;
       o->status = (wanted && !finite) ? 1 : c.status;
       o->stepped = 0;
       o->rate_bits = c.rate_bits;
     }
-    if (kLagged) P.ctrl[(A.slot + 2) % 3].rate_bits = 0;
   }
   dt_out = dt;
   t_out = t;
@@ -386,68 +361,25 @@ template <class Real>
 __global__ void __launch_bounds__(kUpdateThreads) update_kernel(const MeshParams<Real> P, const Launch A) {
   const Ctrl c = P.ctrl[A.slot];
   double dt = 0, t = 0;
-  if (!mesh_step_prologue<Real, false>(P, A, c, dt, t)) return;
+  if (!mesh_step_prologue<Real>(P, A, c, dt, t)) return;
   const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= P.cells) return;
-  State<Real> q{P.h[0][i], P.hu[0][i], P.hv[0][i]};
+  State<Real> q{P.h[i], P.hu[i], P.hv[i]};
   if (!math::is_nan(P.z[i])) {  // inactive: no edges, no update
-    q = advance_cell(q, State<Real>{P.rh[0][i], P.rhu[0][i], P.rhv[0][i]}, static_cast<Real>(dt), P.phys);
-    P.h[0][i] = q.h;
-    P.hu[0][i] = q.hu;
-    P.hv[0][i] = q.hv;
+    q = advance_cell(q, State<Real>{P.rh[i], P.rhu[i], P.rhv[i]}, static_cast<Real>(dt), P.phys);
+    P.h[i] = q.h;
+    P.hu[i] = q.hu;
+    P.hv[i] = q.hv;
   }
   if (P.max_h) update_cell_maxima(P, i, q, t + dt);
 }
 
-// ---------------------------------------------------------------- lagged
-
-// One step of the lagged design from the state in buffer `in` (its rhs and
-// rate stored by the launch before): state n+1 of each cell and of its
-// neighbours, the cell's edges on state n+1, state n+1 and its rhs into
-// buffer 1 - in, the largest rate of state n+1 into slot A.slot + 1, the
-// maxima at t + dt. The same arithmetic as update_kernel followed by
-// cell_rhs_kernel.
-template <class Real, int kSlots>
-__global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
-    lagged_kernel(const MeshParams<Real> P, const Launch A) {
-  const Ctrl c = P.ctrl[A.slot];
-  double dt_d = 0, t = 0;
-  if (!mesh_step_prologue<Real, true>(P, A, c, dt_d, t)) return;  // the same on every thread
-  const Real dt = static_cast<Real>(dt_d);
-  const double t_new = t + dt_d;
-  const int in = c.parity, out = 1 - c.parity;
-  unsigned long long best = 0;
-  const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
-  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < P.cells; i += stride) {
-    const auto cell = static_cast<mesh_index>(i);
-    const Real z = ldg(P.z + i);
-    const State<Real> q1 = stepped_state(P, in, cell, z, dt);
-    const MeshCellSum<Real> s =
-        slot_cell_sum<Real, kSlots>(P, cell, cell_primitive(q1, z, P.phys), [&P, in, dt](mesh_index nb) {
-          const Real znb = ldg(P.z + nb);
-          return cell_primitive(stepped_state(P, in, nb, znb, dt), znb, P.phys);
-        });
-    P.h[out][i] = q1.h;
-    P.hu[out][i] = q1.hu;
-    P.hv[out][i] = q1.hv;
-    const Real inv_area = ldg(P.inv_area + i);
-    const State<Real> r = s.rhs(inv_area);
-    P.rh[out][i] = r.h;
-    P.rhu[out][i] = r.hu;
-    P.rhv[out][i] = r.hv;
-    const unsigned long long e = cell_rate_bits(s, inv_area, r);
-    best = e > best ? e : best;
-    if (P.max_h) update_cell_maxima(P, i, q1, t_new);
-  }
-  block_max_to(best, &P.ctrl[(A.slot + 1) % 3].rate_bits);
-}
-
-// The maxima of the state in buffer 0 as it is, at time t (the initial state).
+// The maxima of the state as it is, at time t (the initial state).
 template <class Real>
 __global__ void maxima_kernel(const MeshParams<Real> P, double t) {
   const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= P.cells) return;
-  update_cell_maxima(P, i, State<Real>{P.h[0][i], P.hu[0][i], P.hv[0][i]}, t);
+  update_cell_maxima(P, i, State<Real>{P.h[i], P.hu[i], P.hv[i]}, t);
 }
 
 } // namespace shallows::cudax::mesh

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "batched_advance.cuh"
 #include "cuda_check.cuh"
 #include "device_array.cuh"
 #include "read_back.cuh"
@@ -153,22 +154,11 @@ class CudaRoe3Backend final : public CudaBackend {
   }
 
   AdvanceResult advance(double t, double target, index_t max_steps) override {
-    AdvanceResult r{t, 0, 0};
-    if (!(t < target) || max_steps <= 0) return r;
+    if (!(t < target) || max_steps <= 0) return {t, 0, 0};
     set_limits(t, target, std::numeric_limits<double>::infinity(), max_steps);
-    index_t batch = 4;
-    for (;;) {
-      launch_steps(batch);
-      const Roe3Ctrl c = fetch_ctrl();
-      if (c.status != 0) throw not_finite(c.t);
-      r = {c.t, static_cast<index_t>(c.steps), c.dt};
-      if (!(c.t < target) || c.steps >= max_steps) break;
-      // Next batch: the steps still needed at the last dt, within [1, 256].
-      double want = c.dt > 0 ? std::ceil((target - c.t) / c.dt) : 1.0;
-      want = std::min(want, static_cast<double>(max_steps - c.steps));
-      batch = static_cast<index_t>(std::clamp(want, 1.0, 256.0));
-    }
-    return r;
+    return cudax::advance_in_batches(
+        t, target, max_steps, 256, [&](index_t batch) { launch_steps(batch); }, [&] { return fetch_ctrl(); },
+        [&](double at) { return not_finite(at); });
   }
 
   void read_state(Fields& out) const override {

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Backend::advance for the CUDA executors, whose time control lives on the
+// device: a step launched once the target time or the step limit is reached
+// does nothing, so the host queues a batch of steps and synchronises once per
+// batch, sizing the next batch from the last dt.
+#include <algorithm>
+#include <cmath>
+
+#include "shallows/solver/backend.hpp"
+
+namespace shallows::cudax {
+
+// launch(n) queues n steps; fetch() waits for them and returns the device's
+// time control (t, steps since the start, last dt, status); not_finite(t)
+// makes the error thrown when status says the solution is no longer finite.
+template <class Launch, class Fetch, class NotFinite>
+AdvanceResult advance_in_batches(double t, double target, index_t max_steps, index_t max_batch, Launch&& launch,
+                                 Fetch&& fetch, NotFinite&& not_finite) {
+  AdvanceResult r{t, 0, 0};
+  index_t batch = 4;
+  for (;;) {
+    launch(batch);
+    const auto c = fetch();
+    if (c.status != 0) throw not_finite(c.t);
+    r = {c.t, static_cast<index_t>(c.steps), c.dt};
+    if (!(c.t < target) || c.steps >= max_steps) break;
+    // Next batch: the steps still needed at the last dt, within [1, max_batch].
+    double want = c.dt > 0 ? std::ceil((target - c.t) / c.dt) : 1.0;
+    want = std::min(want, static_cast<double>(max_steps - c.steps));
+    batch = static_cast<index_t>(std::clamp(want, 1.0, static_cast<double>(max_batch)));
+  }
+  return r;
+}
+
+} // namespace shallows::cudax
