@@ -269,6 +269,12 @@ class NetcdfWriter final : public FormatWriter {
     text(var_face_area_, "mesh", "mesh");
     text(var_face_area_, "location", "face");
     text(var_face_area_, "coordinates", "mesh_face_x mesh_face_y");
+    // The element tag of each face in the mesh file: faces are in the run's
+    // (renumbered) order, this maps them back. Exact in double up to 2^53.
+    check(nc_def_var(ncid_, "mesh_face_tag", NC_DOUBLE, 1, &space_[0], &var_face_tag_), "define mesh_face_tag");
+    text(var_face_tag_, "long_name", "element tag of the face in the mesh file");
+    text(var_face_tag_, "mesh", "mesh");
+    text(var_face_tag_, "location", "face");
     if (edges) {
       const int edge_dims[2] = {dim_edge_, dim_two_};
       var_edge_nodes_ =
@@ -294,6 +300,14 @@ class NetcdfWriter final : public FormatWriter {
     check(nc_put_var_double(ncid_, var_face_x_, m.cell_x.data()), "write mesh_face_x");
     check(nc_put_var_double(ncid_, var_face_y_, m.cell_y.data()), "write mesh_face_y");
     check(nc_put_var_double(ncid_, var_face_area_, m.cell_area.data()), "write mesh_face_area");
+    if (m.cell_tag.size() == m.cell_area.size()) {
+      const std::vector<double> tags(m.cell_tag.begin(), m.cell_tag.end());
+      check(nc_put_var_double(ncid_, var_face_tag_, tags.data()), "write mesh_face_tag");
+    } else {  // a mesh built by hand, without tags: 1, 2, 3, ...
+      std::vector<double> tags(m.cell_area.size());
+      for (std::size_t k = 0; k < tags.size(); ++k) tags[k] = static_cast<double>(k + 1);
+      check(nc_put_var_double(ncid_, var_face_tag_, tags.data()), "write mesh_face_tag");
+    }
     if (mesh_edges()) {
       std::vector<int> nodes(2 * m.edge_node0.size());
       for (std::size_t e = 0; e < m.edge_node0.size(); ++e) {
@@ -354,7 +368,7 @@ class NetcdfWriter final : public FormatWriter {
   int var_max_h_ = 0, var_max_speed_ = 0, var_arrival_ = 0, var_threshold_ = 0;
   int dim_node_ = 0, dim_face_nodes_ = 0, dim_edge_ = 0, dim_two_ = 0;
   int var_mesh_ = 0, var_node_x_ = 0, var_node_y_ = 0, var_face_nodes_ = 0, var_face_x_ = 0, var_face_y_ = 0;
-  int var_face_area_ = 0, var_edge_nodes_ = 0;
+  int var_face_area_ = 0, var_face_tag_ = 0, var_edge_nodes_ = 0;
   std::vector<float> buf_;
 };
 

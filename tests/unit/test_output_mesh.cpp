@@ -253,6 +253,7 @@ TEST_F(OutputMeshTest, NetcdfFollowsUgrid) {
   EXPECT_DOUBLE_EQ(fx[tri_dry], x_off + 70.0 / 3);
   EXPECT_DOUBLE_EQ(fy[tri_off], y_off + 40.0 / 3);
   EXPECT_EQ(read_double(nc, "mesh_face_area", 3)[quad], 200.0);
+  EXPECT_EQ(read_double(nc, "mesh_face_tag", 3), (std::vector<double>{10, 11, 12}));
   const std::vector<double> time = read_double(nc, "time", 2);
   EXPECT_EQ(time[1], t1);
 
