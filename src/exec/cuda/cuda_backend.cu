@@ -253,8 +253,8 @@ class CudaExecutor final : public CudaBackend {
     if (track_maxima_) {
       SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_h_.get(), 0, cells * sizeof(double), stream_));
       SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_speed_.get(), 0, cells * sizeof(double), stream_));
-      // All bits set: a NaN, "never arrived".
-      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(arrival_.get(), 0xff, cells * sizeof(double), stream_));
+      // "Never arrived": the host's quiet NaN, so that output files hold the CPU run's bits.
+      arrival_.fill_async(std::numeric_limits<double>::quiet_NaN(), stream_);
       launch_maxima(0, true, 0.0);
     }
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));

@@ -303,8 +303,8 @@ class CudaMeshExecutor final : public CudaBackend {
     if (track_maxima_) {
       SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_h_.get(), 0, n * sizeof(double), stream_));
       SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_speed_.get(), 0, n * sizeof(double), stream_));
-      // All bits set: a NaN, "never arrived".
-      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(arrival_.get(), 0xff, n * sizeof(double), stream_));
+      // "Never arrived": the host's quiet NaN, so that output files hold the CPU run's bits.
+      arrival_.fill_async(std::numeric_limits<double>::quiet_NaN(), stream_);
       cudax::mesh::maxima_kernel<Real><<<update_blocks_, cudax::mesh::kUpdateThreads, 0, stream_>>>(P_, 0.0);
       SHALLOWS_CUDA_CHECK_LAUNCH("mesh maxima_kernel");
     }

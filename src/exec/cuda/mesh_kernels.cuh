@@ -50,6 +50,7 @@
 #include <climits>
 
 #include "shallows/mesh/structured/grid.hpp"  // step_kernels.cuh uses it
+#include "shallows/physics/flow_speed.hpp"
 #include "shallows/mesh/unstructured/mesh_edges.hpp"
 #include "shallows/physics/cell_update.hpp"
 #include "step_kernels.cuh"
@@ -346,7 +347,7 @@ template <class Real>
 __device__ __forceinline__ void update_cell_maxima(const MeshParams<Real>& P, index_t i, State<Real> q, double t) {
   const double hc = static_cast<double>(q.h);
   if (!(hc > static_cast<double>(P.phys.h_dry))) return;
-  const double speed = hypot(static_cast<double>(q.hu), static_cast<double>(q.hv)) / hc;
+  const double speed = flow_speed(static_cast<double>(q.hu), static_cast<double>(q.hv), hc);
   // std::max(m, x) is m < x ? x : m; the store is skipped where it would not change m.
   const double mh = P.max_h[i];
   if (mh < hc) P.max_h[i] = hc;

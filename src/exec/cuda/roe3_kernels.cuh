@@ -23,6 +23,7 @@
 // the kernels of a step return at once when it is not.
 #include <cuda_runtime.h>
 
+#include "shallows/physics/flow_speed.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/numerics/roe3.hpp"
 #include "shallows/numerics/ssp_rk3.hpp"
@@ -292,7 +293,7 @@ __global__ void maxima_kernel(StateArrays<Real> a, Grid g, double h_dry, double 
   const index_t c = g.index(k % g.nx, k / g.nx);
   const double hc = static_cast<double>(a.h[c]);
   if (hc <= h_dry) return;
-  const double speed = hypot(static_cast<double>(a.hu[c]), static_cast<double>(a.hv[c])) / hc;
+  const double speed = flow_speed(static_cast<double>(a.hu[c]), static_cast<double>(a.hv[c]), hc);
   max_h[k] = fmax(max_h[k], hc);
   max_speed[k] = fmax(max_speed[k], speed);
   if (isnan(arrival[k]) && hc > threshold) arrival[k] = ctrl ? ctrl->t_max : 0.0;

@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "shallows/physics/flow_speed.hpp"
 #include "shallows/bc/boundary.hpp"
 #include "shallows/mesh/structured/cartesian_edges.hpp"
 #include "shallows/physics/cell_update.hpp"
@@ -783,7 +784,7 @@ __global__ void maxima_kernel(const Params<Real> P, int slot, int use_fixed, dou
     const index_t k = P.index(i, j);
     const double hc = static_cast<double>(P.h[c.parity][k]);
     if (hc <= h_dry) continue;
-    const double speed = hypot(static_cast<double>(P.hu[c.parity][k]), static_cast<double>(P.hv[c.parity][k])) / hc;
+    const double speed = flow_speed(static_cast<double>(P.hu[c.parity][k]), static_cast<double>(P.hv[c.parity][k]), hc);
     max_h[n] = max_h[n] > hc ? max_h[n] : hc;
     max_speed[n] = max_speed[n] > speed ? max_speed[n] : speed;
     if (isnan(arrival[n]) && hc > arrival_threshold) arrival[n] = t;

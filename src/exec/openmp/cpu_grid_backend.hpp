@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "shallows/physics/flow_speed.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/solver/backend.hpp"
@@ -101,7 +102,7 @@ class CpuGridBackend : public Backend {
         const auto k = static_cast<std::size_t>(j * g.nx + i);
         const double hc = static_cast<double>(fields_.h[c]);
         if (hc <= h_dry) continue;
-        const double speed = std::hypot(static_cast<double>(fields_.hu[c]), static_cast<double>(fields_.hv[c])) / hc;
+        const double speed = flow_speed(static_cast<double>(fields_.hu[c]), static_cast<double>(fields_.hv[c]), hc);
         max_h_[k] = std::max(max_h_[k], hc);
         max_speed_[k] = std::max(max_speed_[k], speed);
         if (std::isnan(arrival_[k]) && hc > arrival_threshold_) arrival_[k] = t;

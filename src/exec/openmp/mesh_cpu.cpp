@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "shallows/physics/flow_speed.hpp"
 #include "shallows/exec/cpu_backend.hpp"
 #include "shallows/exec/mesh_fields.hpp"
 #include "shallows/physics/cell_update.hpp"
@@ -213,7 +214,7 @@ class MeshCpuBackend final : public Backend {
       const auto k = static_cast<std::size_t>(c);
       const double hc = static_cast<double>(mesh_.h[k]);
       if (!(hc > h_dry)) continue;
-      const double speed = std::hypot(static_cast<double>(mesh_.hu[k]), static_cast<double>(mesh_.hv[k])) / hc;
+      const double speed = flow_speed(static_cast<double>(mesh_.hu[k]), static_cast<double>(mesh_.hv[k]), hc);
       max_h_[k] = std::max(max_h_[k], hc);
       max_speed_[k] = std::max(max_speed_[k], speed);
       if (std::isnan(arrival_[k]) && hc > arrival_threshold_) arrival_[k] = t;
