@@ -13,6 +13,7 @@
 #include "bench.hpp"
 
 #include <CLI/CLI.hpp>
+#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -487,6 +488,24 @@ std::string today() {
   return buf;
 }
 
+std::string check_threads(const std::string& value, bool allow_zero) {
+  long long n = 0;
+  std::size_t used = 0;
+  try {
+    n = std::stoll(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != value.size() || value.empty()) return "'" + value + "' is not a whole number of threads";
+  const int procs = omp_get_num_procs();
+  if (n == 0 && allow_zero) return "";
+  if (n < 1) return std::string("must be at least 1") + (allow_zero ? " (or 0 for all cores)" : " (leave it out for all cores)");
+  if (n > 4LL * procs)
+    return "at most 4 x the " + std::to_string(procs) + " processors of this machine (" + std::to_string(4 * procs) +
+           "), found " + value;
+  return "";
+}
+
 void add_bench_options(CLI::App& sub, BenchOptions& o) {
   sub.add_option("-b,--backend", o.backend, "Executor")->check(CLI::IsMember({"cpu", "cuda"}));
   sub.add_option("-c,--case", o.case_name,
@@ -494,7 +513,8 @@ void add_bench_options(CLI::App& sub, BenchOptions& o) {
       ->check(CLI::IsMember({"s004-t1", "s004-t2", "s000-t1", "s003-t3", "s004-t1-mesh", "s004-t2-mesh"}));
   sub.add_option("-n,--sizes", o.sizes, "Cells per side (S004, S003 cases)")->delimiter(',');
   sub.add_option("-p,--precision", o.precisions)->delimiter(',')->check(CLI::IsMember({"float", "double"}));
-  sub.add_option("-t,--threads", o.threads, "CPU threads (0: all)");
+  sub.add_option("-t,--threads", o.threads, "CPU threads (0: all)")
+      ->check(CLI::Validator([](std::string& v) { return check_threads(v, true); }, "THREADS"));
   sub.add_option("-s,--seconds", o.seconds, "Time to run each configuration (S004 cases)");
   sub.add_option("--level", o.level, "S000-T1 mesh Q_k: nx = 100 * 2^k, ny = 10 * 2^k")->check(CLI::Range(0, 8));
   sub.add_option("--t-end", o.t_end, "S000-T1 end time (s)");

@@ -34,6 +34,11 @@ struct BenchOptions {
 };
 
 void add_bench_options(CLI::App& sub, BenchOptions& o);
+
+// Checks a thread count: 1 to 4 x the processors of this machine (more only
+// oversubscribes the cores: thousands of threads stall a run). allow_zero: 0
+// means all cores.
+std::string check_threads(const std::string& value, bool allow_zero);
 int bench_command(const BenchOptions& o);
 
 // The mesh workloads (app/bench_mesh.cpp); appends results-file rows to `rows`.

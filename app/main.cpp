@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
   run->add_option("case", case_file, "Case file (TOML); omit to run the built-in default case")
       ->check(CLI::ExistingFile);
   run->add_option("-o,--output", output_dir, "Output folder (overrides output.dir)");
-  run->add_option("-t,--threads", threads, "CPU threads (default: all cores)")->check(CLI::PositiveNumber);
+  run->add_option("-t,--threads", threads, "CPU threads (default: all cores)")
+      ->check(CLI::Validator([](std::string& v) { return shallows::cli::check_threads(v, false); }, "THREADS"));
   run->add_option("-p,--precision", precision, "Arithmetic precision")->check(CLI::IsMember({"float", "double"}));
   run->add_option("-b,--backend", backend, "Executor")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   run->add_option("-s,--set", sets, "Override a case key, e.g. --set domain.nx=400 (repeatable)");

@@ -50,7 +50,7 @@ const std::vector<Section>& sections() {
       {"physics", {"g", "manning", "dry_tolerance"}},
       {"numerics", {"scheme", "cfl", "precision"}},
       {"time", {"end", "output_every", "output_times"}},
-      {"output", {"dir", "format", "gauges", "arrival_threshold"}},
+      {"output", {"dir", "format", "gauges", "arrival_threshold", "precision"}},
   };
   return s;
 }
@@ -632,8 +632,9 @@ Extent extent_of(const Grid& g, const UnstructuredMesh* mesh) {
   return {*xlo, *xhi, *ylo, *yhi};
 }
 
-OutputSettings read_output(const Reader& rd, const toml::table* o, const Extent& g) {
+OutputSettings read_output(const Reader& rd, const toml::table* o, const Extent& g, Precision run_precision) {
   OutputSettings out;
+  out.precision = run_precision;
   if (!o) return out;
   rd.check_keys(*o, "output", find_section("output")->keys);
   if (auto dir = rd.string(*o, "output", "dir")) {
@@ -662,6 +663,14 @@ OutputSettings read_output(const Reader& rd, const toml::table* o, const Extent&
       }
       if (std::find(out.formats.begin(), out.formats.end(), v) == out.formats.end()) out.formats.push_back(v);
     }
+  }
+  if (auto s = rd.string(*o, "output", "precision")) {
+    if (*s == "double")
+      out.precision = Precision::double_precision;
+    else if (*s == "float")
+      out.precision = Precision::single_precision;
+    else
+      rd.fail_at("output.precision", "unknown precision '" + clip(*s) + "' (valid: float, double)");
   }
   if (auto a = rd.number(*o, "output", "arrival_threshold")) {
     if (!(*a > 0)) rd.fail_at("output.arrival_threshold", "must be > 0 (m), found " + num(*a));
@@ -975,7 +984,7 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
   if (mesh && p.scheme != Scheme::roe1)
     rd.fail_at("numerics.scheme", "unstructured meshes run the first-order scheme only (\"roe1\")");
 
-  c.output = read_output(rd, rd.table(root, "", "output"), extent_of(p.grid, mesh.get()));
+  c.output = read_output(rd, rd.table(root, "", "output"), extent_of(p.grid, mesh.get()), p.precision);
   return c;
 }
 

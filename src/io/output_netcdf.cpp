@@ -31,6 +31,7 @@ std::unique_ptr<FormatWriter> make_netcdf_writer(const Context&) {
 namespace {
 
 constexpr float fill = NC_FILL_FLOAT;
+constexpr double fill_double = NC_FILL_DOUBLE;
 
 struct VarSpec {
   const char* name;
@@ -73,13 +74,14 @@ struct NcHandle {
 class NetcdfWriter final : public FormatWriter {
  public:
   explicit NetcdfWriter(const Context& ctx)
-      : ctx_(ctx), final_(ctx.settings.dir / "output.nc"), part_(part_path(final_)) {
+      : ctx_(ctx), final_(ctx.settings.dir / "output.nc"), part_(part_path(final_)),
+        doubles_(ctx.settings.precision == Precision::double_precision) {
     remove_stale(final_);
     // 64-bit offset (CDF-2) is read by every NetCDF tool but limits a record
     // variable to 4 GiB per time, and other variables to 4 GiB; larger grids
     // need CDF-5. A mesh's largest variable is mesh_face_nodes, 16 bytes a cell
     // (its edges take about as much).
-    const double bytes_per_cell = ctx.mesh ? 16.0 : 4.0;
+    const double bytes_per_cell = ctx.mesh ? 16.0 : (doubles_ ? 8.0 : 4.0);
     const bool huge = double(ctx.cells()) * bytes_per_cell > 4.0e9;
     check(nc_create(part_.c_str(), NC_CLOBBER | (huge ? NC_64BIT_DATA : NC_64BIT_OFFSET), &nc_.id), "create");
     ncid_ = nc_.id;
@@ -150,9 +152,28 @@ class NetcdfWriter final : public FormatWriter {
   void write(const Frame& f) override {
     const std::vector<float>* fields[6] = {&f.h, &f.hu, &f.hv, &f.u, &f.v, &f.eta};
     const std::size_t n = ctx_.cells();
-    buf_.resize(n);
     std::vector<std::size_t> start(count_.size(), 0);
     start[0] = records_;
+    if (doubles_) {
+      // The run's own digits: the written values derived again in double.
+      dbuf_.resize(n);
+      const Fields& raw = *f.raw;
+      for (std::size_t v = 0; v < 6; ++v) {
+        for (std::size_t k = 0; k < n; ++k) {
+          const CellValues c = cell_values(raw.h[k], raw.hu[k], raw.hv[k], ctx_.z[k], ctx_.h_dry);
+          const double values[6] = {c.h, c.hu, c.hv, c.u, c.v, c.eta};
+          dbuf_[k] = ctx_.inactive[k] ? fill_double : values[v];
+        }
+        check(nc_put_vara_double(ncid_, var_rec_[v], start.data(), count_.data(), dbuf_.data()),
+              (std::string("write ") + record_vars[v].name).c_str());
+      }
+      const std::size_t index = records_;
+      check(nc_put_var1_double(ncid_, var_time_, &index, &f.time), "write time");
+      check(nc_sync(ncid_), "sync");
+      ++records_;
+      return;
+    }
+    buf_.resize(n);
     for (std::size_t v = 0; v < 6; ++v) {
       const std::vector<float>& src = *fields[v];
       for (std::size_t k = 0; k < n; ++k) buf_[k] = ctx_.inactive[k] ? fill : src[k];
@@ -328,17 +349,21 @@ class NetcdfWriter final : public FormatWriter {
   void dbl(int var, const char* name, double value) {
     check(nc_put_att_double(ncid_, var, name, NC_DOUBLE, 1, &value), name);
   }
-  // A float field on the cells, per record (time first) or not.
+  // A field on the cells (float or double: output.precision), per record (time first) or not.
   int define(const VarSpec& s, bool record) {
     std::vector<int> dims;
     if (record) check(nc_inq_unlimdim(ncid_, &dims.emplace_back()), "time dimension");
     dims.insert(dims.end(), space_.begin(), space_.end());
     int id = 0;
-    check(nc_def_var(ncid_, s.name, NC_FLOAT, static_cast<int>(dims.size()), dims.data(), &id), s.name);
+    check(nc_def_var(ncid_, s.name, doubles_ ? NC_DOUBLE : NC_FLOAT, static_cast<int>(dims.size()), dims.data(), &id),
+          s.name);
     text(id, "long_name", s.long_name);
     if (s.standard_name) text(id, "standard_name", s.standard_name);
     text(id, "units", s.units);
-    check(nc_put_att_float(ncid_, id, "_FillValue", NC_FLOAT, 1, &fill), s.name);
+    if (doubles_)
+      check(nc_put_att_double(ncid_, id, "_FillValue", NC_DOUBLE, 1, &fill_double), s.name);
+    else
+      check(nc_put_att_float(ncid_, id, "_FillValue", NC_FLOAT, 1, &fill), s.name);
     if (ctx_.mesh) {
       text(id, "mesh", "mesh");
       text(id, "location", "face");
@@ -350,6 +375,12 @@ class NetcdfWriter final : public FormatWriter {
   // A field on the cells in double; NaN (inactive, or never arrived) -> fill.
   void put_field(int var, const std::vector<double>& src, const char* what) {
     const std::size_t n = ctx_.cells();
+    if (doubles_) {
+      dbuf_.resize(n);
+      for (std::size_t k = 0; k < n; ++k) dbuf_[k] = (ctx_.inactive[k] || std::isnan(src[k])) ? fill_double : src[k];
+      check(nc_put_var_double(ncid_, var, dbuf_.data()), what);
+      return;
+    }
     buf_.resize(n);
     for (std::size_t k = 0; k < n; ++k)
       buf_[k] = (ctx_.inactive[k] || std::isnan(src[k])) ? fill : static_cast<float>(src[k]);
@@ -369,7 +400,9 @@ class NetcdfWriter final : public FormatWriter {
   int dim_node_ = 0, dim_face_nodes_ = 0, dim_edge_ = 0, dim_two_ = 0;
   int var_mesh_ = 0, var_node_x_ = 0, var_node_y_ = 0, var_face_nodes_ = 0, var_face_x_ = 0, var_face_y_ = 0;
   int var_face_area_ = 0, var_face_tag_ = 0, var_edge_nodes_ = 0;
+  bool doubles_ = false;  // output.precision = "double"
   std::vector<float> buf_;
+  std::vector<double> dbuf_;
 };
 
 }  // namespace

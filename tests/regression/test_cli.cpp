@@ -116,3 +116,22 @@ TEST(Cli, VersionAndHelp) {
 }
 
 } // namespace
+
+namespace {
+
+// A thread count outside 1 .. 4 x the processors is refused with a message,
+// not a crash (100000 threads) or a stall (thousands on a few cores).
+TEST(Cli, ThreadCountIsBounded) {
+  for (const char* bad : {"0", "100000", "-2", "two"}) {
+    const Result r = shell("run --threads " + std::string(bad) + " --quiet --output " + temp_dir("threads").string());
+    EXPECT_NE(r.code, 0) << bad;
+    EXPECT_NE(r.output.find("--threads: "), std::string::npos) << bad << ": " << r.output;
+  }
+  const Result many = shell("run --threads 100000");
+  EXPECT_NE(many.output.find("at most 4 x the"), std::string::npos) << many.output;
+  const Result zero = shell("bench --threads -1 --seconds 0");
+  EXPECT_NE(zero.code, 0);
+  EXPECT_NE(zero.output.find("or 0 for all cores"), std::string::npos) << zero.output;
+}
+
+} // namespace

@@ -518,7 +518,7 @@ TEST_F(CaseTest, UnknownKeySuggestsClosest) {
   EXPECT_EQ(error_of(kBase + "[output]\ngauges = [{ nam = \"a\", x = 1, y = 11 }]\n"),
             "case.toml: unknown key 'output.gauges[0].nam' (did you mean 'output.gauges[0].name'?)");
   const std::string e = error_of(kBase + "[output]\nzzzzzzzzzzzzzzzzzzz = 1\n");
-  EXPECT_EQ(e, "case.toml: unknown key 'output.zzzzzzzzzzzzzzzzzzz' (valid: dir, format, gauges, arrival_threshold)");
+  EXPECT_EQ(e, "case.toml: unknown key 'output.zzzzzzzzzzzzzzzzzzz' (valid: dir, format, gauges, arrival_threshold, precision)");
   EXPECT_NE(e.find("unknown key"), std::string::npos) << e;
 }
 
@@ -634,4 +634,14 @@ TEST_F(CaseTest, GaugeOutsideDomainNamesGauge) {
   ASSERT_EQ(c.output.gauges.size(), 2u);
   EXPECT_EQ(c.output.gauges[0].name, "g1");
   EXPECT_EQ(c.output.gauges[1].name, "g2");
+}
+
+TEST_F(CaseTest, OutputPrecisionFollowsTheRunUnlessGiven) {
+  EXPECT_EQ(parse(kBase).output.precision, Precision::double_precision);
+  EXPECT_EQ(parse(kBase + "[numerics]\nprecision = \"float\"\n").output.precision, Precision::single_precision);
+  EXPECT_EQ(parse(kBase + "[output]\nprecision = \"float\"\n").output.precision, Precision::single_precision);
+  EXPECT_EQ(parse(kBase + "[numerics]\nprecision = \"float\"\n[output]\nprecision = \"double\"\n").output.precision,
+            Precision::double_precision);
+  EXPECT_EQ(error_of(kBase + "[output]\nprecision = \"half\"\n"),
+            "case.toml: output.precision: unknown precision 'half' (valid: float, double)");
 }

@@ -152,6 +152,56 @@ NcVar read_float(int nc, const char* name, std::size_t count) {
   return v;
 }
 
+// output.precision = "double": every field comes back with the run's digits.
+TEST_F(OutputTest, NetcdfInDoubleKeepsEveryDigit) {
+  OutputSettings s = settings({"netcdf"});
+  s.gauges.clear();
+  s.precision = shallows::Precision::double_precision;
+  run(s);
+  int nc = -1;
+  nc_ok(nc_open((dir_ / "output.nc").c_str(), NC_NOWRITE, &nc));
+  const std::size_t n = nx * ny;
+  const auto read = [&](const char* name, std::size_t count) {
+    int id = -1;
+    nc_ok(nc_inq_varid(nc, name, &id));
+    nc_type type{};
+    nc_inq_vartype(nc, id, &type);
+    EXPECT_EQ(type, NC_DOUBLE) << name;
+    std::vector<double> v(count);
+    nc_ok(nc_get_var_double(nc, id, v.data()));
+    return v;
+  };
+  const std::vector<double> h = read("h", 2 * n), eta = read("eta", 2 * n), u = read("u", 2 * n);
+  const std::vector<double> max_h = read("max_h", n), arrival = read("arrival_time", n);
+  const Fields f1 = make_fields(1);
+  const Maxima m = make_maxima();
+  for (int j = 0; j < ny; ++j) {
+    for (int i = 0; i < nx; ++i) {
+      const std::size_t k = at(i, j);
+      if (i == off_i && j == off_j) {
+        EXPECT_EQ(h[n + k], NC_FILL_DOUBLE);
+        continue;
+      }
+      if (i == dry_i && j == dry_j) {
+        EXPECT_EQ(h[n + k], 0.0);
+        continue;
+      }
+      EXPECT_EQ(h[n + k], f1.h[k]) << i << ", " << j;  // bit for bit, not to float's 7 digits
+      EXPECT_EQ(eta[n + k], f1.h[k] + bed(i, j));
+      EXPECT_EQ(u[n + k], f1.hu[k] / f1.h[k]);
+      EXPECT_EQ(max_h[k], m.max_h[k]);
+      if (std::isnan(m.arrival_time[k])) {
+        EXPECT_EQ(arrival[k], NC_FILL_DOUBLE);
+      } else {
+        EXPECT_EQ(arrival[k], m.arrival_time[k]);
+      }
+    }
+  }
+  // The depths carry more than float's digits here, so the test tells the types apart.
+  EXPECT_NE(static_cast<double>(static_cast<float>(f1.h[at(1, 1)])), f1.h[at(1, 1)]);
+  nc_ok(nc_close(nc));
+}
+
 TEST_F(OutputTest, NetcdfHoldsCfVariablesAndValues) {
   run(settings({"netcdf"}));
   ASSERT_TRUE(fs::exists(dir_ / "output.nc"));

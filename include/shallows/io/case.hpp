@@ -29,6 +29,8 @@ struct OutputSettings {
   std::vector<std::string> formats{"netcdf"};  // any of netcdf, vtk, png
   std::vector<Gauge> gauges;
   double arrival_threshold = 0.01;  // depth (m) that defines arrival_time
+  // Floating-point type of output.nc's fields; a case file's default is the run's precision.
+  Precision precision = Precision::single_precision;
 };
 
 struct Case {
