@@ -4,6 +4,7 @@
 // Each output format is a FormatWriter; OutputWriter owns a Context (grid or
 // mesh, bed, dry threshold) that outlives them, derives the per-frame fields
 // once and hands them to every writer.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -83,6 +84,24 @@ struct Box {
   double x0, y0, x1, y1;
 };
 Box mesh_box(const UnstructuredMesh& mesh);
+
+// Bounding box of cell c's nodes.
+inline Box cell_box(const UnstructuredMesh& m, std::size_t c) {
+  Box b{m.node_x[static_cast<std::size_t>(m.cell_nodes[4 * c])], m.node_y[static_cast<std::size_t>(m.cell_nodes[4 * c])],
+        0, 0};
+  b.x1 = b.x0;
+  b.y1 = b.y0;
+  for (std::size_t s = 1; s < 4; ++s) {
+    const mesh_index node = m.cell_nodes[4 * c + s];
+    if (node < 0) continue;
+    const auto n = static_cast<std::size_t>(node);
+    b.x0 = std::min(b.x0, m.node_x[n]);
+    b.x1 = std::max(b.x1, m.node_x[n]);
+    b.y0 = std::min(b.y0, m.node_y[n]);
+    b.y1 = std::max(b.y1, m.node_y[n]);
+  }
+  return b;
+}
 
 // Whether cell c (convex, counter-clockwise) holds (x, y), its edges included
 // up to rounding: a point on a shared edge is in both cells.

@@ -63,16 +63,7 @@ std::vector<std::size_t> mesh_cells(const UnstructuredMesh& m, const std::vector
 #pragma omp for schedule(static)
     for (std::ptrdiff_t ci = 0; ci < n_cells; ++ci) {
       const auto c = static_cast<std::size_t>(ci);
-      double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
-      for (std::size_t s = 0; s < 4; ++s) {
-        const mesh_index node = m.cell_nodes[4 * c + s];
-        if (node < 0) continue;
-        const auto n = static_cast<std::size_t>(node);
-        x0 = std::min(x0, m.node_x[n]);
-        x1 = std::max(x1, m.node_x[n]);
-        y0 = std::min(y0, m.node_y[n]);
-        y1 = std::max(y1, m.node_y[n]);
-      }
+      const auto [x0, y0, x1, y1] = cell_box(m, c);
       // Margin for the edge tolerance of cell_contains.
       const double pad = 1e-9 * std::max(x1 - x0, y1 - y0);
       for (auto it = std::lower_bound(xs.begin(), xs.end(), x0 - pad); it != xs.end() && *it <= x1 + pad; ++it) {

@@ -281,16 +281,7 @@ std::vector<mesh_index> pixel_cells(const UnstructuredMesh& m, const Box& box, i
   for (std::ptrdiff_t ci = 0; ci < cells; ++ci) {
     const auto c = static_cast<std::size_t>(ci);
     const auto index = static_cast<mesh_index>(c);
-    double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
-    for (std::size_t s = 0; s < 4; ++s) {
-      const mesh_index node = m.cell_nodes[4 * c + s];
-      if (node < 0) continue;
-      const auto n = static_cast<std::size_t>(node);
-      x0 = std::min(x0, m.node_x[n]);
-      x1 = std::max(x1, m.node_x[n]);
-      y0 = std::min(y0, m.node_y[n]);
-      y1 = std::max(y1, m.node_y[n]);
-    }
+    const auto [x0, y0, x1, y1] = cell_box(m, c);
     // Pixel columns (rows from the south) whose centres lie in the cell's bounding box.
     constexpr double slack = 1e-9;
     const int i0 = std::max(0, static_cast<int>(std::ceil((x0 - box.x0) / dx - 0.5 - slack)));
