@@ -152,6 +152,8 @@ void OutputWriter::write(double time, const Fields& fields) {
   ++im.frames;
 }
 
+bool OutputWriter::writes_fields() const { return !impl_->writers.empty(); }
+
 void OutputWriter::finish(const Maxima& maxima) {
   Impl& im = *impl_;
   if (im.finished) throw std::logic_error("OutputWriter::finish called twice");

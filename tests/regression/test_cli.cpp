@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -57,6 +58,31 @@ TEST(Cli, RunWritesOutputsAndSummary) {
   EXPECT_TRUE(fs::exists(out / "output.pvd"));
   EXPECT_TRUE(fs::exists(out / "gauges.csv"));
   EXPECT_NE(r.output.find("cell-updates/s"), std::string::npos);
+}
+
+// summary.json's "key": number, or NaN when the key is missing.
+double summary_number(const std::string& summary, const std::string& key) {
+  const std::size_t at = summary.find("\"" + key + "\": ");
+  if (at == std::string::npos) return std::nan("");
+  return std::stod(summary.substr(at + key.size() + 4));
+}
+
+TEST(Cli, SummarySplitsTheWallTimeAndRatesTheStepping) {
+  const fs::path out = temp_dir("timing");
+  const Result r = shell("run " + kCase + " --output " + out.string() +
+                         " --threads 1 --set time.end=0.5 --set time.output_every=0.1 --set 'output.format=[\"vtk\"]'");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string summary = read(out / "summary.json");
+  const double parts[] = {summary_number(summary, "setup_seconds"), summary_number(summary, "stepping_seconds"),
+                          summary_number(summary, "output_wait_seconds"), summary_number(summary, "finish_seconds")};
+  double sum = 0;
+  for (double v : parts) {
+    EXPECT_GE(v, 0.0) << summary;
+    sum += v;
+  }
+  EXPECT_NEAR(summary_number(summary, "wall_seconds"), sum, 1e-12 * sum) << summary;
+  const double updates = summary_number(summary, "cells") * summary_number(summary, "steps");
+  EXPECT_NEAR(summary_number(summary, "cell_updates_per_second"), updates / parts[1], 1e-9 * updates / parts[1]);
 }
 
 TEST(Cli, PrecisionAndSetOverridesReachTheRun) {

@@ -22,8 +22,16 @@ struct RunSummary {
   index_t cells = 0;
   index_t steps = 0;
   double t_end = 0;
+  // Wall time split: set-up (backend, initial state on the device, output
+  // files opened), stepping (inside the time loop, outputs handed over),
+  // waiting for the output writer (a full queue, the last frames), and the
+  // end (maxima written, files closed). wall_seconds is their sum.
+  double setup_seconds = 0;
+  double stepping_seconds = 0;
+  double output_wait_seconds = 0;
+  double finish_seconds = 0;
   double wall_seconds = 0;
-  double cell_updates_per_second = 0;
+  double cell_updates_per_second = 0;  // over stepping_seconds
   double initial_volume = 0;
   double final_volume = 0;
   double relative_mass_change = 0;

@@ -785,9 +785,11 @@ __global__ void maxima_kernel(const Params<Real> P, int slot, int use_fixed, dou
     const double hc = static_cast<double>(P.h[c.parity][k]);
     if (hc <= h_dry) continue;
     const double speed = flow_speed(static_cast<double>(P.hu[c.parity][k]), static_cast<double>(P.hv[c.parity][k]), hc);
-    max_h[n] = max_h[n] > hc ? max_h[n] : hc;
-    max_speed[n] = max_speed[n] > speed ? max_speed[n] : speed;
-    if (isnan(arrival[n]) && hc > arrival_threshold) arrival[n] = t;
+    // Stored only where a maximum grows (once the wave has passed, nowhere):
+    // the kernel is bound by the bytes it moves.
+    if (!(max_h[n] >= hc)) max_h[n] = hc;
+    if (!(max_speed[n] >= speed)) max_speed[n] = speed;
+    if (hc > arrival_threshold && isnan(arrival[n])) arrival[n] = t;
   }
 }
 
