@@ -17,6 +17,7 @@
 #include "shallows/solver/simulation.hpp"
 #include "support/measures.hpp"
 #include "support/problems.hpp"
+#include "support/smooth_flows.hpp"
 
 namespace {
 
@@ -241,6 +242,33 @@ TEST(CudaSanitizer, SmallRoe3Run) {
     b->read_maxima(m);
     EXPECT_GT(b->volume(), 0.0);
   }
+}
+
+// Two members of the smooth-flow family (tests/convergence/test_order3_family.cpp)
+// on the GPU: the steady flow of issue 13 and the moving vortex, four grids
+// dx = 0.5 ... 0.0625 m, double; order >= 2.7 between the two finest.
+TEST(CudaRoe3, SmoothFlowFamilyIsThirdOrder) {
+  SHALLOWS_REQUIRE_GPU();
+  const double spacings[] = {0.5, 0.25, 0.125, 0.0625};
+  const test_support::BumpFlow b{0.5, 1.0, 0.1};
+  const test_support::MovingVortex v;
+  double bump_prev = 0, bump_order = 0, vortex_prev = 0, vortex_order = 0;
+  for (double dx : spacings) {
+    const Problem p = b.problem(dx, 2);
+    const double e = test_support::steady_error(b, p.grid, test_support::steady_state(b, p, "cuda")).h;
+    bump_order = bump_prev > 0 ? std::log2(bump_prev / e) : 0;
+    bump_prev = e;
+    const Problem pv = v.problem(dx);
+    Simulation sim(pv, options("cuda"));
+    sim.advance_to(1.0);
+    const double ev = test_support::l1_distance(sim.state(), v.exact(pv.grid, 1.0));
+    vortex_order = vortex_prev > 0 ? std::log2(vortex_prev / ev) : 0;
+    vortex_prev = ev;
+    std::printf("  dx %-7.4f bump L1(h) %.3e order %.2f | vortex L1 %.3e order %.2f\n", dx, e, bump_order, ev,
+                vortex_order);
+  }
+  EXPECT_GE(bump_order, 2.7);
+  EXPECT_GE(vortex_order, 2.7);
 }
 
 } // namespace

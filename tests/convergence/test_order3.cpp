@@ -24,6 +24,7 @@
 
 #include "shallows/solver/simulation.hpp"
 #include "support/problems.hpp"
+#include "support/smooth_flows.hpp"
 
 namespace {
 
@@ -31,17 +32,7 @@ using namespace shallows;
 
 constexpr double g = 9.81;
 
-// 5-point Gauss-Legendre average of f over [a, b].
-template <class F>
-double gauss_average(double a, double b, F f) {
-  static const double xs[5] = {-0.9061798459386640, -0.5384693101056831, 0.0, 0.5384693101056831,
-                               0.9061798459386640};
-  static const double ws[5] = {0.2369268850561891, 0.4786286704993665, 0.5688888888888889, 0.4786286704993665,
-                               0.2369268850561891};
-  double s = 0;
-  for (int k = 0; k < 5; ++k) s += ws[k] * f(0.5 * (a + b) + 0.5 * (b - a) * xs[k]);
-  return 0.5 * s;
-}
+using test_support::gauss_average;
 
 // ---------------------------------------------------------------- S003-T2
 
@@ -171,31 +162,11 @@ TEST(Order3, SteadyFlowOverABumpS003T2) {
 double box_bed(double x, double y) { return -1 + 0.1 * std::cos(M_PI * x) * std::cos(M_PI * y); }
 double box_surface(double x, double y) { return 0.05 * std::cos(M_PI * x) + 0.04 * std::cos(2 * M_PI * y); }
 
-// Cell averages of f over the cells of an n x n grid of [0, 1]^2 (3 x 3 Gauss points, exact to degree 5).
-template <class F>
-std::vector<double> box_averages(index_t n, F f) {
-  const double xs[3] = {-0.7745966692414834, 0.0, 0.7745966692414834};
-  const double ws[3] = {5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0};
-  const double d = 1.0 / static_cast<double>(n);
-  std::vector<double> out(static_cast<std::size_t>(n * n));
-  for (index_t j = 0; j < n; ++j) {
-    for (index_t i = 0; i < n; ++i) {
-      double s = 0;
-      for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b)
-          s += ws[a] * ws[b] *
-               f((static_cast<double>(i) + 0.5 + 0.5 * xs[a]) * d, (static_cast<double>(j) + 0.5 + 0.5 * xs[b]) * d);
-      out[static_cast<std::size_t>(j * n + i)] = s / 4;
-    }
-  }
-  return out;
-}
-
 Fields box_run(index_t n, double t_end) {
   Problem p = test_support::make_problem(
       n, n, 0, 1, 0, 1, [](double, double) { return 0.0; }, [](double, double) { return 0.0; });
-  p.z = box_averages(n, box_bed);
-  p.h = box_averages(n, [](double x, double y) { return box_surface(x, y) - box_bed(x, y); });
+  p.z = test_support::cell_averages(p.grid, box_bed);
+  p.h = test_support::cell_averages(p.grid, [](double x, double y) { return box_surface(x, y) - box_bed(x, y); });
   p.scheme = Scheme::roe3;
   p.t_end = t_end;
   Simulation sim(p, BackendOptions{"cpu", 1, false, 0.01});

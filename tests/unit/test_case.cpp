@@ -144,6 +144,37 @@ v = -0.5
   EXPECT_EQ(p.hu[at(c, 3, 0)], 0.0);
 }
 
+// roe3 on a grid: expressions give cell averages (3 x 3 Gauss points, exact
+// to degree 5); numbers and the lake at rest stay exact; roe1 keeps centres.
+TEST_F(CaseTest, ThirdOrderExpressionsAreCellAverages) {
+  const std::string text = kDomain + R"T(
+[bathymetry]
+z = "x^2 + x * y^3"
+[initial]
+eta = 20000
+hu = "y^4"
+hv = 0.5
+[numerics]
+scheme = "roe3"
+)T" + kTime;
+  const Case c3 = parse(text);
+  const Case c1 = parse(text, {"numerics.scheme=\"roe1\""});
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i < 4; ++i) {
+      const double x = 0.5 + i, y = 11.0 + 2 * j;  // centres; dx = 1, dy = 2
+      // Averages over [x - 1/2, x + 1/2] x [y - 1, y + 1]: mean(x^2) = x^2 + 1/12,
+      // mean(y^3) = y^3 + y, mean(y^4) = y^4 + 2 y^2 + 1/5.
+      const double z = x * x + 1.0 / 12 + x * (y * y * y + y);
+      SCOPED_TRACE("i=" + std::to_string(i) + " j=" + std::to_string(j));
+      EXPECT_NEAR(c3.problem.z[at(c3, i, j)], z, 1e-12 * std::abs(z));
+      EXPECT_EQ(c3.problem.h[at(c3, i, j)], 20000 - c3.problem.z[at(c3, i, j)]);  // a number: exact
+      EXPECT_NEAR(c3.problem.hu[at(c3, i, j)], std::pow(y, 4) + 2 * y * y + 0.2, 1e-12 * std::pow(y, 4));
+      EXPECT_EQ(c3.problem.hv[at(c3, i, j)], 0.5);
+      EXPECT_EQ(c1.problem.z[at(c1, i, j)], x * x + x * y * y * y);
+      EXPECT_EQ(c1.problem.hu[at(c1, i, j)], std::pow(y, 4));
+    }
+}
+
 TEST_F(CaseTest, ExpressionBuiltinsAndConstants) {
   const Case c = parse(kDomain + R"T(
 [bathymetry]
