@@ -442,6 +442,7 @@ class PngWriter final : public FormatWriter {
     fs::create_directories(folder_, ec);
     if (ec) throw std::runtime_error("cannot create output folder " + folder_.string() + ": " + ec.message());
     const std::regex stale(R"((depth_\d{5,}|max_depth)\.png(\.part)?)");
+    if (ctx.resuming()) return;  // frames of the interrupted run stay
     for (const auto& e : fs::directory_iterator(folder_, ec))
       if (std::regex_match(e.path().filename().string(), stale)) remove_stale(e.path());
   }
