@@ -267,30 +267,36 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   };
 
   const auto start = Clock::now();
+  int stop = 0;  // the signal that stopped the run
   {
-    StopSignals signals;
-    Progress progress(options.progress);
-    while (written < frame_times.size()) {
-      const double target = frame_times[written];
-      const bool reached = sim.advance_until(target, [&](double t, double dt) {
-        progress.update(t, dt, p.t_end, seconds_since(start));
-        signals.test_hook(t);
-        return StopSignals::received() != 0 || (checkpoints && clock.due(t));
-      });
-      if (reached) frames.write(frame_times[written++], sim.snapshot());
-      if (const int sig = StopSignals::received()) {
-        checkpoint();
-        frames.drain();
-        writer.finish(sim.maxima());  // valid files, taken up again by --restart
-        std::fprintf(stderr, "\nshallows: %s at t = %.9g s (step %lld): checkpoint %s written; go on with --restart %s\n",
-                     signal_name(sig), sim.time(), static_cast<long long>(sim.steps()),
-                     io::checkpoint_path(c.output.dir).string().c_str(), c.output.dir.string().c_str());
-        s.stopped_by = sig;
-        s.steps = sim.steps();
-        return s;
+    StopSignals signals;  // a second signal during the checkpoint below exits at once
+    {
+      Progress progress(options.progress);
+      while (written < frame_times.size()) {
+        const double target = frame_times[written];
+        const bool reached = sim.advance_until(target, [&](double t, double dt) {
+          progress.update(t, dt, p.t_end, seconds_since(start));
+          signals.test_hook(t);
+          return StopSignals::received() != 0 || (checkpoints && clock.due(t));
+        });
+        if (reached) frames.write(frame_times[written++], sim.snapshot());
+        if ((stop = StopSignals::received()) != 0) break;
+        if (checkpoints && clock.due(sim.time()) && written < frame_times.size()) checkpoint();
       }
-      if (checkpoints && clock.due(sim.time()) && written < frame_times.size()) checkpoint();
     }
+    if (stop != 0) {
+      checkpoint();
+      frames.drain();
+      writer.finish(sim.maxima());  // valid files, taken up again by --restart
+    }
+  }
+  if (stop != 0) {
+    std::fprintf(stderr, "shallows: %s at t = %.9g s (step %lld): checkpoint %s written; go on with --restart %s\n",
+                 signal_name(stop), sim.time(), static_cast<long long>(sim.steps()),
+                 io::checkpoint_path(c.output.dir).string().c_str(), c.output.dir.string().c_str());
+    s.stopped_by = stop;
+    s.steps = sim.steps();
+    return s;
   }
   frames.drain();
   s.wall_seconds = seconds_since(start);
