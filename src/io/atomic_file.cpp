@@ -42,6 +42,13 @@ fs::path reopen_part(const fs::path& final_path) {
   return part;
 }
 
+void require_earlier_frame(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::exists(file, ec))
+    throw std::runtime_error("cannot restart: " + file.string() +
+                             ", written before the checkpoint by the interrupted run, is missing");
+}
+
 AtomicFile::AtomicFile(fs::path final_path, bool append) : final_(std::move(final_path)), part_(part_path(final_)) {
   file_ = std::fopen(part_.c_str(), append ? "ab" : "wb");
   if (!file_) fail("cannot create");

@@ -66,6 +66,10 @@ class AtomicFile {
 // std::runtime_error when neither exists.
 fs::path reopen_part(const fs::path& final_path);
 
+// A restart: throws std::runtime_error when a frame file the interrupted run
+// wrote before its checkpoint is missing (another output folder?).
+void require_earlier_frame(const fs::path& file);
+
 // Whole file in one go: writes <final>.part then renames it.
 void write_file_atomic(const fs::path& final_path, std::string_view bytes);
 

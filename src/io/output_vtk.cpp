@@ -194,7 +194,10 @@ class VtkWriter final : public FormatWriter {
     if (ec) throw std::runtime_error("cannot create output folder " + folder_.string() + ": " + ec.message());
     if (ctx.resuming()) {
       // Frames of the interrupted run before the restart stay.
-      for (std::size_t k = 0; k < ctx.resume_times.size(); ++k) add_entry(k, ctx.resume_times[k]);
+      for (std::size_t k = 0; k < ctx.resume_times.size(); ++k) {
+        require_earlier_frame(folder_ / frame_name(k, extension_));
+        add_entry(k, ctx.resume_times[k]);
+      }
     } else {
       remove_matching(folder_, std::regex(std::string(R"((frame_\d{5,}|maxima)\.)") + extension_ + R"((\.part)?)"));
       remove_stale(ctx.settings.dir / "output.pvd");

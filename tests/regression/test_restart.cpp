@@ -174,11 +174,20 @@ TEST(Restart, WallClockCheckpointsLeaveOutputsUnchanged) {
   expect_same_outputs(dir / "plain", dir / "wall");
 }
 
-TEST(Restart, BadCheckpointKeysNameTheKey) {
+TEST(Restart, BadKeysAndMissingFilesAreNamed) {
   const fs::path dir = temp_dir("keys");
   const Result r = shell("", "run " + kGrid + " -o " + dir.string() + " --set output.checkpoint_every=-1");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.output.find("output.checkpoint_every"), std::string::npos) << r.output;
+  // Outputs of another folder: refused, not continued with frames missing.
+  const fs::path src = temp_dir("keys-src");
+  const Result first = shell(kEnv, "run " + kGrid + kOutputs + " --set time.end=1 --set output.checkpoint_every=0.4 -o " +
+                                       src.string());
+  ASSERT_EQ(first.code, 0) << first.output;
+  const Result elsewhere = shell(kEnv, "run " + kGrid + kOutputs + " --set time.end=1 -o " + dir.string() +
+                                           " --restart " + src.string());
+  EXPECT_EQ(elsewhere.code, 1);
+  EXPECT_NE(elsewhere.output.find("cannot restart"), std::string::npos) << elsewhere.output;
   const Result missing = shell("", "run " + kGrid + " -o " + dir.string() + " --restart " + (dir / "nothing").string());
   EXPECT_EQ(missing.code, 1);
   EXPECT_NE(missing.output.find("no such checkpoint"), std::string::npos) << missing.output;
