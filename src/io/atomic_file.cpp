@@ -37,8 +37,7 @@ fs::path reopen_part(const fs::path& final_path) {
   if (!fs::exists(final_path, ec))
     throw std::runtime_error("cannot restart: neither " + part.string() + " nor " + final_path.string() +
                              " exists (the outputs of the interrupted run)");
-  fs::rename(final_path, part, ec);
-  if (ec) throw std::runtime_error("cannot rename " + final_path.string() + " to " + part.string() + ": " + ec.message());
+  commit_part(final_path, part);
   return part;
 }
 

@@ -22,6 +22,8 @@
 #include <system_error>
 #include <vector>
 
+#include "output_detail.hpp"
+
 namespace shallows::io {
 
 namespace fs = std::filesystem;
@@ -327,15 +329,10 @@ void write_checkpoint(const Case& c, const Checkpoint& k) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw std::runtime_error("cannot create output folder " + dir.string() + ": " + ec.message());
-  fs::path part = final_path;
-  part += ".part";
+  const fs::path part = detail::part_path(final_path);
   write_synced(part, w.out);
-  if (fs::exists(final_path)) {
-    fs::rename(final_path, previous_checkpoint_path(dir), ec);
-    if (ec) throw std::runtime_error("cannot rename " + final_path.string() + ": " + ec.message());
-  }
-  fs::rename(part, final_path, ec);
-  if (ec) throw std::runtime_error("cannot rename " + part.string() + " to " + final_path.string() + ": " + ec.message());
+  if (fs::exists(final_path)) detail::commit_part(final_path, previous_checkpoint_path(dir));
+  detail::commit_part(part, final_path);
   sync_folder(dir);
 }
 
@@ -354,7 +351,8 @@ Checkpoint read_checkpoint(const fs::path& file_or_dir, const Case& c) {
     if (!fs::exists(f)) continue;
     try {
       Checkpoint k = read_file(f, c);
-      if (!refused.empty()) std::fprintf(stderr, "shallows: note: %s; restarting from %s\n", refused.c_str(), f.c_str());
+      if (!refused.empty())
+        std::fprintf(stderr, "shallows: note: %s; restarting from %s\n", refused.c_str(), f.c_str());
       return k;
     } catch (const InputError& e) {
       if (!refused.empty()) throw InputError(refused + "; " + e.what());

@@ -55,7 +55,8 @@ constexpr std::array<VarSpec, 6> record_vars{{
 // two runs then write the same bytes.
 std::string utc_now() {
   std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch && *epoch) t = static_cast<std::time_t>(std::atoll(epoch));
+  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch && *epoch)
+    t = static_cast<std::time_t>(std::atoll(epoch));
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[32];

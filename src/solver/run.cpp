@@ -6,18 +6,18 @@
 
 #include <chrono>
 #include <cmath>
-#include <optional>
-#include <vector>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <exception>
-#include <mutex>
-#include <thread>
-#include <utility>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "shallows/io/checkpoint.hpp"
 #include "shallows/io/output.hpp"
@@ -232,7 +232,8 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   io::OutputResume output_resume;
   if (resume) {
     sim.restore(resume->t, resume->steps, resume->state, resume->maxima);
-    output_resume.frame_times.assign(frame_times.begin(), frame_times.begin() + static_cast<std::ptrdiff_t>(resume->frames));
+    const auto frames_before = static_cast<std::ptrdiff_t>(resume->frames);
+    output_resume.frame_times.assign(frame_times.begin(), frame_times.begin() + frames_before);
   }
   io::OutputWriter writer = p.on_mesh() ? io::OutputWriter(c.output, p.mesh, p.z, p.physics.h_dry, output_resume)
                                          : io::OutputWriter(c.output, p.grid, p.z, p.physics.h_dry, output_resume);
