@@ -30,8 +30,26 @@ void remove_stale(const fs::path& p) {
   if (ec) throw std::runtime_error("cannot remove stale output " + p.string() + ": " + ec.message());
 }
 
-AtomicFile::AtomicFile(fs::path final_path) : final_(std::move(final_path)), part_(part_path(final_)) {
-  file_ = std::fopen(part_.c_str(), "wb");
+fs::path reopen_part(const fs::path& final_path) {
+  const fs::path part = part_path(final_path);
+  std::error_code ec;
+  if (fs::exists(part, ec)) return part;
+  if (!fs::exists(final_path, ec))
+    throw std::runtime_error("cannot restart: neither " + part.string() + " nor " + final_path.string() +
+                             " exists (the outputs of the interrupted run)");
+  commit_part(final_path, part);
+  return part;
+}
+
+void require_earlier_frame(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::exists(file, ec))
+    throw std::runtime_error("cannot restart: " + file.string() +
+                             ", written before the checkpoint by the interrupted run, is missing");
+}
+
+AtomicFile::AtomicFile(fs::path final_path, bool append) : final_(std::move(final_path)), part_(part_path(final_)) {
+  file_ = std::fopen(part_.c_str(), append ? "ab" : "wb");
   if (!file_) fail("cannot create");
 }
 

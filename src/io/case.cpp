@@ -50,7 +50,7 @@ const std::vector<Section>& sections() {
       {"physics", {"g", "manning", "dry_tolerance"}},
       {"numerics", {"scheme", "cfl", "precision"}},
       {"time", {"end", "output_every", "output_times"}},
-      {"output", {"dir", "format", "gauges", "arrival_threshold", "precision"}},
+      {"output", {"dir", "format", "gauges", "arrival_threshold", "precision", "checkpoint_every", "checkpoint_wall"}},
   };
   return s;
 }
@@ -702,6 +702,15 @@ OutputSettings read_output(const Reader& rd, const toml::table* o, const Extent&
     if (!(*a > 0)) rd.fail_at("output.arrival_threshold", "must be > 0 (m), found " + num(*a));
     out.arrival_threshold = *a;
   }
+  const auto seconds = [&](const char* key, const char* kind, double& to) {
+    if (auto v = rd.number(*o, "output", key)) {
+      if (!(*v > 0 && std::isfinite(*v)))
+        rd.fail_at(std::string("output.") + key, std::string("must be > 0 (") + kind + " seconds), found " + num(*v));
+      to = *v;
+    }
+  };
+  seconds("checkpoint_every", "simulated", out.checkpoint_every);
+  seconds("checkpoint_wall", "wall-clock", out.checkpoint_wall);
   if (const toml::node* gn = o->get("gauges")) {
     const toml::array* a = gn->as_array();
     if (!a) rd.fail_type("output.gauges", "an array of tables [{ name = \"g1\", x = .., y = .. }, ...]", *gn);
@@ -805,6 +814,7 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
 
   Case c;
   c.source = source_name;
+  c.text = std::string(toml_text);
   c.name = rd.string(root, "", "name").value_or(default_name(source_name));
   if (c.name.empty()) rd.fail_at("name", "empty name");
   Problem& p = c.problem;

@@ -47,16 +47,16 @@ void check_mesh_size(const std::vector<T>& v, std::size_t expected, const char* 
 }  // namespace
 
 OutputWriter::OutputWriter(const OutputSettings& settings, const Grid& grid, const std::vector<double>& z,
-                           double h_dry)
+                           double h_dry, const OutputResume& resume)
     : impl_(std::make_unique<Impl>()) {
   if (grid.nx <= 0 || grid.ny <= 0 || !(grid.dx > 0) || !(grid.dy > 0))
     throw std::invalid_argument("OutputWriter: empty grid or non-positive spacing");
   impl_->ctx.grid = grid;
-  open(settings, z, h_dry);
+  open(settings, z, h_dry, resume);
 }
 
 OutputWriter::OutputWriter(const OutputSettings& settings, std::shared_ptr<const UnstructuredMesh> mesh,
-                           const std::vector<double>& z, double h_dry)
+                           const std::vector<double>& z, double h_dry, const OutputResume& resume)
     : impl_(std::make_unique<Impl>()) {
   if (!mesh || mesh->cells() <= 0) throw std::invalid_argument("OutputWriter: no mesh, or a mesh without cells");
   const auto cells = static_cast<std::size_t>(mesh->cells()), nodes = static_cast<std::size_t>(mesh->nodes());
@@ -72,11 +72,14 @@ OutputWriter::OutputWriter(const OutputSettings& settings, std::shared_ptr<const
                                   " has a node index out of range");
   }
   impl_->ctx.mesh = std::move(mesh);
-  open(settings, z, h_dry);
+  open(settings, z, h_dry, resume);
 }
 
-void OutputWriter::open(const OutputSettings& settings, const std::vector<double>& z, double h_dry) {
+void OutputWriter::open(const OutputSettings& settings, const std::vector<double>& z, double h_dry,
+                        const OutputResume& resume) {
   Context& ctx = impl_->ctx;
+  ctx.resume_times = resume.frame_times;
+  impl_->frames = resume.frame_times.size();
   ctx.settings = settings;
   ctx.h_dry = h_dry;
   check_size(z, ctx, "the bed z");

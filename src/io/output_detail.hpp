@@ -40,7 +40,8 @@ void remove_stale(const fs::path& p);
 // commit(). Destroyed without commit(): closed, left as .part, never renamed.
 class AtomicFile {
  public:
-  explicit AtomicFile(fs::path final_path);
+  // append: goes on at the end of an existing .part file (a restart).
+  explicit AtomicFile(fs::path final_path, bool append = false);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -60,6 +61,15 @@ class AtomicFile {
   std::FILE* file_ = nullptr;
 };
 
+// A restart: the .part file of an interrupted run's output, renamed back
+// from its final name if the run had closed its outputs (a signal); throws
+// std::runtime_error when neither exists.
+fs::path reopen_part(const fs::path& final_path);
+
+// A restart: throws std::runtime_error when a frame file the interrupted run
+// wrote before its checkpoint is missing (another output folder?).
+void require_earlier_frame(const fs::path& file);
+
 // Whole file in one go: writes <final>.part then renames it.
 void write_file_atomic(const fs::path& final_path, std::string_view bytes);
 
@@ -75,7 +85,10 @@ struct Context {
   std::vector<double> z;       // interior bed, NaN = inactive
   std::vector<bool> inactive;  // z is NaN
   double h_dry = 0;
+  // A restart: times of the frames the interrupted run wrote (OutputResume).
+  std::vector<double> resume_times;
 
+  bool resuming() const { return !resume_times.empty(); }
   std::size_t cells() const { return static_cast<std::size_t>(mesh ? mesh->cells() : grid.cells()); }
 };
 

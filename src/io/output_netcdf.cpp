@@ -12,6 +12,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #endif
@@ -50,8 +51,12 @@ constexpr std::array<VarSpec, 6> record_vars{{
     {"eta", "water surface elevation (h + z)", "water_surface_height_above_reference_datum", "m"},
 }};
 
+// SOURCE_DATE_EPOCH (reproducible-builds.org), where set, stands for now:
+// two runs then write the same bytes.
 std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch && *epoch)
+    t = static_cast<std::time_t>(std::atoll(epoch));
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[32];
@@ -76,6 +81,10 @@ class NetcdfWriter final : public FormatWriter {
   explicit NetcdfWriter(const Context& ctx)
       : ctx_(ctx), final_(ctx.settings.dir / "output.nc"), part_(part_path(final_)),
         doubles_(ctx.settings.precision == Precision::double_precision) {
+    if (ctx.resuming()) {
+      reopen();
+      return;
+    }
     remove_stale(final_);
     // 64-bit offset (CDF-2) is read by every NetCDF tool but limits a record
     // variable to 4 GiB per time, and other variables to 4 GiB; larger grids
@@ -200,13 +209,39 @@ class NetcdfWriter final : public FormatWriter {
   }
 
  private:
+  // A restart: the interrupted run's file, its records from the checkpoint's
+  // frame on written again (a larger record count left by the run is
+  // overwritten frame by frame, with the same values).
+  void reopen() {
+    check(nc_open(reopen_part(final_).c_str(), NC_WRITE, &nc_.id), "reopen");
+    ncid_ = nc_.id;
+    const auto id = [&](const char* name) {
+      int v = 0;
+      check(nc_inq_varid(ncid_, name, &v), name);
+      return v;
+    };
+    var_time_ = id("time");
+    for (std::size_t v = 0; v < record_vars.size(); ++v) var_rec_[v] = id(record_vars[v].name);
+    var_max_h_ = id("max_h");
+    var_max_speed_ = id("max_speed");
+    var_arrival_ = id("arrival_time");
+    count_ = record_count();
+    records_ = ctx_.resume_times.size();
+  }
+
+  // One record of a field: (1, ny, nx) or (1, faces).
+  std::vector<std::size_t> record_count() const {
+    if (ctx_.mesh) return {1, ctx_.cells()};
+    return {1, static_cast<std::size_t>(ctx_.grid.ny), static_cast<std::size_t>(ctx_.grid.nx)};
+  }
+
   // Grid: dimensions y, x; coordinate variables y, x at the cell centres.
   void define_grid_dims() {
     int dim_y = 0, dim_x = 0;
     check(nc_def_dim(ncid_, "y", static_cast<std::size_t>(ctx_.grid.ny), &dim_y), "define dimension y");
     check(nc_def_dim(ncid_, "x", static_cast<std::size_t>(ctx_.grid.nx), &dim_x), "define dimension x");
     space_ = {dim_y, dim_x};
-    count_ = {1, static_cast<std::size_t>(ctx_.grid.ny), static_cast<std::size_t>(ctx_.grid.nx)};
+    count_ = record_count();
   }
   void define_grid_vars() {
     check(nc_def_var(ncid_, "y", NC_DOUBLE, 1, &space_[0], &var_y_), "define y");
@@ -248,7 +283,7 @@ class NetcdfWriter final : public FormatWriter {
       check(nc_def_dim(ncid_, "Two", 2, &dim_two_), "define Two");
     }
     space_ = {dim_face};
-    count_ = {1, ctx_.cells()};
+    count_ = record_count();
   }
   int define_coordinate(const char* name, int dim, const char* long_name, const char* standard_name) {
     int id = 0;

@@ -442,6 +442,10 @@ class PngWriter final : public FormatWriter {
     fs::create_directories(folder_, ec);
     if (ec) throw std::runtime_error("cannot create output folder " + folder_.string() + ": " + ec.message());
     const std::regex stale(R"((depth_\d{5,}|max_depth)\.png(\.part)?)");
+    if (ctx.resuming()) {  // frames of the interrupted run stay
+      for (std::size_t k = 0; k < ctx.resume_times.size(); ++k) require_earlier_frame(folder_ / frame_name(k));
+      return;
+    }
     for (const auto& e : fs::directory_iterator(folder_, ec))
       if (std::regex_match(e.path().filename().string(), stale)) remove_stale(e.path());
   }
@@ -449,9 +453,8 @@ class PngWriter final : public FormatWriter {
   bool needs_derived() const override { return false; }
 
   void write(const Frame& f) override {
-    char name[32];
-    std::snprintf(name, sizeof name, "depth_%05zu.png", f.index);
-    write_png(folder_ / name, render(ctx_, layout_, shade_, pixel_cell_, f.raw->h, "t = " + fixed(f.time, 2) + " s"));
+    write_png(folder_ / frame_name(f.index),
+              render(ctx_, layout_, shade_, pixel_cell_, f.raw->h, "t = " + fixed(f.time, 2) + " s"));
   }
 
   void finish(const Maxima& m) override {
@@ -459,6 +462,12 @@ class PngWriter final : public FormatWriter {
   }
 
  private:
+  static std::string frame_name(std::size_t index) {
+    char name[32];
+    std::snprintf(name, sizeof name, "depth_%05zu.png", index);
+    return name;
+  }
+
   static PngLayout layout(const Context& ctx) {
     if (!ctx.mesh) return png_layout(ctx.grid);
     const Box b = mesh_box(*ctx.mesh);

@@ -192,8 +192,16 @@ class VtkWriter final : public FormatWriter {
     std::error_code ec;
     fs::create_directories(folder_, ec);
     if (ec) throw std::runtime_error("cannot create output folder " + folder_.string() + ": " + ec.message());
-    remove_matching(folder_, std::regex(std::string(R"((frame_\d{5,}|maxima)\.)") + extension_ + R"((\.part)?)"));
-    remove_stale(ctx.settings.dir / "output.pvd");
+    if (ctx.resuming()) {
+      // Frames of the interrupted run before the restart stay.
+      for (std::size_t k = 0; k < ctx.resume_times.size(); ++k) {
+        require_earlier_frame(folder_ / frame_name(k, extension_));
+        add_entry(k, ctx.resume_times[k]);
+      }
+    } else {
+      remove_matching(folder_, std::regex(std::string(R"((frame_\d{5,}|maxima)\.)") + extension_ + R"((\.part)?)"));
+      remove_stale(ctx.settings.dir / "output.pvd");
+    }
     z_.resize(ctx.cells());
     for (std::size_t k = 0; k < z_.size(); ++k) z_[k] = static_cast<float>(ctx.z[k]);
     if (ctx.mesh) geometry_ = std::make_unique<VtuGeometry>(*ctx.mesh);
@@ -216,8 +224,7 @@ class VtkWriter final : public FormatWriter {
       write_vti(folder_ / name, ctx_.grid, &f.time,
                 {field("h", f.h), field("eta", f.eta), field("z", z_), {"velocity", 3, vel_.data(), n}});
 
-    entries_ += "    <DataSet timestep=\"" + format_number(f.time, 17) + "\" group=\"\" part=\"0\" file=\"vtk/" +
-                name + "\"/>\n";
+    add_entry(f.index, f.time);
     std::string pvd;
     pvd += "<?xml version=\"1.0\"?>\n";
     pvd += "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"";
@@ -248,6 +255,11 @@ class VtkWriter final : public FormatWriter {
   }
 
  private:
+  void add_entry(std::size_t index, double time) {
+    entries_ += "    <DataSet timestep=\"" + format_number(time, 17) + "\" group=\"\" part=\"0\" file=\"vtk/" +
+                frame_name(index, extension_) + "\"/>\n";
+  }
+
   static VtkArray field(const char* name, const std::vector<float>& v) { return {name, 1, v.data(), v.size()}; }
 
   const Context& ctx_;

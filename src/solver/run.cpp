@@ -1,21 +1,27 @@
 // SPDX-License-Identifier: MIT
 #include "shallows/solver/run.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <exception>
-#include <mutex>
-#include <thread>
-#include <utility>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
+#include <thread>
+#include <utility>
+#include <vector>
 
+#include "shallows/io/checkpoint.hpp"
 #include "shallows/io/output.hpp"
+#include "shallows/solver/signals.hpp"
 #include "shallows/solver/simulation.hpp"
 
 namespace shallows {
@@ -122,6 +128,13 @@ class AsyncWriter {
     ready_.notify_one();
   }
 
+  // Waits until every queued frame is written (the thread goes on); rethrows a writer error.
+  void wait_idle() {
+    std::unique_lock lock(mutex_);
+    space_.wait(lock, [this] { return (queue_.empty() && !busy_) || error_; });
+    rethrow_locked();
+  }
+
   // Waits for every queued frame; rethrows a writer error.
   void drain() {
     stop();
@@ -139,6 +152,7 @@ class AsyncWriter {
         if (queue_.empty()) return;
         frame = std::move(queue_.front());
         queue_.pop_front();
+        busy_ = true;
       }
       try {
         const Fields fields = frame.second.take();
@@ -147,8 +161,13 @@ class AsyncWriter {
         std::lock_guard lock(mutex_);
         error_ = std::current_exception();
         queue_.clear();  // untaken snapshots give their buffers back
+        busy_ = false;
         space_.notify_all();
         return;
+      }
+      {
+        std::lock_guard lock(mutex_);
+        busy_ = false;
       }
       space_.notify_all();
     }
@@ -173,8 +192,32 @@ class AsyncWriter {
   std::deque<std::pair<double, Snapshot>> queue_;
   std::exception_ptr error_;
   bool done_ = false;
+  bool busy_ = false;  // a frame taken from the queue is being written
   std::thread thread_;
 };
+
+// When to write a checkpoint: every checkpoint_every simulated seconds and/or
+// checkpoint_wall wall-clock seconds, at the first batch boundary after.
+class CheckpointClock {
+ public:
+  CheckpointClock(const io::OutputSettings& o, double t)
+      : every_(o.checkpoint_every), wall_(o.checkpoint_wall), next_t_(next_after(t)), last_(Clock::now()) {}
+  bool due(double t) const {
+    return (every_ > 0 && t >= next_t_) || (wall_ > 0 && seconds_since(last_) >= wall_);
+  }
+  void taken(double t) {
+    next_t_ = next_after(t);
+    last_ = Clock::now();
+  }
+
+ private:
+  double next_after(double t) const { return every_ > 0 ? (std::floor(t / every_) + 1) * every_ : 0; }
+  double every_, wall_;
+  double next_t_;
+  Clock::time_point last_;
+};
+
+const char* signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
 
 } // namespace
 
@@ -183,11 +226,22 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   const Problem& p = c.problem;
   BackendOptions backend_options = options.backend;
   backend_options.arrival_threshold = c.output.arrival_threshold;
+  std::optional<io::Checkpoint> resume;
+  if (!options.restart.empty()) resume = io::read_checkpoint(options.restart, c);
   // Declared before `frames`, so destroyed after it: the writer thread has
   // taken every snapshot before the backend behind them goes.
   Simulation sim(p, backend_options);
-  io::OutputWriter writer = p.on_mesh() ? io::OutputWriter(c.output, p.mesh, p.z, p.physics.h_dry)
-                                         : io::OutputWriter(c.output, p.grid, p.z, p.physics.h_dry);
+  // Frame k is written at frame_times[k]: 0, then every output time.
+  std::vector<double> frame_times{0.0};
+  frame_times.insert(frame_times.end(), p.output_times.begin(), p.output_times.end());
+  io::OutputResume output_resume;
+  if (resume) {
+    sim.restore(resume->t, resume->steps, resume->state, resume->maxima);
+    const auto frames_before = static_cast<std::ptrdiff_t>(resume->frames);
+    output_resume.frame_times.assign(frame_times.begin(), frame_times.begin() + frames_before);
+  }
+  io::OutputWriter writer = p.on_mesh() ? io::OutputWriter(c.output, p.mesh, p.z, p.physics.h_dry, output_resume)
+                                         : io::OutputWriter(c.output, p.grid, p.z, p.physics.h_dry, output_resume);
 
   RunSummary s;
   s.case_name = c.name;
@@ -196,25 +250,72 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   s.threads = options.backend.threads;
   s.cells = p.cells();
   s.t_end = p.t_end;
-  s.initial_volume = sim.volume();
+  s.initial_volume = resume ? resume->initial_volume : sim.volume();
   // Without a format or gauge the state never leaves the device: no snapshot, no maxima read back.
   const bool keep_frames = writer.writes_fields();
   AsyncWriter frames(writer);
-  if (keep_frames) frames.write(0.0, sim.snapshot());
+  std::size_t written = resume ? resume->frames : 0;  // frames queued so far
+  const auto queue_frame = [&] {
+    if (keep_frames) frames.write(frame_times[written], sim.snapshot());
+    ++written;
+  };
+  if (!resume) queue_frame();
+
+  const bool checkpoints = c.output.checkpoint_every > 0 || c.output.checkpoint_wall > 0;
+  CheckpointClock clock(c.output, sim.time());
+  // Every frame so far on disk, then the state: a restart from it goes on
+  // with the outputs as they are.
+  const auto checkpoint = [&] {
+    frames.wait_idle();
+    io::Checkpoint k;
+    k.t = sim.time();
+    k.steps = sim.steps();
+    k.frames = written;
+    k.initial_volume = s.initial_volume;
+    k.state = sim.state();
+    k.maxima = sim.maxima();
+    io::write_checkpoint(c, k);
+    clock.taken(k.t);
+  };
   s.setup_seconds = seconds_since(setup_start);
 
   const auto start = Clock::now();
+  int stop = 0;  // the signal that stopped the run
   {
-    Progress progress(options.progress);
-    for (double target : p.output_times) {
-      const auto stepping = Clock::now();
-      sim.advance_to(target, [&](double t, double dt) { progress.update(t, dt, p.t_end, seconds_since(start)); });
-      s.stepping_seconds += seconds_since(stepping);
-      // Handing a frame over blocks only while two frames are still being written.
-      const auto handing = Clock::now();
-      if (keep_frames) frames.write(target, sim.snapshot());
-      s.output_wait_seconds += seconds_since(handing);
+    StopSignals signals;  // a second signal during the checkpoint below exits at once
+    {
+      Progress progress(options.progress);
+      while (written < frame_times.size()) {
+        const double target = frame_times[written];
+        const auto stepping = Clock::now();
+        const bool reached = sim.advance_until(target, [&](double t, double dt) {
+          progress.update(t, dt, p.t_end, seconds_since(start));
+          signals.test_hook(t);
+          return StopSignals::received() != 0 || (checkpoints && clock.due(t));
+        });
+        s.stepping_seconds += seconds_since(stepping);
+        // Handing a frame over blocks only while two frames are still being
+        // written; checkpoints wait for the writer too.
+        const auto handing = Clock::now();
+        if (reached) queue_frame();
+        if ((stop = StopSignals::received()) != 0) break;
+        if (checkpoints && clock.due(sim.time()) && written < frame_times.size()) checkpoint();
+        s.output_wait_seconds += seconds_since(handing);
+      }
     }
+    if (stop != 0) {
+      checkpoint();
+      frames.drain();
+      writer.finish(keep_frames ? sim.maxima() : Maxima{});  // valid files, taken up again by --restart
+    }
+  }
+  if (stop != 0) {
+    std::fprintf(stderr, "shallows: %s at t = %.9g s (step %lld): checkpoint %s written; go on with --restart %s\n",
+                 signal_name(stop), sim.time(), static_cast<long long>(sim.steps()),
+                 io::checkpoint_path(c.output.dir).string().c_str(), c.output.dir.string().c_str());
+    s.stopped_by = stop;
+    s.steps = sim.steps();
+    return s;
   }
   const auto draining = Clock::now();
   frames.drain();

@@ -11,6 +11,13 @@ Simulation::Simulation(const Problem& problem, const BackendOptions& options)
     : problem_(problem), backend_(make_backend(problem, options)) {}
 
 void Simulation::advance_to(double target, const std::function<void(double, double)>& on_step) {
+  advance_until(target, [&](double t, double dt) {
+    if (on_step) on_step(t, dt);
+    return false;
+  });
+}
+
+bool Simulation::advance_until(double target, const std::function<bool(double, double)>& pause) {
   // Batches of steps: a GPU backend synchronises once per batch, and the
   // callback (progress) runs once per batch. The batch grows while a batch
   // takes under a tenth of a second of wall time, so that progress stays live.
@@ -20,11 +27,19 @@ void Simulation::advance_to(double target, const std::function<void(double, doub
     const AdvanceResult r = backend_->advance(t_, target, batch_);
     t_ = r.t;
     steps_ += r.steps;
-    if (on_step) on_step(t_, r.dt);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (seconds < 0.1 && batch_ < 4096) batch_ *= 2;
     if (seconds > 0.5 && batch_ > 1) batch_ /= 2;
+    if (pause(t_, r.dt) && t_ < target) return false;
   }
+  return true;
+}
+
+void Simulation::restore(double t, index_t steps, const Fields& state, const Maxima& maxima) {
+  backend_->load_state(state);
+  backend_->load_maxima(maxima);
+  t_ = t;
+  steps_ = steps;
 }
 
 void Simulation::advance_steps(index_t n) {

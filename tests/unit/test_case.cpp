@@ -549,7 +549,8 @@ TEST_F(CaseTest, UnknownKeySuggestsClosest) {
   EXPECT_EQ(error_of(kBase + "[output]\ngauges = [{ nam = \"a\", x = 1, y = 11 }]\n"),
             "case.toml: unknown key 'output.gauges[0].nam' (did you mean 'output.gauges[0].name'?)");
   const std::string e = error_of(kBase + "[output]\nzzzzzzzzzzzzzzzzzzz = 1\n");
-  EXPECT_EQ(e, "case.toml: unknown key 'output.zzzzzzzzzzzzzzzzzzz' (valid: dir, format, gauges, arrival_threshold, precision)");
+  EXPECT_EQ(e, "case.toml: unknown key 'output.zzzzzzzzzzzzzzzzzzz' (valid: dir, format, gauges, arrival_threshold, "
+               "precision, checkpoint_every, checkpoint_wall)");
   EXPECT_NE(e.find("unknown key"), std::string::npos) << e;
 }
 

@@ -64,6 +64,16 @@ void copy_interior(const Grid& g, const Real* padded, std::vector<double>& out) 
   }
 }
 
+// Row-major double values into the interior of a padded array (the inverse of copy_interior).
+template <class Real>
+void copy_into_interior(const Grid& g, const std::vector<double>& in, Real* padded) {
+  for (index_t j = 0; j < g.ny; ++j) {
+    for (index_t i = 0; i < g.nx; ++i) {
+      padded[g.index(i, j)] = static_cast<Real>(in[static_cast<std::size_t>(j * g.nx + i)]);
+    }
+  }
+}
+
 // Sum of row j of a padded array's interior, in column order. Every executor
 // sums a volume row by row with this, then the rows in order, so that all
 // report the same bits.

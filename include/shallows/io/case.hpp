@@ -31,11 +31,15 @@ struct OutputSettings {
   double arrival_threshold = 0.01;  // depth (m) that defines arrival_time
   // Floating-point type of output.nc's fields; a case file's default is the run's precision.
   Precision precision = Precision::single_precision;
+  // Checkpoints every so many simulated seconds and/or wall-clock seconds; 0: none.
+  double checkpoint_every = 0;
+  double checkpoint_wall = 0;
 };
 
 struct Case {
   std::string name;     // file stem, or "default"
   std::string source;   // file path or "<built-in>", for messages
+  std::string text;     // the TOML text as read (kept in checkpoints)
   Problem problem;
   OutputSettings output;
   std::vector<std::string> notes;  // what the user should know but is no error (e.g. a mesh in pieces)

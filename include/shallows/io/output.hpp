@@ -13,14 +13,24 @@
 
 namespace shallows::io {
 
+// Outputs of an interrupted run to go on with (a restart from a checkpoint):
+// the times of the frames it had written, the one at t = 0 first. Empty:
+// a fresh run, whose outputs replace those of any earlier run.
+struct OutputResume {
+  std::vector<double> frame_times;
+};
+
 class OutputWriter {
  public:
   // z: interior bed (NaN = inactive); h_dry: cells at or below it are written dry.
+  // resume: output.nc and gauges.csv of the interrupted run are reopened and
+  // cut back to its frames (frames after them are written again), VTK and PNG
+  // frames before them are kept.
   OutputWriter(const OutputSettings& settings, const Grid& grid, const std::vector<double>& z,
-               double h_dry);
+               double h_dry, const OutputResume& resume = {});
   // On a mesh: z and the fields hold one value per cell, in the mesh's cell order.
   OutputWriter(const OutputSettings& settings, std::shared_ptr<const UnstructuredMesh> mesh,
-               const std::vector<double>& z, double h_dry);
+               const std::vector<double>& z, double h_dry, const OutputResume& resume = {});
   ~OutputWriter();
   OutputWriter(const OutputWriter&) = delete;
   OutputWriter& operator=(const OutputWriter&) = delete;
@@ -35,7 +45,7 @@ class OutputWriter {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  void open(const OutputSettings& settings, const std::vector<double>& z, double h_dry);
+  void open(const OutputSettings& settings, const std::vector<double>& z, double h_dry, const OutputResume& resume);
 };
 
 } // namespace shallows::io

@@ -4,6 +4,7 @@
 // and advances it; the simulation loop above it only decides time targets.
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -96,9 +97,30 @@ class Backend {
   // thread must not hold two untaken snapshots and ask for a third).
   virtual Snapshot snapshot();
   virtual void read_maxima(Maxima& out) const = 0;
+  // A state and maxima read before (read_state, read_maxima) put back, for a
+  // restart: the state is stored in the run's precision, so a value read out
+  // and loaded again has the same bits, and the steps that follow are those of
+  // the run that was read. Sizes must match (interior cells); load_maxima is
+  // a no-op when maxima are not tracked.
+  virtual void load_state(const Fields& in) = 0;
+  virtual void load_maxima(const Maxima& in) = 0;
   // Water volume sum(h) dx dy over active cells, summed in a fixed order.
   virtual double volume() const = 0;
 };
+
+// For executors' load_state and load_maxima: throws std::invalid_argument
+// naming the call when the given fields do not match the problem's cells.
+inline void check_load_size(bool sizes_match, const char* what) {
+  if (!sizes_match) throw std::invalid_argument(std::string("Backend::") + what + ": sizes do not match the problem");
+}
+
+// Whether f holds n values in each field.
+inline bool fields_sized(const Fields& f, std::size_t n) {
+  return f.h.size() == n && f.hu.size() == n && f.hv.size() == n;
+}
+inline bool maxima_sized(const Maxima& m, std::size_t n) {
+  return m.max_h.size() == n && m.max_speed.size() == n && m.arrival_time.size() == n;
+}
 
 std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& options);
 

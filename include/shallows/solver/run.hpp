@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // A whole run as the command line performs it: case -> outputs + summary.json.
+#include <filesystem>
 #include <string>
 
 #include "shallows/io/case.hpp"
@@ -12,6 +13,9 @@ struct RunOptions {
   BackendOptions backend;
   bool progress = true;  // progress line on stderr when it is a terminal
   bool quiet = false;    // no final summary on stdout
+  // A checkpoint file, or an output folder holding checkpoints, to go on from
+  // (the outputs of the interrupted run are continued); empty: a new run.
+  std::filesystem::path restart;
 };
 
 struct RunSummary {
@@ -35,8 +39,13 @@ struct RunSummary {
   double initial_volume = 0;
   double final_volume = 0;
   double relative_mass_change = 0;
+  // SIGINT or SIGTERM when the run stopped early on one (a checkpoint was
+  // written, outputs closed, no summary.json); 0 when it ran to the end.
+  int stopped_by = 0;
 };
 
+// Runs the case (SIGINT and SIGTERM handled while it runs: see signals.hpp);
+// throws io::InputError for a checkpoint that does not belong to the case.
 RunSummary run_case(const io::Case& c, const RunOptions& options);
 
 } // namespace shallows

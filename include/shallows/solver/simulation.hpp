@@ -14,6 +14,14 @@ class Simulation {
 
   // Advances to exactly time target; on_step(t, dt) after every batch of steps if set.
   void advance_to(double target, const std::function<void(double, double)>& on_step = {});
+  // As advance_to, but after every batch pause(t, dt) may stop the advance
+  // early (between steps: a checkpoint, a signal). Batch boundaries do not
+  // change the steps, so a paused run goes on as if it had not paused.
+  // Returns whether target was reached.
+  bool advance_until(double target, const std::function<bool(double, double)>& pause);
+  // Puts back a moment of an earlier run of this problem (a checkpoint):
+  // time, step count, state and maxima.
+  void restore(double t, index_t steps, const Fields& state, const Maxima& maxima);
   // Advances n steps with no output time in the way (t_end of the problem still caps dt).
   void advance_steps(index_t n);
 

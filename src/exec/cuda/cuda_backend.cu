@@ -209,47 +209,12 @@ class CudaExecutor final : public CudaBackend {
     base_.dry_skip = dry_skip_ ? 1 : 0;
     base_.cg = cg_step_;
 
-    // Initial state into both buffers (so that skipped chunks are consistent).
     {
       const PaddedFields<Real> f = make_padded_fields<Real>(p);
-      const std::size_t bytes = padded * sizeof(Real);
-      for (int b = 0; b < 2; ++b) {
-        SHALLOWS_CUDA_CHECK(cudaMemcpy(h_[b].get(), f.h.data(), bytes, cudaMemcpyHostToDevice));
-        SHALLOWS_CUDA_CHECK(cudaMemcpy(hu_[b].get(), f.hu.data(), bytes, cudaMemcpyHostToDevice));
-        SHALLOWS_CUDA_CHECK(cudaMemcpy(hv_[b].get(), f.hv.data(), bytes, cudaMemcpyHostToDevice));
-      }
-      SHALLOWS_CUDA_CHECK(cudaMemcpy(z_.get(), f.z.data(), bytes, cudaMemcpyHostToDevice));
+      SHALLOWS_CUDA_CHECK(cudaMemcpy(z_.get(), f.z.data(), padded * sizeof(Real), cudaMemcpyHostToDevice));
+      set_state(f.h, f.hu, f.hv);
     }
-    SHALLOWS_CUDA_CHECK(cudaMemsetAsync(ctrl_.get(), 0, 3 * sizeof(Ctrl), stream_));
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(computed_.get(), 0, sizeof(unsigned long long), stream_));
-    if (compact_) SHALLOWS_CUDA_CHECK(cudaMemsetAsync(list_count_.get(), 0, 3 * sizeof(unsigned), stream_));
-    if (dry_skip_) {
-      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(same_.get(), 1, chunks, stream_));
-      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(dry_[1].get(), 0, chunks, stream_));
-      const unsigned threads = 128;
-      const auto blocks = static_cast<unsigned>((cg_step_.chunks + threads - 1) / threads);
-      cudax::dry_flags_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, 0);
-      SHALLOWS_CUDA_CHECK_LAUNCH("dry_flags_kernel");
-    }
-    if (lagged) {
-      // The lagged kernel also takes the rhs of its input state: the first
-      // one into both buffers (skipped chunks rely on equal buffers).
-      const std::size_t bytes = padded * sizeof(Real);
-      for (int b = 0; b < 2; ++b) {
-        SHALLOWS_CUDA_CHECK(cudaMemsetAsync(rh_[b].get(), 0, bytes, stream_));
-        SHALLOWS_CUDA_CHECK(cudaMemsetAsync(rhu_[b].get(), 0, bytes, stream_));
-        SHALLOWS_CUDA_CHECK(cudaMemsetAsync(rhv_[b].get(), 0, bytes, stream_));
-      }
-      Params p_rate = base_;
-      p_rate.dry_skip = 0;
-      p_rate.list = nullptr;
-      const Launch a{0, 0, 0.0, 0.0, 0.0, 0};
-      cudax::first_rhs_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(p_rate, a);
-      SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel");
-      SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rh_[1].get(), rh_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
-      SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rhu_[1].get(), rhu_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
-      SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rhv_[1].get(), rhv_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
-    }
     if (track_maxima_) {
       SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_h_.get(), 0, cells * sizeof(double), stream_));
       SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_speed_.get(), 0, cells * sizeof(double), stream_));
@@ -296,6 +261,21 @@ class CudaExecutor final : public CudaBackend {
   void read_state(Fields& out) const override {
     const Ctrl c = fetch_ctrl();
     cudax::download_state(grid_, h_[c.parity], hu_[c.parity], hv_[c.parity], out);
+  }
+
+  void load_state(const Fields& in) override {
+    check_load_size(fields_sized(in, static_cast<std::size_t>(grid_.cells())), "load_state");
+    const auto padded = static_cast<std::size_t>(grid_.padded_size());
+    std::vector<Real> h(padded, Real(0)), hu(padded, Real(0)), hv(padded, Real(0));
+    copy_into_interior(grid_, in.h, h.data());
+    copy_into_interior(grid_, in.hu, hu.data());
+    copy_into_interior(grid_, in.hv, hv.data());
+    set_state(h, hu, hv);
+  }
+
+  void load_maxima(const Maxima& in) override {
+    cudax::upload_maxima(track_maxima_, static_cast<std::size_t>(grid_.cells()), in, max_h_, max_speed_, arrival_,
+                         stream_);
   }
 
   // The current state for output: its parity comes with the control slot (a
@@ -361,6 +341,57 @@ class CudaExecutor final : public CudaBackend {
 
   std::runtime_error not_finite(double t) const {
     return std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");
+  }
+
+  // A padded state into both buffers, and what the step kernels keep about it
+  // (control slots, dry flags, the lagged kernel's rhs) computed again as at
+  // the start of a run: the constructor's initial state, or load_state's.
+  void set_state(const std::vector<Real>& h, const std::vector<Real>& hu, const std::vector<Real>& hv) {
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const std::size_t padded = h.size();
+    // Into both buffers (so that skipped chunks are consistent).
+    {
+      const std::size_t bytes = padded * sizeof(Real);
+      for (int b = 0; b < 2; ++b) {
+        SHALLOWS_CUDA_CHECK(cudaMemcpy(h_[b].get(), h.data(), bytes, cudaMemcpyHostToDevice));
+        SHALLOWS_CUDA_CHECK(cudaMemcpy(hu_[b].get(), hu.data(), bytes, cudaMemcpyHostToDevice));
+        SHALLOWS_CUDA_CHECK(cudaMemcpy(hv_[b].get(), hv.data(), bytes, cudaMemcpyHostToDevice));
+      }
+      // Pageable copies may still be in flight; stream_ does not wait for the legacy stream.
+      SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    slot_ = 0;
+    SHALLOWS_CUDA_CHECK(cudaMemsetAsync(ctrl_.get(), 0, 3 * sizeof(Ctrl), stream_));
+    if (compact_) SHALLOWS_CUDA_CHECK(cudaMemsetAsync(list_count_.get(), 0, 3 * sizeof(unsigned), stream_));
+    if (dry_skip_) {
+      const auto chunks = static_cast<std::size_t>(cg_step_.chunks);
+      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(same_.get(), 1, chunks, stream_));
+      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(dry_[1].get(), 0, chunks, stream_));
+      const unsigned threads = 128;
+      const auto blocks = static_cast<unsigned>((cg_step_.chunks + threads - 1) / threads);
+      cudax::dry_flags_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, 0);
+      SHALLOWS_CUDA_CHECK_LAUNCH("dry_flags_kernel");
+    }
+    if (kind_ == KernelKind::lagged) {
+      // The lagged kernel also takes the rhs of its input state: the first
+      // one into both buffers (skipped chunks rely on equal buffers).
+      const std::size_t bytes = padded * sizeof(Real);
+      for (int b = 0; b < 2; ++b) {
+        SHALLOWS_CUDA_CHECK(cudaMemsetAsync(rh_[b].get(), 0, bytes, stream_));
+        SHALLOWS_CUDA_CHECK(cudaMemsetAsync(rhu_[b].get(), 0, bytes, stream_));
+        SHALLOWS_CUDA_CHECK(cudaMemsetAsync(rhv_[b].get(), 0, bytes, stream_));
+      }
+      Params p_rate = base_;
+      p_rate.dry_skip = 0;
+      p_rate.list = nullptr;
+      const Launch a{0, 0, 0.0, 0.0, 0.0, 0};
+      cudax::first_rhs_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(p_rate, a);
+      SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel");
+      SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rh_[1].get(), rh_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
+      SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rhu_[1].get(), rhu_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
+      SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rhv_[1].get(), rhv_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
+    }
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
   // The kernels of one step from slot_ (a no-op on the device once the

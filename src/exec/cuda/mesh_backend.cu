@@ -362,6 +362,30 @@ class CudaMeshExecutor final : public CudaBackend {
     get(hv_, out.hv);
   }
 
+  // Into the one state buffer; the control slots start again as in the constructor.
+  void load_state(const Fields& in) override {
+    const auto n = static_cast<std::size_t>(cells_);
+    check_load_size(fields_sized(in, n), "load_state");
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::vector<Real> buf(n);
+    const auto put = [&](const std::vector<double>& v, DeviceArray<Real>& d) {
+      for (std::size_t k = 0; k < n; ++k) buf[k] = static_cast<Real>(v[k]);
+      d.upload(buf.data(), n);
+    };
+    put(in.h, h_);
+    put(in.hu, hu_);
+    put(in.hv, hv_);
+    // Pageable copies may still be in flight; stream_ does not wait for the legacy stream.
+    SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
+    slot_ = 0;
+    SHALLOWS_CUDA_CHECK(cudaMemsetAsync(ctrl_.get(), 0, 3 * sizeof(Ctrl), stream_));
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void load_maxima(const Maxima& in) override {
+    cudax::upload_maxima(track_maxima_, static_cast<std::size_t>(cells_), in, max_h_, max_speed_, arrival_, stream_);
+  }
+
   // The state for output (updated in place, one buffer): a D2D copy on
   // stream_, the rest on the stager's copy stream (snapshot_stager.cuh).
   Snapshot snapshot() override { return stager_.snapshot(stream_, h_.get(), hu_.get(), hv_.get()); }

@@ -7,6 +7,7 @@
 
 #include "device_array.cuh"
 #include "shallows/exec/host_fields.hpp"
+#include "shallows/solver/backend.hpp"
 #include "shallows/solver/fields.hpp"
 
 namespace shallows::cudax {
@@ -35,6 +36,19 @@ inline void download_maxima(bool tracked, std::size_t cells, const DeviceArray<d
   max_h.download(out.max_h.data(), cells);
   max_speed.download(out.max_speed.data(), cells);
   arrival.download(out.arrival_time.data(), cells);
+}
+
+// Maxima back onto the device (Backend::load_maxima; a no-op when they are
+// not tracked). Waits for stream's work first and for the copies after.
+inline void upload_maxima(bool tracked, std::size_t cells, const Maxima& in, DeviceArray<double>& max_h,
+                          DeviceArray<double>& max_speed, DeviceArray<double>& arrival, cudaStream_t stream) {
+  if (!tracked) return;
+  check_load_size(maxima_sized(in, cells), "load_maxima");
+  SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
+  max_h.upload(in.max_h.data(), cells);
+  max_speed.upload(in.max_speed.data(), cells);
+  arrival.upload(in.arrival_time.data(), cells);
+  SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 } // namespace shallows::cudax

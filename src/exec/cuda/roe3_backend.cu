@@ -166,6 +166,28 @@ class CudaRoe3Backend final : public CudaBackend {
     cudax::download_state(grid_, h_[0], hu_[0], hv_[0], out);
   }
 
+  // Into U^n and both stages, as the constructor starts them; ghosts filled again.
+  void load_state(const Fields& in) override {
+    check_load_size(fields_sized(in, static_cast<std::size_t>(grid_.cells())), "load_state");
+    const auto padded = static_cast<std::size_t>(grid_.padded_size());
+    std::vector<Real> buf(padded, Real(0));
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const std::vector<double>* src[3] = {&in.h, &in.hu, &in.hv};
+    for (int v = 0; v < 3; ++v) {
+      copy_into_interior(grid_, *src[v], buf.data());
+      for (int b = 0; b < 3; ++b) (v == 0 ? h_[b] : v == 1 ? hu_[b] : hv_[b]).upload(buf.data(), padded);
+    }
+    // Pageable copies may still be in flight; stream_ does not wait for the legacy stream.
+    SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
+    fill_ghosts(state(0), nullptr);
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void load_maxima(const Maxima& in) override {
+    cudax::upload_maxima(track_maxima_, static_cast<std::size_t>(grid_.cells()), in, max_h_, max_speed_, arrival_,
+                         stream_);
+  }
+
   // The state (always U^n's buffer after a step) goes to the host through the
   // stager: a D2D copy on stream_, the rest on its own stream.
   Snapshot snapshot() override { return stager_.snapshot(stream_, h_[0].get(), hu_[0].get(), hv_[0].get()); }

@@ -31,6 +31,22 @@ class CpuGridBackend : public Backend {
     out.arrival_time = arrival_;
   }
 
+  void load_state(const Fields& in) override {
+    check_load_size(fields_sized(in, static_cast<std::size_t>(grid_.cells())), "load_state");
+    copy_into_interior(grid_, in.h, fields_.h.data());
+    copy_into_interior(grid_, in.hu, fields_.hu.data());
+    copy_into_interior(grid_, in.hv, fields_.hv.data());
+    fill_ghosts(state_arrays());
+  }
+
+  void load_maxima(const Maxima& in) override {
+    if (!track_maxima_) return;
+    check_load_size(maxima_sized(in, max_h_.size()), "load_maxima");
+    max_h_ = in.max_h;
+    max_speed_ = in.max_speed;
+    arrival_ = in.arrival_time;
+  }
+
   // Rows summed in parallel, then in row order: the same bits for any thread count.
   double volume() const override {
     std::vector<double> rows(static_cast<std::size_t>(grid_.ny), 0.0);

@@ -95,6 +95,24 @@ class MeshCpuBackend final : public Backend {
     out.arrival_time = arrival_;
   }
 
+  void load_state(const Fields& in) override {
+    check_load_size(fields_sized(in, mesh_.h.size()), "load_state");
+    const auto copy = [](const std::vector<double>& v, std::vector<Real>& o) {
+      for (std::size_t k = 0; k < v.size(); ++k) o[k] = static_cast<Real>(v[k]);
+    };
+    copy(in.h, mesh_.h);
+    copy(in.hu, mesh_.hu);
+    copy(in.hv, mesh_.hv);
+  }
+
+  void load_maxima(const Maxima& in) override {
+    if (!track_maxima_) return;
+    check_load_size(maxima_sized(in, max_h_.size()), "load_maxima");
+    max_h_ = in.max_h;
+    max_speed_ = in.max_speed;
+    arrival_ = in.arrival_time;
+  }
+
   // Blocks of cells summed in parallel, then in block order: the same bits for any thread count.
   double volume() const override {
     constexpr index_t block = 4096;
