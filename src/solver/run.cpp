@@ -69,7 +69,14 @@ void write_summary_json(const std::filesystem::path& dir, const RunSummary& s) {
       << "  \"cell_updates_per_second\": " << json_number(s.cell_updates_per_second) << ",\n"
       << "  \"initial_volume\": " << json_number(s.initial_volume) << ",\n"
       << "  \"final_volume\": " << json_number(s.final_volume) << ",\n"
-      << "  \"relative_mass_change\": " << json_number(s.relative_mass_change) << "\n"
+      << "  \"relative_mass_change\": " << json_number(s.relative_mass_change) << ",\n"
+      << "  \"positivity_volume\": " << json_number(s.positivity_volume) << ",\n"
+      << "  \"closed_domain\": " << (s.mass_balance.closed ? "true" : "false") << ",\n"
+      << "  \"mass_balance_residual\": "
+      << (s.mass_balance.closed ? json_number(s.mass_balance.relative_residual) : "null") << ",\n"
+      << "  \"mass_balance_tolerance\": " << json_number(s.mass_balance.tolerance) << ",\n"
+      << "  \"mass_balance_ok\": " << (s.mass_balance.closed ? (s.mass_balance.ok ? "true" : "false") : "null")
+      << "\n"
       << "}\n";
     if (!f) throw std::runtime_error("cannot write " + part.string());
   }
@@ -211,6 +218,8 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   s.final_volume = sim.volume();
   s.relative_mass_change =
       s.initial_volume > 0 ? (s.final_volume - s.initial_volume) / s.initial_volume : s.final_volume;
+  s.positivity_volume = sim.backend().positivity_volume();
+  s.mass_balance = mass_balance(p, s.initial_volume, s.final_volume, s.positivity_volume);
   s.cell_updates_per_second =
       s.wall_seconds > 0 ? static_cast<double>(s.cells) * static_cast<double>(s.steps) / s.wall_seconds : 0;
   write_summary_json(c.output.dir, s);
@@ -221,7 +230,15 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
                 s.precision.c_str());
     std::printf("wall time %.3f s (time loop with outputs), %.3g cell-updates/s, relative mass change %.3g\n",
                 s.wall_seconds, s.cell_updates_per_second, s.relative_mass_change);
+    std::printf("positivity fixes added %.3g m^3; %s\n", s.positivity_volume,
+                s.mass_balance.closed ? (s.mass_balance.ok ? "mass balance behind walls kept"
+                                                           : "mass balance behind walls MISSED")
+                                      : "mass balance not checked (open, inflow or level boundaries)");
     std::printf("outputs in %s\n", c.output.dir.string().c_str());
+  }
+  if (!s.mass_balance.ok) {
+    if (options.strict) throw std::runtime_error(mass_balance_message(s.mass_balance) + " (--strict)");
+    std::fprintf(stderr, "shallows: warning: %s\n", mass_balance_message(s.mass_balance).c_str());
   }
   return s;
 }

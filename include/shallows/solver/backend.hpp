@@ -98,6 +98,10 @@ class Backend {
   virtual void read_maxima(Maxima& out) const = 0;
   // Water volume sum(h) dx dy over active cells, summed in a fixed order.
   virtual double volume() const = 0;
+  // Water the positivity fixes (the depth clamps of advance_cell and of the
+  // SSP-RK3 stages, clamp_gain) added to the active cells since the start,
+  // in m^3; a closed domain's volume changes by exactly this, to round-off.
+  virtual double positivity_volume() const = 0;
 };
 
 std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& options);

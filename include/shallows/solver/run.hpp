@@ -5,6 +5,7 @@
 
 #include "shallows/io/case.hpp"
 #include "shallows/solver/backend.hpp"
+#include "shallows/solver/mass_balance.hpp"
 
 namespace shallows {
 
@@ -12,6 +13,7 @@ struct RunOptions {
   BackendOptions backend;
   bool progress = true;  // progress line on stderr when it is a terminal
   bool quiet = false;    // no final summary on stdout
+  bool strict = false;   // a missed mass balance is an error (after summary.json), not a warning
 };
 
 struct RunSummary {
@@ -27,6 +29,8 @@ struct RunSummary {
   double initial_volume = 0;
   double final_volume = 0;
   double relative_mass_change = 0;
+  double positivity_volume = 0;  // m^3 the positivity fixes added (Backend::positivity_volume)
+  MassBalance mass_balance;
 };
 
 RunSummary run_case(const io::Case& c, const RunOptions& options);
