@@ -318,6 +318,11 @@ TEST_F(CaseTest, RasterErrorsNameFileAndLine) {
   e = raster_error("nan.asc", head + "1 2 3\n4 nan 6\n");
   EXPECT_NE(e.find("nan.asc:7: not a finite number: 'nan'"), std::string::npos) << e;
 
+  // A header promising 10^10 values over a few bytes: "too few", not an 80 GB
+  // allocation first (fuzz/corpus/raster/huge-header.asc).
+  e = raster_error("huge.asc", "ncols 100000\nnrows 100000\nxllcorner 0\nyllcorner 0\ncellsize 1\n1 2 3\n");
+  EXPECT_NE(e.find("huge.asc:6: too few values: expected ncols * nrows = 10000000000"), std::string::npos) << e;
+
   try {
     shallows::io::read_ascii_raster(dir_ / "missing.asc");
     FAIL() << "no error";
