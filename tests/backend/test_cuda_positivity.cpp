@@ -86,6 +86,31 @@ TEST_P(GpuPositivity, Mesh) {
   expect_same_account(test_support::fast_box_mesh(20, 10, GetParam()), "mesh");
 }
 
+// A short run of every executor where clamps act, for compute-sanitizer
+// (tools/gpu-check.sh runs the CudaSanitizer.* tests): the warp votes and
+// atomics of the account.
+TEST(CudaSanitizer, PositivityAccountOfEveryExecutor) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device (or a build without CUDA): GPU test skipped";
+  for (Precision prec : {Precision::double_precision, Precision::single_precision}) {
+    for (const Problem& p : {test_support::fast_box_grid(12, 6, Scheme::roe1, prec),
+                             test_support::fast_box_grid(12, 6, Scheme::roe3, prec),
+                             test_support::fast_box_mesh(6, 3, prec)}) {
+      BackendOptions o;
+      o.kind = "cuda";
+      const auto b = make_backend(p, o);
+      b->advance(0.0, p.t_end, 1 << 30);
+      EXPECT_GE(b->positivity_volume(), 0.0);
+    }
+    BackendOptions o;
+    o.kind = "cuda";
+    CudaOptions co;
+    co.kernel = "plain";
+    const auto plain = make_cuda_backend(test_support::fast_box_grid(12, 6, Scheme::roe1, prec), o, co);
+    plain->advance(0.0, 0.2, 1 << 30);
+    EXPECT_GE(plain->positivity_volume(), 0.0);
+  }
+}
+
 std::string precision_name(const ::testing::TestParamInfo<Precision>& info) {
   return info.param == Precision::single_precision ? "float" : "double";
 }
