@@ -39,13 +39,17 @@ Account run(const Problem& p, const std::string& kind, const std::string& mesh_l
   return a;
 }
 
+// First order: the GPU's states are the CPU's bit for bit, so its gains are
+// the same, summed in another order (float: per lane in float first). Third
+// order agrees to round-off only, which a flow at 1000 m/s amplifies.
 void expect_same_account(const Problem& p, const std::string& what) {
   const bool single = p.precision == Precision::single_precision;
+  const bool exact_states = p.scheme == Scheme::roe1;
   const Account cpu = run(p, "cpu");
   const Account gpu = run(p, "cuda");
   ASSERT_GT(cpu.gained, 0.0) << what;
-  // roe1 in double: the same states, so the same gains summed in another order.
-  EXPECT_LE(std::abs(gpu.gained - cpu.gained) / cpu.gained, single ? 1e-2 : 1e-9) << what;
+  const double tolerance = exact_states ? (single ? 1e-5 : 1e-9) : (single ? 5e-2 : 1e-6);
+  EXPECT_LE(std::abs(gpu.gained - cpu.gained) / cpu.gained, tolerance) << what;
   const MassBalance b = mass_balance(p, gpu.v0, gpu.v1, gpu.gained);
   EXPECT_TRUE(b.ok) << what << ": residual " << b.relative_residual;
   EXPECT_LE(std::abs(b.relative_residual), single ? 1e-5 : 1e-13) << what;
@@ -71,7 +75,7 @@ TEST_P(GpuPositivity, GridRoe1PlainKernel) {
   const auto b = make_cuda_backend(p, o, co);
   for (double t = 0; t < p.t_end;) t = b->advance(t, p.t_end, 1000).t;
   EXPECT_LE(std::abs(b->positivity_volume() - cpu.gained) / cpu.gained,
-            GetParam() == Precision::single_precision ? 1e-2 : 1e-9);
+            GetParam() == Precision::single_precision ? 1e-5 : 1e-9);
   const MassBalance m = mass_balance(p, cpu.v0, b->volume(), b->positivity_volume());
   EXPECT_TRUE(m.ok) << "residual " << m.relative_residual;
 }
