@@ -20,7 +20,7 @@ namespace {
 
 int run_command(const std::string& case_file, const std::string& output_dir, int threads,
                 const std::string& precision, const std::string& backend, std::vector<std::string> sets,
-                bool quiet, const std::string& restart) {
+                bool quiet, const std::string& restart, bool strict) {
   using namespace shallows;
   if (!precision.empty()) sets.push_back("numerics.precision=\"" + precision + "\"");
   io::Case c = case_file.empty() ? io::parse_case(io::default_case_toml(), "<built-in>", ".", sets)
@@ -32,6 +32,7 @@ int run_command(const std::string& case_file, const std::string& output_dir, int
   options.backend.threads = threads;
   options.quiet = quiet;
   options.restart = restart;
+  options.strict = strict;
   const RunSummary s = run_case(c, options);
   return s.stopped_by != 0 ? 128 + s.stopped_by : 0;  // 130 for SIGINT, 143 for SIGTERM, as a shell reports them
 }
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run a case file (or the built-in dam break when none is given)");
   std::string case_file, output_dir, precision, backend = "cpu", restart;
   int threads = 0;
-  bool quiet = false;
+  bool quiet = false, strict = false;
   std::vector<std::string> sets;
   run->add_option("case", case_file, "Case file (TOML); omit to run the built-in default case")
       ->check(CLI::ExistingFile);
@@ -90,6 +91,8 @@ int main(int argc, char** argv) {
   run->add_flag("-q,--quiet", quiet, "No summary on stdout");
   run->add_option("--restart", restart,
                   "Go on from a checkpoint: its file, or the output folder holding it (output.checkpoint_every)");
+  run->add_flag("--strict", strict,
+                "Fail (exit status 1) when the mass balance behind walls misses its tolerance, instead of warning");
 
   auto* bench = app.add_subcommand("bench", "Throughput benchmark (cell-updates per second) on the seed workloads");
   shallows::cli::BenchOptions bench_options;
@@ -114,7 +117,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (*bench) return shallows::cli::bench_command(bench_options);
   try {
-    if (*run) return run_command(case_file, output_dir, threads, precision, backend, sets, quiet, restart);
+    if (*run) return run_command(case_file, output_dir, threads, precision, backend, sets, quiet, restart, strict);
     if (*mesh) return mesh_command(mesh_options);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "shallows: error: %s\n", e.what());

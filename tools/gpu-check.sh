@@ -133,7 +133,8 @@ stage_sanitize() {
   for tool in memcheck racecheck initcheck synccheck; do
     local t0=$SECONDS
     local rc=0 bin
-    for bin in "$TEST_CUDA" "$BUILD/tests/test_cuda_roe3" "$BUILD/tests/test_cuda_mesh"; do
+    for bin in "$TEST_CUDA" "$BUILD/tests/test_cuda_roe3" "$BUILD/tests/test_cuda_mesh" \
+      "$BUILD/tests/test_cuda_positivity"; do
       compute-sanitizer --tool "$tool" --error-exitcode 99 "$bin" --gtest_filter='CudaSanitizer.*' \
         >>"$OUT/sanitizer.log" 2>&1 || rc=$?
     done

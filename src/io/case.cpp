@@ -47,7 +47,7 @@ const std::vector<Section>& sections() {
       {"bathymetry", {"z"}},
       {"initial", {"eta", "h", "hu", "hv", "u", "v"}},
       {"boundary", {"west", "east", "south", "north"}},
-      {"physics", {"g", "manning", "dry_tolerance"}},
+      {"physics", {"g", "manning", "dry_tolerance", "max_speed"}},
       {"numerics", {"scheme", "cfl", "precision"}},
       {"time", {"end", "output_every", "output_times"}},
       {"output", {"dir", "format", "gauges", "arrival_threshold", "precision", "checkpoint_every", "checkpoint_wall"}},
@@ -404,6 +404,46 @@ std::unique_ptr<ParserSlot> make_parser(const std::string& expr) {
   s->parser.DefineVar("y", &s->y);
   s->parser.SetExpr(expr);
   return s;
+}
+
+// Initial and boundary flows beyond max_speed (physics.max_speed, default
+// 100 m/s: faster than any flood, dam break or tsunami current) are input
+// errors, not flows to compute: an initial speed |(hu, hv)| / h in a wet
+// cell (h > dry_tolerance), and an inflow discharge above max_speed^3 / g,
+// the discharge of critical flow (Froude number 1) at max_speed.
+void check_speeds(const Reader& rd, const Problem& p, const std::string& first_key, double max_speed,
+                  const CellCentres& at, const UnstructuredMesh* mesh) {
+  const std::string bound = " exceeds physics.max_speed = " + num(max_speed) +
+                            " m/s (raise physics.max_speed if the flow is meant to be that fast)";
+  for (std::size_t k = 0; k < p.h.size(); ++k) {
+    if (!(p.h[k] > p.physics.h_dry)) continue;
+    const double speed = std::hypot(p.hu[k], p.hv[k]) / p.h[k];
+    if (speed <= max_speed) continue;
+    // Name the component that carries the speed: u or v (hu or hv).
+    const std::string key = "initial." + (std::abs(p.hu[k]) >= std::abs(p.hv[k])
+                                              ? first_key
+                                              : std::string(first_key == "u" ? "v" : "hv"));
+    const std::string cell =
+        mesh ? "cell " + std::to_string(k)
+             : "cell (i, j) = (" + std::to_string(static_cast<index_t>(k) % p.grid.nx) + ", " +
+                   std::to_string(static_cast<index_t>(k) / p.grid.nx) + ")";
+    rd.fail_at(key, "initial speed " + num(speed) + " m/s at " + cell + ", centre (x, y) = (" + num(at.x(k)) +
+                        ", " + num(at.y(k)) + ")," + bound);
+  }
+  const double max_discharge = max_speed * max_speed * max_speed / p.physics.g;
+  const auto check_inflow = [&](const BoundaryCondition<double>& bc, const std::string& name) {
+    if (bc.kind != BoundaryKind::inflow || std::abs(bc.value) <= max_discharge) return;
+    rd.fail_at("boundary." + name + ".discharge",
+               "discharge " + num(bc.value) + " m^2/s exceeds max_speed^3 / g = " + num(max_discharge) +
+                   " m^2/s, the discharge of critical flow at physics.max_speed = " + num(max_speed) +
+                   " m/s (raise physics.max_speed if the flow is meant to be that fast)");
+  };
+  if (mesh) {
+    for (std::size_t g = 0; g < p.mesh_boundary.size(); ++g) check_inflow(p.mesh_boundary[g], mesh->boundary_names[g]);
+  } else {
+    const char* sides[4] = {"west", "east", "south", "north"};
+    for (int s = 0; s < 4; ++s) check_inflow(p.boundary[static_cast<std::size_t>(s)], sides[s]);
+  }
 }
 
 std::vector<double> eval_expression(const Reader& rd, const FieldSpec& f, const CellCentres& at) {
@@ -980,6 +1020,7 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
   }
 
   // Physics.
+  double max_speed = 100.0;
   if (const toml::table* ph = rd.table(root, "", "physics")) {
     rd.check_keys(*ph, "physics", find_section("physics")->keys);
     if (auto v = rd.number(*ph, "physics", "g")) {
@@ -994,7 +1035,12 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
       if (!(*v >= 0)) rd.fail_at("physics.dry_tolerance", "must be >= 0 (m), found " + num(*v));
       p.physics.h_dry = *v;
     }
+    if (auto v = rd.number(*ph, "physics", "max_speed")) {
+      if (!(*v > 0)) rd.fail_at("physics.max_speed", "must be > 0 (m/s), found " + num(*v));
+      max_speed = *v;
+    }
   }
+  check_speeds(rd, p, velocity_pair ? "u" : "hu", max_speed, at, mesh.get());
 
   // Time.
   const toml::table* tt = rd.table(root, "", "time");

@@ -228,6 +228,7 @@ Checkpoint read_file(const fs::path& file, const Case& c) {
   k.steps = static_cast<index_t>(r.value<std::uint64_t>());
   k.frames = static_cast<std::size_t>(r.value<std::uint64_t>());
   k.initial_volume = r.value<double>();
+  k.positivity_volume = r.value<double>();
   (void)r.string();  // the case text, for people and tools
   if (!(k.t >= 0 && k.t <= p.t_end) || k.frames < 1 || k.frames > p.output_times.size() + 1)
     throw InputError(file.string() + ": checkpoint is inconsistent (t = " + std::to_string(k.t) + " s, " +
@@ -313,6 +314,7 @@ void write_checkpoint(const Case& c, const Checkpoint& k) {
   w.value(static_cast<std::uint64_t>(k.steps));
   w.value(static_cast<std::uint64_t>(k.frames));
   w.value(k.initial_volume);
+  w.value(k.positivity_volume);
   w.string(c.text);
   for (const std::vector<double>* f : {&k.state.h, &k.state.hu, &k.state.hv}) {
     if (single) w.field<float>(*f);

@@ -201,7 +201,12 @@ AsciiRaster read_ascii_raster(const fs::path& file) {
   const index_t expected = r.ncols * r.nrows;
   if (r.ncols > (index_t(1) << 31) || r.nrows > (index_t(1) << 31) || expected > (index_t(1) << 34))
     fail(file, r.nrows_line, "raster too large (" + std::to_string(r.ncols) + " x " + std::to_string(r.nrows) + ")");
-  r.values.assign(static_cast<std::size_t>(expected), std::numeric_limits<double>::quiet_NaN());
+  // A value takes at least two bytes with its separator: a header promising
+  // more values than the file can hold gets no allocation of that size (it
+  // fails as "too few values" once counted).
+  const std::size_t data_bytes = have_line ? text.size() - static_cast<std::size_t>(line.data() - text.data()) : 0;
+  const bool fits = expected <= static_cast<index_t>(data_bytes / 2 + 1);
+  if (fits) r.values.assign(static_cast<std::size_t>(expected), std::numeric_limits<double>::quiet_NaN());
 
   // ---- values. Usually one row per line (GDAL, QGIS, ArcGIS); then a short
   // or long row is reported at its own line. Files that wrap rows over
@@ -224,10 +229,12 @@ AsciiRaster read_ascii_raster(const fs::path& file) {
         double v = 0;
         if (!parse_double(tok, v)) fail(file, line_no, "not a finite number: " + quoted(tok));
         if (count < expected) {
-          const index_t row = count / r.ncols;  // 0 = north
-          const index_t col = count % r.ncols;
-          const index_t j = r.nrows - 1 - row;
-          r.values[static_cast<std::size_t>(j * r.ncols + col)] = (have_nodata && v == nodata_value) ? nan : v;
+          if (fits) {
+            const index_t row = count / r.ncols;  // 0 = north
+            const index_t col = count % r.ncols;
+            const index_t j = r.nrows - 1 - row;
+            r.values[static_cast<std::size_t>(j * r.ncols + col)] = (have_nodata && v == nodata_value) ? nan : v;
+          }
         } else if (count == expected) {
           first_extra_line = line_no;
         }

@@ -79,7 +79,14 @@ void write_summary_json(const std::filesystem::path& dir, const RunSummary& s) {
       << "  \"cell_updates_per_second\": " << json_number(s.cell_updates_per_second) << ",\n"
       << "  \"initial_volume\": " << json_number(s.initial_volume) << ",\n"
       << "  \"final_volume\": " << json_number(s.final_volume) << ",\n"
-      << "  \"relative_mass_change\": " << json_number(s.relative_mass_change) << "\n"
+      << "  \"relative_mass_change\": " << json_number(s.relative_mass_change) << ",\n"
+      << "  \"positivity_volume\": " << json_number(s.positivity_volume) << ",\n"
+      << "  \"closed_domain\": " << (s.mass_balance.closed ? "true" : "false") << ",\n"
+      << "  \"mass_balance_residual\": "
+      << (s.mass_balance.closed ? json_number(s.mass_balance.relative_residual) : "null") << ",\n"
+      << "  \"mass_balance_tolerance\": " << json_number(s.mass_balance.tolerance) << ",\n"
+      << "  \"mass_balance_ok\": " << (s.mass_balance.closed ? (s.mass_balance.ok ? "true" : "false") : "null")
+      << "\n"
       << "}\n";
     if (!f) throw std::runtime_error("cannot write " + part.string());
   }
@@ -272,6 +279,7 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
     k.steps = sim.steps();
     k.frames = written;
     k.initial_volume = s.initial_volume;
+    k.positivity_volume = (resume ? resume->positivity_volume : 0.0) + sim.backend().positivity_volume();
     k.state = sim.state();
     k.maxima = sim.maxima();
     io::write_checkpoint(c, k);
@@ -329,6 +337,8 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   s.wall_seconds = s.setup_seconds + s.stepping_seconds + s.output_wait_seconds + s.finish_seconds;
   s.relative_mass_change =
       s.initial_volume > 0 ? (s.final_volume - s.initial_volume) / s.initial_volume : s.final_volume;
+  s.positivity_volume = (resume ? resume->positivity_volume : 0.0) + sim.backend().positivity_volume();
+  s.mass_balance = mass_balance(p, s.initial_volume, s.final_volume, s.positivity_volume);
   s.cell_updates_per_second = s.stepping_seconds > 0 ? static_cast<double>(s.cells) *
                                                            static_cast<double>(s.steps) / s.stepping_seconds
                                                      : 0;
@@ -342,7 +352,15 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
                 s.wall_seconds, s.setup_seconds, s.stepping_seconds, s.output_wait_seconds, s.finish_seconds);
     std::printf("%.3g cell-updates/s while stepping, relative mass change %.3g\n", s.cell_updates_per_second,
                 s.relative_mass_change);
+    std::printf("positivity fixes added %.3g m^3; %s\n", s.positivity_volume,
+                s.mass_balance.closed ? (s.mass_balance.ok ? "mass balance behind walls kept"
+                                                           : "mass balance behind walls MISSED")
+                                      : "mass balance not checked (open, inflow or level boundaries)");
     std::printf("outputs in %s\n", c.output.dir.string().c_str());
+  }
+  if (!s.mass_balance.ok) {
+    if (options.strict) throw std::runtime_error(mass_balance_message(s.mass_balance) + " (--strict)");
+    std::fprintf(stderr, "shallows: warning: %s\n", mass_balance_message(s.mass_balance).c_str());
   }
   return s;
 }

@@ -116,6 +116,41 @@ TEST(Cli, BadCaseFileNamesFileAndKey) {
   EXPECT_NE(r.output.find("initial.h"), std::string::npos) << r.output;
 }
 
+// The walled box of issue 12: a speed beyond physics.max_speed is refused
+// with the key and the cell; raised, the run's mass balance holds thanks to
+// the positivity account, and --strict turns a missed balance into exit 1.
+TEST(Cli, SpeedBoundAndStrictMassBalance) {
+  const fs::path dir = temp_dir("speed");
+  const fs::path file = dir / "box.toml";
+  std::ofstream(file) << "[domain]\nnx = 20\nny = 10\nx = [0, 20]\ny = [0, 10]\n[initial]\nh = 1\nu = 1e30\n"
+                         "[time]\nend = 0.2\n[output]\nformat = []\n";
+  for (const char* u : {"1e30", "1e10", "1e3"}) {
+    const Result r = shell("run " + file.string() + " -o " + (dir / "out").string() + " --set initial.u=" + u);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find("initial.u: initial speed"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("cell (i, j) = (0, 0)"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "out" / "summary.json"));
+  }
+  // Raised: the clamps add water (about 3e-7 of the volume), all of it in the account.
+  const Result r = shell("run " + file.string() + " -o " + (dir / "out").string() +
+                         " --strict --set initial.u=1e3 --set physics.max_speed=1e3");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string summary = read(dir / "out" / "summary.json");
+  EXPECT_NE(summary.find("\"closed_domain\": true"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"mass_balance_ok\": true"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("\"positivity_volume\": 0,"), std::string::npos) << summary;
+  EXPECT_NE(r.output.find("mass balance behind walls kept"), std::string::npos) << r.output;
+  // Float at 1e10 m/s misses the balance by 0.8: a warning, or with --strict exit 1 after summary.json.
+  const std::string wild = " --precision float --set initial.u=1e10 --set physics.max_speed=1e10";
+  const Result warned = shell("run " + file.string() + " -o " + (dir / "w").string() + wild);
+  EXPECT_EQ(warned.code, 0) << warned.output;
+  EXPECT_NE(warned.output.find("warning: mass balance missed"), std::string::npos) << warned.output;
+  const Result strict = shell("run " + file.string() + " -o " + (dir / "s").string() + wild + " --strict");
+  EXPECT_EQ(strict.code, 1) << strict.output;
+  EXPECT_NE(strict.output.find("error: mass balance missed"), std::string::npos) << strict.output;
+  EXPECT_NE(read(dir / "s" / "summary.json").find("\"mass_balance_ok\": false"), std::string::npos);
+}
+
 TEST(Cli, BenchPrintsTheTableAndAppendsItsRows) {
   const fs::path out = temp_dir("bench");
   const fs::path rows = out / "rows.md";

@@ -349,6 +349,11 @@ TEST_F(CaseTest, RasterErrorsNameFileAndLine) {
   e = raster_error("nan.asc", head + "1 2 3\n4 nan 6\n");
   EXPECT_NE(e.find("nan.asc:7: not a finite number: 'nan'"), std::string::npos) << e;
 
+  // A header promising 10^10 values over a few bytes: "too few", not an 80 GB
+  // allocation first (fuzz/corpus/raster/huge-header.asc).
+  e = raster_error("huge.asc", "ncols 100000\nnrows 100000\nxllcorner 0\nyllcorner 0\ncellsize 1\n1 2 3\n");
+  EXPECT_NE(e.find("huge.asc:6: too few values: expected ncols * nrows = 10000000000"), std::string::npos) << e;
+
   try {
     shallows::io::read_ascii_raster(dir_ / "missing.asc");
     FAIL() << "no error";
@@ -676,4 +681,37 @@ TEST_F(CaseTest, OutputPrecisionFollowsTheRunUnlessGiven) {
             Precision::double_precision);
   EXPECT_EQ(error_of(kBase + "[output]\nprecision = \"half\"\n"),
             "case.toml: output.precision: unknown precision 'half' (valid: float, double)");
+}
+
+// ------------------------------------------------------------------ speed bounds
+
+// The walled box of issue 12 (h = 1): u = 1e30, 1e10 and 1e3 m/s are input
+// errors naming the key, the cell and its centre.
+TEST_F(CaseTest, InitialSpeedBeyondMaxSpeedNamesKeyAndCell) {
+  for (const char* u : {"1e30", "1e10", "1e3"}) {
+    const std::string e = error_of(kDomain + "[initial]\nh = 1\nu = " + u + "\n" + kTime);
+    EXPECT_EQ(e.rfind("case.toml: initial.u: initial speed ", 0), 0u) << e;
+    EXPECT_NE(e.find("at cell (i, j) = (0, 0), centre (x, y) = (0.5, 11), exceeds physics.max_speed = 100 m/s"),
+              std::string::npos)
+        << e;
+  }
+  // The fastest cell is named, through the component that carries its speed.
+  std::string e = error_of(kDomain + "[initial]\nh = 2\nhu = \"x > 3 ? 0 : 1\"\nhv = \"x > 3 ? 300 : 0\"\n" + kTime);
+  EXPECT_EQ(e, "case.toml: initial.hv: initial speed 150 m/s at cell (i, j) = (3, 0), centre (x, y) = (3.5, 11), "
+               "exceeds physics.max_speed = 100 m/s (raise physics.max_speed if the flow is meant to be that fast)");
+  // Dry cells carry no speed; the bound can be raised; it must be positive.
+  EXPECT_EQ(error_of(kDomain + "[initial]\nh = \"x < 1 ? 0 : 1\"\nu = \"x < 1 ? 1e9 : 10\"\n" + kTime), "");
+  EXPECT_EQ(error_of(kDomain + "[initial]\nh = 1\nu = 1e3\n" + kTime + "[physics]\nmax_speed = 1e3\n"), "");
+  e = error_of(kBase + "[physics]\nmax_speed = 0\n");
+  EXPECT_EQ(e, "case.toml: physics.max_speed: must be > 0 (m/s), found 0");
+}
+
+TEST_F(CaseTest, InflowDischargeBeyondCriticalAtMaxSpeedNamesBoundaryKey) {
+  const std::string e =
+      error_of(kBase + "[boundary]\nwest = { type = \"inflow\", discharge = 1e10 }\n", {"physics.max_speed=10"});
+  EXPECT_EQ(e.rfind("case.toml: boundary.west.discharge: discharge 1e+10 m^2/s exceeds max_speed^3 / g = 101.9", 0), 0u)
+      << e;
+  EXPECT_EQ(error_of(kBase + "[boundary]\nwest = { type = \"inflow\", discharge = 1e10 }\n"
+                     "[physics]\nmax_speed = 1e4\n"),
+            "");
 }

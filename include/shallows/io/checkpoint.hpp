@@ -20,6 +20,7 @@ struct Checkpoint {
   index_t steps = 0;          // steps taken to reach t
   std::size_t frames = 0;     // output frames written, the one at t = 0 included
   double initial_volume = 0;  // water volume at t = 0 (summary.json's mass balance)
+  double positivity_volume = 0;  // water the depth clamps added up to t (Backend::positivity_volume)
   Fields state;
   Maxima maxima;  // empty when the run does not track maxima
 };

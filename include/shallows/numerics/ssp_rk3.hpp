@@ -30,21 +30,46 @@ SHALLOWS_HD Real combine(int stage, Real u_n, Real euler) {
   return stage == 0 ? euler : u_n + stage_weight<Real>(stage) * (euler - u_n);
 }
 
+// Weight of water added in stage k's state in U^{n+1}: U_{k+1} depends on
+// U_k with weight b_k, so a fix in stage k reaches U^{n+1} times
+// b_{k+1} ... b_2 (1/6, 2/3, 1).
+template <class Real>
+SHALLOWS_HD Real carry_weight(int stage) {
+  return stage == 0 ? Real(1.0 / 6.0) : (stage == 1 ? Real(2.0 / 3.0) : Real(1));
+}
+
 // Whole stage for one cell: u_n the state at the start of the step, u_k the
 // stage state, rhs = L(U_k) at the cell. Depths at or below h_dry lose their
-// velocity and negative round-off is clamped, as in advance_cell.
+// velocity and negative round-off is clamped, as in advance_cell. `gain`:
+// the depth the clamps of this stage add to U^{n+1} (the Euler step's clamp
+// weighted by b_k, the combination's clamp, both carried to the end of the
+// step), so that a step's positivity account is the sum over its stages.
 template <class Real>
 SHALLOWS_HD State<Real> stage(int k, State<Real> u_n, State<Real> u_k, State<Real> rhs, Real dt,
-                              const PhysicsParams<Real>& p) {
-  const State<Real> e = advance_cell(u_k, rhs, dt, p);
-  if (k == 0) return e;
+                              const PhysicsParams<Real>& p, Real& gain) {
+  Real euler_gain;
+  const State<Real> e = advance_cell(u_k, rhs, dt, p, euler_gain);
+  if (k == 0) {
+    gain = carry_weight<Real>(0) * euler_gain;
+    return e;
+  }
   State<Real> r{combine(k, u_n.h, e.h), combine(k, u_n.hu, e.hu), combine(k, u_n.hv, e.hv)};
+  Real combine_gain(0);
   if (r.h <= p.h_dry) {
+    combine_gain = clamp_gain(r.h);
     r.h = r.h > Real(0) ? r.h : Real(0);
     r.hu = Real(0);
     r.hv = Real(0);
   }
+  gain = carry_weight<Real>(k) * (stage_weight<Real>(k) * euler_gain + combine_gain);
   return r;
+}
+
+template <class Real>
+SHALLOWS_HD State<Real> stage(int k, State<Real> u_n, State<Real> u_k, State<Real> rhs, Real dt,
+                              const PhysicsParams<Real>& p) {
+  Real gain;
+  return stage(k, u_n, u_k, rhs, dt, p, gain);
 }
 
 } // namespace shallows::ssp_rk3

@@ -106,6 +106,10 @@ class Backend {
   virtual void load_maxima(const Maxima& in) = 0;
   // Water volume sum(h) dx dy over active cells, summed in a fixed order.
   virtual double volume() const = 0;
+  // Water the positivity fixes (the depth clamps of advance_cell and of the
+  // SSP-RK3 stages, clamp_gain) added to the active cells since the start,
+  // in m^3; a closed domain's volume changes by exactly this, to round-off.
+  virtual double positivity_volume() const = 0;
 };
 
 // For executors' load_state and load_maxima: throws std::invalid_argument

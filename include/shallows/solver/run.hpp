@@ -6,6 +6,7 @@
 
 #include "shallows/io/case.hpp"
 #include "shallows/solver/backend.hpp"
+#include "shallows/solver/mass_balance.hpp"
 
 namespace shallows {
 
@@ -16,6 +17,7 @@ struct RunOptions {
   // A checkpoint file, or an output folder holding checkpoints, to go on from
   // (the outputs of the interrupted run are continued); empty: a new run.
   std::filesystem::path restart;
+  bool strict = false;   // a missed mass balance is an error (after summary.json), not a warning
 };
 
 struct RunSummary {
@@ -42,6 +44,8 @@ struct RunSummary {
   // SIGINT or SIGTERM when the run stopped early on one (a checkpoint was
   // written, outputs closed, no summary.json); 0 when it ran to the end.
   int stopped_by = 0;
+  double positivity_volume = 0;  // m^3 the positivity fixes added (Backend::positivity_volume)
+  MassBalance mass_balance;
 };
 
 // Runs the case (SIGINT and SIGTERM handled while it runs: see signals.hpp);

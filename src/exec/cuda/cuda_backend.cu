@@ -160,6 +160,7 @@ class CudaExecutor final : public CudaBackend {
     }
     ctrl_ = DeviceArray<Ctrl>(3);
     computed_ = DeviceArray<unsigned long long>(1);
+    gain_ = DeviceArray<double>(1);
     rows_ = DeviceArray<double>(static_cast<std::size_t>(grid_.ny));
     if (dry_skip_) {
       dry_[0] = DeviceArray<unsigned char>(chunks);
@@ -203,6 +204,7 @@ class CudaExecutor final : public CudaBackend {
     base_.z = z_.get();
     base_.same = same_.get();
     base_.computed = computed_.get();
+    base_.gain = gain_.get();
     base_.list = list_.get();
     base_.list_count = list_count_.get();
     base_.ctrl = ctrl_.get();
@@ -215,6 +217,7 @@ class CudaExecutor final : public CudaBackend {
       set_state(f.h, f.hu, f.hv);
     }
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(computed_.get(), 0, sizeof(unsigned long long), stream_));
+    SHALLOWS_CUDA_CHECK(cudaMemsetAsync(gain_.get(), 0, sizeof(double), stream_));
     if (track_maxima_) {
       SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_h_.get(), 0, cells * sizeof(double), stream_));
       SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_speed_.get(), 0, cells * sizeof(double), stream_));
@@ -304,6 +307,10 @@ class CudaExecutor final : public CudaBackend {
     for (double r : rows) total += r;
     return total * grid_.dx * grid_.dy;
   }
+
+  // Summed on the device by warps with a clamp (warp_add_nonzero), in the
+  // order the atomics come: exact to round-off, not bit-identical to the CPU.
+  double positivity_volume() const override { return cudax::read_scalar(gain_, stream_) * grid_.dx * grid_.dy; }
 
   CudaStats stats() const override {
     CudaStats s;
@@ -468,6 +475,7 @@ class CudaExecutor final : public CudaBackend {
   DeviceArray<Real> rh_[2], rhu_[2], rhv_[2];
   DeviceArray<Ctrl> ctrl_;
   DeviceArray<unsigned long long> computed_;
+  DeviceArray<double> gain_;  // positivity account (depths; times dx dy on reading)
   DeviceArray<double> rows_;
   DeviceArray<unsigned char> dry_[2], same_;
   DeviceArray<unsigned> list_, list_count_;

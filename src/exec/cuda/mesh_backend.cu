@@ -250,6 +250,9 @@ class CudaMeshExecutor final : public CudaBackend {
                static_cast<Real>(p.physics.n_manning)};
     P_.cfl = p.cfl;
     P_.ctrl = ctrl_.get();
+    gain_ = DeviceArray<double>(1);
+    SHALLOWS_CUDA_CHECK(cudaMemset(gain_.get(), 0, sizeof(double)));
+    P_.gain = gain_.get();
     P_.mesh = {cell_edges_.get(), edge_left_.get(), edge_right_.get(), edge_nx_.get(), edge_ny_.get(),
                edge_length_.get(), inv_area_.get(), z_.get(), boundary_.get()};
     P_.slot_cell = slot_cell_.get();
@@ -414,6 +417,9 @@ class CudaMeshExecutor final : public CudaBackend {
     return total;
   }
 
+  // Summed on the device (warp_add_nonzero): exact to round-off, not bit-identical to the CPU.
+  double positivity_volume() const override { return cudax::read_scalar(gain_, stream_); }
+
   CudaStats stats() const override {
     CudaStats s;
     s.device = device_desc_;
@@ -498,6 +504,7 @@ class CudaMeshExecutor final : public CudaBackend {
   DeviceArray<Real> z_, inv_area_;
   DeviceArray<BoundaryCondition<Real>> boundary_;
   DeviceArray<Ctrl> ctrl_;
+  DeviceArray<double> gain_;  // positivity account (m^3)
   DeviceArray<mesh_index> cell_edges_, edge_left_, edge_right_;
   DeviceArray<Real> edge_nx_, edge_ny_, edge_length_;
   DeviceArray<mesh_index> slot_cell_;

@@ -26,6 +26,14 @@ void download_state(const Grid& g, const DeviceArray<Real>& h, const DeviceArray
   copy_interior(g, buf.data(), out.hv);
 }
 
+// One double (an accumulator such as the positivity account); synchronises the stream.
+inline double read_scalar(const DeviceArray<double>& value, cudaStream_t stream) {
+  double out = 0;
+  SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&out, value.get(), sizeof out, cudaMemcpyDeviceToHost, stream));
+  SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return out;
+}
+
 // The run's maxima (empty when they are not tracked).
 inline void download_maxima(bool tracked, std::size_t cells, const DeviceArray<double>& max_h,
                             const DeviceArray<double>& max_speed, const DeviceArray<double>& arrival, Maxima& out) {

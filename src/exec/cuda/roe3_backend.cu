@@ -108,6 +108,8 @@ class CudaRoe3Backend final : public CudaBackend {
         z_.get(), grid_, prm_.rec, bed_.get());
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 bed_kernel");
     ctrl_ = DeviceArray<Roe3Ctrl>(1);
+    gain_ = DeviceArray<double>(1);
+    SHALLOWS_CUDA_CHECK(cudaMemsetAsync(gain_.get(), 0, sizeof(double), stream_));
     SHALLOWS_CUDA_CHECK(cudaMemcpy(ctrl_.get(), host_ctrl_, sizeof(Roe3Ctrl), cudaMemcpyHostToDevice));
 
     if (track_maxima_) {
@@ -208,6 +210,9 @@ class CudaRoe3Backend final : public CudaBackend {
     return total * grid_.dx * grid_.dy;
   }
 
+  // Summed on the device (warp_add_nonzero): exact to round-off, not bit-identical to the CPU.
+  double positivity_volume() const override { return cudax::read_scalar(gain_, stream_) * grid_.dx * grid_.dy; }
+
   CudaStats stats() const override {
     CudaStats s;
     s.device = device_desc_;
@@ -267,6 +272,7 @@ class CudaRoe3Backend final : public CudaBackend {
     a.strips = strips_;
     a.chunks = chunks_;
     a.ctrl = ctrl_.get();
+    a.gain = gain_.get();
     return a;
   }
 
@@ -368,6 +374,7 @@ class CudaRoe3Backend final : public CudaBackend {
   DeviceArray<Real> z_, rh_, rhu_, rhv_;
   DeviceArray<roe3::BedPoints<Real>> bed_;
   DeviceArray<Roe3Ctrl> ctrl_;
+  DeviceArray<double> gain_;  // positivity account (depths; times dx dy on reading)
   DeviceArray<double> max_h_, max_speed_, arrival_;
   // Last: destroyed first, after the destructor has synchronised stream_.
   cudax::SnapshotStager<Real> stager_{grid_};

@@ -66,6 +66,7 @@ struct MarchArgs {
   int rows;               // rows per chunk
   index_t strips, chunks;
   Roe3Ctrl* ctrl;
+  double* gain;           // positivity account: clamp gains (depths, carried to U^{n+1}) summed
 };
 
 __device__ __forceinline__ double warp_max(double v) {
@@ -112,6 +113,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
   Real sx_pend(0), sy_pend(0);
   double rate = 0;
   bool bad = false;
+  Real gain_sum(0);
 
   for (index_t j = j0 - 1; j <= j1; ++j) {
     const index_t c = g.index(ic, j);
@@ -148,10 +150,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
         } else if (!math::is_nan(A.src.z[cb])) {
           const State<Real> u0{A.un.h[cb], A.un.hu[cb], A.un.hv[cb]};
           const State<Real> uk{A.src.h[cb], A.src.hu[cb], A.src.hv[cb]};
-          const State<Real> q = ssp_rk3::stage(kStage, u0, uk, r, static_cast<Real>(dt), p);
+          Real gain;
+          const State<Real> q = ssp_rk3::stage(kStage, u0, uk, r, static_cast<Real>(dt), p, gain);
           A.dst.h[cb] = q.h;
           A.dst.hu[cb] = q.hu;
           A.dst.hv[cb] = q.hv;
+          gain_sum += gain;
         }
       }
       fy_pend = roe3::into_upper(s);
@@ -177,6 +181,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
   }
 
   if (__any_sync(kFullMask, bad) && lane == 0) atomicOr(&A.ctrl->bad, 1);
+  if (kStage > 0) warp_add_nonzero(A.gain, static_cast<double>(gain_sum));
   if (kStage == 0) {
     rate = warp_max(rate);
     if (lane == 0 && rate > 0) {
@@ -241,15 +246,20 @@ __global__ void apply_kernel(const MarchArgs<Real> A) {
   const Grid& g = A.g;
   const index_t n = g.cells();
   const index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= n) return;
-  const index_t c = g.index(t % g.nx, t / g.nx);
-  if (math::is_nan(A.un.z[c])) return;
-  const State<Real> u0{A.un.h[c], A.un.hu[c], A.un.hv[c]};
-  const State<Real> q =
-      ssp_rk3::stage(0, u0, u0, State<Real>{A.rh[t], A.rhu[t], A.rhv[t]}, static_cast<Real>(A.ctrl->dt), A.prm.phys);
-  A.dst.h[c] = q.h;
-  A.dst.hu[c] = q.hu;
-  A.dst.hv[c] = q.hv;
+  Real gain(0);
+  // No early return: the whole warp adds its gains at the end.
+  if (t < n) {
+    const index_t c = g.index(t % g.nx, t / g.nx);
+    if (!math::is_nan(A.un.z[c])) {
+      const State<Real> u0{A.un.h[c], A.un.hu[c], A.un.hv[c]};
+      const State<Real> q = ssp_rk3::stage(0, u0, u0, State<Real>{A.rh[t], A.rhu[t], A.rhv[t]},
+                                           static_cast<Real>(A.ctrl->dt), A.prm.phys, gain);
+      A.dst.h[c] = q.h;
+      A.dst.hu[c] = q.hu;
+      A.dst.hv[c] = q.hv;
+    }
+  }
+  warp_add_nonzero(A.gain, static_cast<double>(gain));
 }
 
 // West/east ghosts, layers 0..ghost-1, rows 0..ny-1.

@@ -131,6 +131,7 @@ struct Params {
   unsigned* list;          // compaction: chunks that need a warp this step (null: every chunk gets one)
   unsigned* list_count;    // entries of the list, one counter per Ctrl slot
   Ctrl* ctrl;
+  double* gain;            // positivity account: clamp gains (depths) summed over cells and steps
 
   __device__ __forceinline__ index_t index(index_t i, index_t j) const {
     return (j + Grid::ghost) * pitch + (i + Grid::ghost);
@@ -478,7 +479,8 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
 // whether its cells are dry fixed points.
 template <class Real>
 __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P, int parity, Real dt, int i0,
-                                                           int j0, int jend, int lane, bool& dry_all) {
+                                                           int j0, int jend, int lane, bool& dry_all,
+                                                           Real& gain_sum) {
   // Column and row numbers in 32 bits (no device holds a grid 2^31 cells
   // wide), linear offsets in 64.
   const int nx = static_cast<int>(P.nx), ny = static_cast<int>(P.ny);
@@ -548,8 +550,13 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
     if (r < jend) next = load(r + 1, k_row, inside);  // prefetch
     const Real z = cur.q.z;
     State<Real> q1;
+    Real gain = Real(0);
     if (inside || (r >= 0 && r < ny)) {
-      q1 = ((inside || in_domain) && !math::is_nan(z)) ? advance_cell(st(cur.q), cur.rhs, dt, P.phys) : st(cur.q);
+      if ((inside || in_domain) && !math::is_nan(z)) {
+        q1 = advance_cell(st(cur.q), cur.rhs, dt, P.phys, gain);
+      } else {
+        q1 = st(cur.q);
+      }
       if (!inside && west_strip) {
         const State<Real> e1 = shfl_down(q1, 1);
         const Real ez = shfl_down(z, 1);
@@ -599,6 +606,7 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
         ho[k] = q1.h;
         huo[k] = q1.hu;
         hvo[k] = q1.hv;
+        gain_sum += gain;  // cells this chunk owns only (the ring is another chunk's)
         dry_all = dry_all && (math::is_nan(z) || dry_fixed(q1, P.phys.h_dry));
       }
     }
@@ -637,7 +645,9 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
   if (lane == 0 && P.computed) atomicAdd(P.computed, 1ull);
 
   bool dry_all = true;
-  const unsigned long long best = lagged_march(P, parity, dt, i0, j0, jend, lane, dry_all);
+  Real gain = Real(0);
+  const unsigned long long best = lagged_march(P, parity, dt, i0, j0, jend, lane, dry_all, gain);
+  warp_add_nonzero(P.gain, static_cast<double>(gain));
   if (P.dry_skip) {
     const bool d = __all_sync(kFullMask, dry_all) && !next_to_level_side(P, sx, cy);
     if (lane == 0) {
@@ -722,24 +732,28 @@ __global__ void __launch_bounds__(kBlockThreads) plain_update_kernel(const Param
   const Real* __restrict__ hu = P.hu[c.parity];
   const Real* __restrict__ hv = P.hv[c.parity];
   index_t i, j;
-  if (!plain_cell(P, i, j)) return;
-  const Cell<Real> q = load_cell(P, h, hu, hv, i, j);
-  State<Real> q1 = st(q);
-  if (!math::is_nan(q.z)) {
-    const Cell<Real> w = load_cell(P, h, hu, hv, i - 1, j);
-    const Cell<Real> e = load_cell(P, h, hu, hv, i + 1, j);
-    const Cell<Real> s = load_cell(P, h, hu, hv, i, j - 1);
-    const Cell<Real> n = load_cell(P, h, hu, hv, i, j + 1);
-    const auto fw = cartesian_edge<0>(st(w), w.z, st(q), q.z, P.phys);
-    const auto fe = cartesian_edge<0>(st(q), q.z, st(e), e.z, P.phys);
-    const auto fs = cartesian_edge<1>(st(s), s.z, st(q), q.z, P.phys);
-    const auto fn = cartesian_edge<1>(st(q), q.z, st(n), n.z, P.phys);
-    q1 = advance_cell(st(q), cell_rhs(P, fw.to_right, fe.to_left, fs.to_right, fn.to_left), dt, P.phys);
+  Real gain = Real(0);
+  // No early return: the whole warp adds its gains at the end.
+  if (plain_cell(P, i, j)) {
+    const Cell<Real> q = load_cell(P, h, hu, hv, i, j);
+    State<Real> q1 = st(q);
+    if (!math::is_nan(q.z)) {
+      const Cell<Real> w = load_cell(P, h, hu, hv, i - 1, j);
+      const Cell<Real> e = load_cell(P, h, hu, hv, i + 1, j);
+      const Cell<Real> s = load_cell(P, h, hu, hv, i, j - 1);
+      const Cell<Real> n = load_cell(P, h, hu, hv, i, j + 1);
+      const auto fw = cartesian_edge<0>(st(w), w.z, st(q), q.z, P.phys);
+      const auto fe = cartesian_edge<0>(st(q), q.z, st(e), e.z, P.phys);
+      const auto fs = cartesian_edge<1>(st(s), s.z, st(q), q.z, P.phys);
+      const auto fn = cartesian_edge<1>(st(q), q.z, st(n), n.z, P.phys);
+      q1 = advance_cell(st(q), cell_rhs(P, fw.to_right, fe.to_left, fs.to_right, fn.to_left), dt, P.phys, gain);
+    }
+    const index_t k = P.index(i, j);
+    P.h[1 - c.parity][k] = q1.h;
+    P.hu[1 - c.parity][k] = q1.hu;
+    P.hv[1 - c.parity][k] = q1.hv;
   }
-  const index_t k = P.index(i, j);
-  P.h[1 - c.parity][k] = q1.h;
-  P.hu[1 - c.parity][k] = q1.hu;
-  P.hv[1 - c.parity][k] = q1.hv;
+  warp_add_nonzero(P.gain, static_cast<double>(gain));
 }
 
 // ---------------------------------------------------------------- others

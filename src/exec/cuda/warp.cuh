@@ -17,6 +17,15 @@ __device__ __forceinline__ double shfl_down(double v, int d) { return __shfl_dow
 __device__ __forceinline__ float shfl_up(float v, int d) { return __shfl_up_sync(kFullMask, v, d); }
 __device__ __forceinline__ double shfl_up(double v, int d) { return __shfl_up_sync(kFullMask, v, d); }
 
+// *target += the sum of v over the warp, with one atomic per warp, and none
+// where every lane's v is 0: the positivity account (clamp gains are rare,
+// so the common path is one vote). Every lane of the warp must call it.
+__device__ __forceinline__ void warp_add_nonzero(double* target, double v) {
+  if (!__any_sync(kFullMask, v != 0.0)) return;
+  for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(kFullMask, v, d);
+  if ((threadIdx.x & 31u) == 0) atomicAdd(target, v);
+}
+
 template <class Real>
 __device__ __forceinline__ State<Real> shfl_down(State<Real> s, int d) {
   return {shfl_down(s.h, d), shfl_down(s.hu, d), shfl_down(s.hv, d)};

@@ -186,6 +186,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     rhs_h_.assign(cells, Real(0));
     rhs_hu_.assign(cells, Real(0));
     rhs_hv_.assign(cells, Real(0));
+    row_gain_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
     // About 16k cells per block: large enough for the caches, small enough to interleave.
     rows_per_block_ = std::max<index_t>(1, 16384 / std::max<index_t>(grid_.nx, 1));
     this->start();
@@ -247,34 +248,50 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     for (index_t j = 0; j < g.ny; ++j) {
       const index_t c = g.index(0, j);
       const index_t k = j * g.nx;
-      update_row(fields_.h.data() + c, fields_.hu.data() + c, fields_.hv.data() + c, fields_.z.data() + c,
-                 rhs_h_.data() + k, rhs_hu_.data() + k, rhs_hv_.data() + k, g.nx, dt, friction, physics_);
+      const bool clamped = update_row(fields_.h.data() + c, fields_.hu.data() + c, fields_.hv.data() + c,
+                                      fields_.z.data() + c, rhs_h_.data() + k, rhs_hu_.data() + k,
+                                      rhs_hv_.data() + k, g.nx, dt, friction, physics_);
+      // The row's clamp gains, left in rhs_h by update_row; rare, so summed only where there are any.
+      double sum = 0;
+      if (clamped) {
+        for (index_t i = 0; i < g.nx; ++i) sum += static_cast<double>(rhs_h_[static_cast<std::size_t>(k + i)]);
+      }
+      row_gain_[static_cast<std::size_t>(j)] = sum;
     }
+    this->add_positivity(row_gain_);
   }
 
-  static void update_row(Real* __restrict h, Real* __restrict hu, Real* __restrict hv, const Real* __restrict z,
-                         const Real* __restrict rh, const Real* __restrict rhu, const Real* __restrict rhv,
-                         index_t n, Real dt, bool friction, const PhysicsParams<Real> p) {
+  // Updates a row; rh[i] is overwritten by the cell's clamp gain (its rhs is
+  // used up), so that the loop stays a vectorisable map. Returns whether any
+  // gain is nonzero.
+  static bool update_row(Real* __restrict h, Real* __restrict hu, Real* __restrict hv, const Real* __restrict z,
+                         Real* __restrict rh, const Real* __restrict rhu, const Real* __restrict rhv, index_t n,
+                         Real dt, bool friction, const PhysicsParams<Real> p) {
     // Without friction the loop has no call (cbrt) and vectorises; the
     // results are the same since apply_manning leaves q alone when n = 0.
     const auto update = [&](auto&& cell_update) {
+      bool clamped = false;
       for (index_t i = 0; i < n; ++i) {
         const State<Real> q{h[i], hu[i], hv[i]};
-        const State<Real> out = cell_update(q, State<Real>{rh[i], rhu[i], rhv[i]});
+        Real gain;
+        const State<Real> out = cell_update(q, State<Real>{rh[i], rhu[i], rhv[i]}, gain);
         const bool active = !math::is_nan(z[i]);
         h[i] = active ? out.h : q.h;
         hu[i] = active ? out.hu : q.hu;
         hv[i] = active ? out.hv : q.hv;
+        rh[i] = active ? gain : Real(0);
+        clamped = clamped || rh[i] > Real(0);
       }
+      return clamped;
     };
     if (friction) {
-      update([&](State<Real> q, State<Real> rhs) { return advance_cell(q, rhs, dt, p); });
-    } else {
-      update([&](State<Real> q, State<Real> rhs) { return explicit_update(q, rhs, dt, p); });
+      return update([&](State<Real> q, State<Real> rhs, Real& gain) { return advance_cell(q, rhs, dt, p, gain); });
     }
+    return update([&](State<Real> q, State<Real> rhs, Real& gain) { return explicit_update(q, rhs, dt, p, gain); });
   }
 
   std::vector<Real> rhs_h_, rhs_hu_, rhs_hv_;
+  std::vector<double> row_gain_;  // clamp gains of the last step, per row
   index_t rows_per_block_ = 1;
 };
 

@@ -79,6 +79,7 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
     rhs_h_.assign(cells, Real(0));
     rhs_hu_.assign(cells, Real(0));
     rhs_hv_.assign(cells, Real(0));
+    row_gain_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
     // About four blocks of rows per thread (results do not depend on the split).
     rows_per_block_ = std::max<index_t>(4, (grid_.ny + 4 * threads_ - 1) / (4 * threads_));
     compute_bed_points();
@@ -202,7 +203,8 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
   }
 
   // dst = stage k of SSP-RK3 from U^n (fields_), the stage input src and rhs.
-  // In place is safe: rhs is complete and each cell reads only itself.
+  // In place is safe: rhs is complete and each cell reads only itself. The
+  // stage's clamp gains (carried to U^{n+1}) go to the positivity account.
   void apply_stage(int k, const StateArrays<Real>& src, const StateArrays<Real>& dst, Real dt) {
     const Grid& g = grid_;
 #pragma omp parallel num_threads(threads_)
@@ -210,25 +212,31 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
       [[maybe_unused]] const FlushDenormals flush;
 #pragma omp for schedule(static)
       for (index_t j = 0; j < g.ny; ++j) {
+        double row_gain = 0;
         for (index_t i = 0; i < g.nx; ++i) {
           const index_t c = g.index(i, j);
           if (math::is_nan(fields_.z[c])) continue;
           const auto n = static_cast<std::size_t>(j * g.nx + i);
           const State<Real> un{fields_.h[c], fields_.hu[c], fields_.hv[c]};
           const State<Real> uk{src.h[c], src.hu[c], src.hv[c]};
+          Real gain;
           const State<Real> q =
-              ssp_rk3::stage(k, un, uk, State<Real>{rhs_h_[n], rhs_hu_[n], rhs_hv_[n]}, dt, physics_);
+              ssp_rk3::stage(k, un, uk, State<Real>{rhs_h_[n], rhs_hu_[n], rhs_hv_[n]}, dt, physics_, gain);
           dst.h[c] = q.h;
           dst.hu[c] = q.hu;
           dst.hv[c] = q.hv;
+          row_gain += static_cast<double>(gain);
         }
+        row_gain_[static_cast<std::size_t>(j)] = row_gain;
       }
     }
+    this->add_positivity(row_gain_);
   }
 
   roe3::Params<Real> prm_;
   std::vector<Real> stage_h_, stage_hu_, stage_hv_;  // the stage state U_k, padded
   std::vector<Real> rhs_h_, rhs_hu_, rhs_hv_;      // L(U_k), interior cells
+  std::vector<double> row_gain_;                   // clamp gains of the last stage, per row
   std::vector<roe3::BedPoints<Real>> bed_;         // padded; interior and first ghost ring
   index_t rows_per_block_ = 1;
 };

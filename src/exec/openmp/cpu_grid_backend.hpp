@@ -57,6 +57,8 @@ class CpuGridBackend : public Backend {
     return total * grid_.dx * grid_.dy;
   }
 
+  double positivity_volume() const override { return positivity_depth_ * grid_.dx * grid_.dy; }
+
  protected:
   // Derived constructors finish their own set-up, then call start().
   CpuGridBackend(const Problem& p, const BackendOptions& o)
@@ -79,6 +81,13 @@ class CpuGridBackend : public Backend {
   void start() {
     fill_ghosts(state_arrays());
     if (track_maxima_) update_maxima(0.0);
+  }
+
+  // Adds the depths that the clamps of a pass over the rows added, summed
+  // per row in the row's order (gain[j]; rows without any left at 0) and
+  // then in row order: the same bits for any thread count.
+  void add_positivity(const std::vector<double>& gain) {
+    for (double g : gain) positivity_depth_ += g;
   }
 
   // After a step that ended at time t.
@@ -135,6 +144,7 @@ class CpuGridBackend : public Backend {
   BoundaryCondition<Real> bc_[4];
   PaddedFields<Real> fields_;
   std::vector<double> max_h_, max_speed_, arrival_;
+  double positivity_depth_ = 0;  // sum of clamp_gain over cells and steps
 };
 
 } // namespace shallows::detail

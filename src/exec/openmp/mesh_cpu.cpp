@@ -132,6 +132,8 @@ class MeshCpuBackend final : public Backend {
     return total;
   }
 
+  double positivity_volume() const override { return positivity_volume_; }
+
  private:
   MeshState<Real> state() const { return {mesh_.h.data(), mesh_.hu.data(), mesh_.hv.data()}; }
 
@@ -211,18 +213,25 @@ class MeshCpuBackend final : public Backend {
     return max_rate();
   }
 
+  // advance_cell for every active cell; the clamp gains times the cell areas
+  // go to the positivity account (a thread's sum, in any order: it is
+  // exact to round-off, not bit-reproducible across thread counts).
   void apply_rhs(Real dt) {
     const PhysicsParams<Real> p = physics_;
-#pragma omp parallel for num_threads(threads_) schedule(static, 4096)
+    double gained = 0;
+#pragma omp parallel for num_threads(threads_) schedule(static, 4096) reduction(+ : gained)
     for (index_t c = 0; c < mesh_.cells; ++c) {
       const auto k = static_cast<std::size_t>(c);
       if (math::is_nan(mesh_.z[k])) continue;  // inactive: no edges, no update
+      Real gain;
       const State<Real> out = advance_cell(State<Real>{mesh_.h[k], mesh_.hu[k], mesh_.hv[k]},
-                                           State<Real>{rhs_h_[k], rhs_hu_[k], rhs_hv_[k]}, dt, p);
+                                           State<Real>{rhs_h_[k], rhs_hu_[k], rhs_hv_[k]}, dt, p, gain);
       mesh_.h[k] = out.h;
       mesh_.hu[k] = out.hu;
       mesh_.hv[k] = out.hv;
+      if (gain > Real(0)) gained += static_cast<double>(gain) * mesh_.area[k];
     }
+    positivity_volume_ += gained;
   }
 
   void update_maxima(double t) {
@@ -250,6 +259,7 @@ class MeshCpuBackend final : public Backend {
   std::vector<Real> u_, v_, sqrt_h_, c_;  // cell primitives of the current step
   std::vector<Real> fl_h_, fl_hu_, fl_hv_, fr_h_, fr_hu_, fr_hv_, speed_;  // edge loop: per-edge fluctuations
   std::vector<double> max_h_, max_speed_, arrival_;
+  double positivity_volume_ = 0;
 };
 
 } // namespace

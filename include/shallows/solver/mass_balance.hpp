@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The mass balance of a run: behind walls, the volume changes only by what
+// the positivity fixes add (Backend::positivity_volume), up to round-off.
+#include <string>
+
+#include "shallows/solver/problem.hpp"
+
+namespace shallows {
+
+struct MassBalance {
+  // Every boundary is a wall (grid sides, or every boundary group of a mesh):
+  // no water crosses the boundary, so the balance below applies. With open,
+  // inflow or level boundaries it is not checked (their fluxes are not
+  // accounted), and residual and ok keep their defaults.
+  bool closed = false;
+  // (final - initial - positivity) / scale, scale = max(initial, final,
+  // positivity volume) (0 when all three are 0).
+  double relative_residual = 0;
+  // The largest |relative_residual| accepted: 1e-10 in double, 1e-4 in float.
+  double tolerance = 0;
+  bool ok = true;
+};
+
+// Whether water can cross the problem's boundary.
+bool closed_domain(const Problem& p);
+
+// The balance of a run of p from volume `initial` to `final` (m^3) with
+// positivity fixes adding `positivity` (m^3).
+MassBalance mass_balance(const Problem& p, double initial, double final, double positivity);
+
+// The warning for a balance that missed its tolerance.
+std::string mass_balance_message(const MassBalance& b);
+
+} // namespace shallows

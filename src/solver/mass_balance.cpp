@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+#include "shallows/solver/mass_balance.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace shallows {
+
+bool closed_domain(const Problem& p) {
+  const auto wall = [](const BoundaryCondition<double>& bc) { return bc.kind == BoundaryKind::wall; };
+  if (p.on_mesh()) return std::all_of(p.mesh_boundary.begin(), p.mesh_boundary.end(), wall);
+  return std::all_of(p.boundary.begin(), p.boundary.end(), wall);
+}
+
+MassBalance mass_balance(const Problem& p, double initial, double final, double positivity) {
+  MassBalance b;
+  b.closed = closed_domain(p);
+  // Measured (tests/regression/test_robustness_sweep.cpp: every walled case,
+  // both schemes, two resolutions, up to 100 steps): |residual| <= 2.3e-15 in
+  // double and 5.1e-8 in float; the issue-12 box at 1000 m/s: 2e-15 and
+  // 8.7e-7. Round-off grows with the steps: the margins (4e4 and 100) leave
+  // room for long runs, while a garbage run misses by far more.
+  b.tolerance = p.precision == Precision::single_precision ? 1e-4 : 1e-10;
+  if (!b.closed) return b;
+  const double scale = std::max({std::abs(initial), std::abs(final), std::abs(positivity)});
+  b.relative_residual = scale > 0 ? (final - initial - positivity) / scale : 0.0;
+  b.ok = std::abs(b.relative_residual) <= b.tolerance;  // false for NaN
+  return b;
+}
+
+std::string mass_balance_message(const MassBalance& b) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "mass balance missed: behind walls, final - initial - positivity volume is %.3g of the volume "
+                "(tolerance %.0e)",
+                b.relative_residual, b.tolerance);
+  return buf;
+}
+
+} // namespace shallows
