@@ -12,6 +12,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #endif
@@ -50,8 +51,11 @@ constexpr std::array<VarSpec, 6> record_vars{{
     {"eta", "water surface elevation (h + z)", "water_surface_height_above_reference_datum", "m"},
 }};
 
+// The creation time, or SOURCE_DATE_EPOCH where set (reproducible-builds.org),
+// so that two runs can be compared byte for byte.
 std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch && *epoch) t = static_cast<std::time_t>(std::atoll(epoch));
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[32];

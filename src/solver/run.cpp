@@ -13,8 +13,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
+#include "shallows/exec/mpi/context.hpp"
 #include "shallows/io/output.hpp"
 #include "shallows/solver/simulation.hpp"
 
@@ -69,8 +71,21 @@ void write_summary_json(const std::filesystem::path& dir, const RunSummary& s) {
       << "  \"cell_updates_per_second\": " << json_number(s.cell_updates_per_second) << ",\n"
       << "  \"initial_volume\": " << json_number(s.initial_volume) << ",\n"
       << "  \"final_volume\": " << json_number(s.final_volume) << ",\n"
-      << "  \"relative_mass_change\": " << json_number(s.relative_mass_change) << "\n"
-      << "}\n";
+      << "  \"relative_mass_change\": " << json_number(s.relative_mass_change) << ",\n"
+      << "  \"ranks\": " << s.ranks << ",\n"
+      << "  \"process_grid\": [" << s.ranks_x << ", " << s.ranks_y << "],\n"
+      << "  \"halo_steps\": " << s.halo_steps << ",\n"
+      << "  \"halo_cells\": " << s.halo_cells << ",\n"
+      << "  \"rank_timings\": [";
+    for (std::size_t r = 0; r < s.rank_timings.size(); ++r) {
+      const mpi::RankTiming& t = s.rank_timings[r];
+      f << (r ? ",\n" : "\n") << "    {\"rank\": " << t.rank << ", \"compute\": " << json_number(t.compute)
+        << ", \"reduce\": " << json_number(t.reduce) << ", \"pack\": " << json_number(t.pack)
+        << ", \"exchange\": " << json_number(t.exchange) << ", \"wait\": " << json_number(t.wait)
+        << ", \"steps\": " << t.steps << ", \"exchanges\": " << t.exchanges
+        << ", \"halo_bytes_per_exchange\": " << json_number(t.halo_bytes) << "}";
+    }
+    f << (s.rank_timings.empty() ? "]\n" : "\n  ]\n") << "}\n";
     if (!f) throw std::runtime_error("cannot write " + part.string());
   }
   std::filesystem::rename(part, final_path);
@@ -178,11 +193,15 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   const Problem& p = c.problem;
   BackendOptions backend_options = options.backend;
   backend_options.arrival_threshold = c.output.arrival_threshold;
+  // On several ranks every rank steps, and rank 0 alone writes: the fields
+  // reach it gathered (snapshot, maxima and volume are collective).
+  const bool root = mpi::rank() == 0;
   // Declared before `frames`, so destroyed after it: the writer thread has
   // taken every snapshot before the backend behind them goes.
   Simulation sim(p, backend_options);
-  io::OutputWriter writer = p.on_mesh() ? io::OutputWriter(c.output, p.mesh, p.z, p.physics.h_dry)
-                                         : io::OutputWriter(c.output, p.grid, p.z, p.physics.h_dry);
+  std::optional<io::OutputWriter> writer;
+  if (root && p.on_mesh()) writer.emplace(c.output, p.mesh, p.z, p.physics.h_dry);
+  if (root && !p.on_mesh()) writer.emplace(c.output, p.grid, p.z, p.physics.h_dry);
 
   RunSummary s;
   s.case_name = c.name;
@@ -192,20 +211,26 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   s.cells = p.cells();
   s.t_end = p.t_end;
   s.initial_volume = sim.volume();
-  AsyncWriter frames(writer);
-  frames.write(0.0, sim.snapshot());
+  std::optional<AsyncWriter> frames;
+  if (writer) frames.emplace(*writer);
+  const auto write_frame = [&](double t) {
+    Snapshot snapshot = sim.snapshot();
+    if (frames) frames->write(t, std::move(snapshot));
+  };
+  write_frame(0.0);
 
   const auto start = Clock::now();
   {
-    Progress progress(options.progress);
+    Progress progress(options.progress && root);
     for (double target : p.output_times) {
       sim.advance_to(target, [&](double t, double dt) { progress.update(t, dt, p.t_end, seconds_since(start)); });
-      frames.write(target, sim.snapshot());
+      write_frame(target);
     }
   }
-  frames.drain();
+  if (frames) frames->drain();
   s.wall_seconds = seconds_since(start);
-  writer.finish(sim.maxima());
+  const Maxima maxima = sim.maxima();
+  if (writer) writer->finish(maxima);
 
   s.steps = sim.steps();
   s.final_volume = sim.volume();
@@ -213,12 +238,25 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
       s.initial_volume > 0 ? (s.final_volume - s.initial_volume) / s.initial_volume : s.final_volume;
   s.cell_updates_per_second =
       s.wall_seconds > 0 ? static_cast<double>(s.cells) * static_cast<double>(s.steps) / s.wall_seconds : 0;
+  if (const auto* d = dynamic_cast<const mpi::DistributedBackend*>(&sim.backend())) {
+    s.ranks = mpi::size();
+    s.ranks_x = d->ranks_x();
+    s.ranks_y = d->ranks_y();
+    s.halo_steps = backend_options.halo_steps;
+    s.halo_cells = d->halo_cells();
+    s.rank_timings = d->rank_timings();
+  }
+  if (!root) return s;
   write_summary_json(c.output.dir, s);
 
   if (!options.quiet) {
     std::printf("case %s: %lld cells, %lld steps to t = %g s on %s (%s)\n", s.case_name.c_str(),
                 static_cast<long long>(s.cells), static_cast<long long>(s.steps), s.t_end, s.backend.c_str(),
                 s.precision.c_str());
+    if (s.ranks > 1) {
+      std::printf("%d ranks (%d x %d), halo of %lld cells exchanged every %d steps\n", s.ranks, s.ranks_x,
+                  s.ranks_y, static_cast<long long>(s.halo_cells), s.halo_steps);
+    }
     std::printf("wall time %.3f s (time loop with outputs), %.3g cell-updates/s, relative mass change %.3g\n",
                 s.wall_seconds, s.cell_updates_per_second, s.relative_mass_change);
     std::printf("outputs in %s\n", c.output.dir.string().c_str());
