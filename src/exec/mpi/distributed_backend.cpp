@@ -97,7 +97,7 @@ class Distributed final : public DistributedBackend {
         for (index_t i = 0; i < global_.nx; ++i) row += h[static_cast<std::size_t>(j * global_.nx + i)];
         total += row;
       }
-      total *= global_.dx * global_.dy;
+      total = total * global_.dx * global_.dy;  // the one-rank order of the products
     }
     MPI_Bcast(&total, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     return total;
