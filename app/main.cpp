@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "shallows/exec/mpi/context.hpp"
 #include "shallows/io/case.hpp"
 #include "shallows/io/gmsh.hpp"
 #include "shallows/mesh/unstructured/generator.hpp"
@@ -18,21 +19,33 @@
 
 namespace {
 
-int run_command(const std::string& case_file, const std::string& output_dir, int threads,
-                const std::string& precision, const std::string& backend, std::vector<std::string> sets,
-                bool quiet, const std::string& restart, bool strict) {
+struct RunCommand {
+  std::string case_file, output_dir, precision, backend = "cpu", restart;
+  int threads = 0;
+  bool quiet = false, strict = false;
+  std::vector<std::string> sets;
+  int halo_steps = 1, ranks_x = 0, ranks_y = 0;
+};
+
+int run_command(const RunCommand& r) {
   using namespace shallows;
-  if (!precision.empty()) sets.push_back("numerics.precision=\"" + precision + "\"");
-  io::Case c = case_file.empty() ? io::parse_case(io::default_case_toml(), "<built-in>", ".", sets)
-                                 : io::load_case(case_file, sets);
-  if (!output_dir.empty()) c.output.dir = output_dir;
-  for (const std::string& note : c.notes) std::fprintf(stderr, "shallows: note: %s\n", note.c_str());
+  std::vector<std::string> sets = r.sets;
+  if (!r.precision.empty()) sets.push_back("numerics.precision=\"" + r.precision + "\"");
+  io::Case c = r.case_file.empty() ? io::parse_case(io::default_case_toml(), "<built-in>", ".", sets)
+                                   : io::load_case(r.case_file, sets);
+  if (!r.output_dir.empty()) c.output.dir = r.output_dir;
+  if (mpi::rank() == 0) {
+    for (const std::string& note : c.notes) std::fprintf(stderr, "shallows: note: %s\n", note.c_str());
+  }
   RunOptions options;
-  options.backend.kind = backend;
-  options.backend.threads = threads;
-  options.quiet = quiet;
-  options.restart = restart;
-  options.strict = strict;
+  options.backend.kind = r.backend;
+  options.backend.threads = r.threads;
+  options.backend.halo_steps = r.halo_steps;
+  options.backend.ranks_x = r.ranks_x;
+  options.backend.ranks_y = r.ranks_y;
+  options.quiet = r.quiet;
+  options.restart = r.restart;
+  options.strict = r.strict;
   const RunSummary s = run_case(c, options);
   return s.stopped_by != 0 ? 128 + s.stopped_by : 0;  // 130 for SIGINT, 143 for SIGTERM, as a shell reports them
 }
@@ -71,27 +84,31 @@ int mesh_command(const MeshCommand& m) {
 } // namespace
 
 int main(int argc, char** argv) {
+  // Under mpirun or srun: one rank of a distributed run (exec/mpi); else alone.
+  const shallows::mpi::Session mpi_session(argc, argv);
   CLI::App app{"shallows: well-balanced shallow-water simulator (floods, dam breaks, tsunamis)"};
   app.set_version_flag("--version", std::string("shallows ") + SHALLOWS_VERSION);
   app.require_subcommand(1);
 
   auto* run = app.add_subcommand("run", "Run a case file (or the built-in dam break when none is given)");
-  std::string case_file, output_dir, precision, backend = "cpu", restart;
-  int threads = 0;
-  bool quiet = false, strict = false;
-  std::vector<std::string> sets;
-  run->add_option("case", case_file, "Case file (TOML); omit to run the built-in default case")
+  RunCommand r;
+  run->add_option("case", r.case_file, "Case file (TOML); omit to run the built-in default case")
       ->check(CLI::ExistingFile);
-  run->add_option("-o,--output", output_dir, "Output folder (overrides output.dir)");
-  run->add_option("-t,--threads", threads, "CPU threads (default: all cores)")
+  run->add_option("-o,--output", r.output_dir, "Output folder (overrides output.dir)");
+  run->add_option("-t,--threads", r.threads, "CPU threads (default: all cores)")
       ->check(CLI::Validator([](std::string& v) { return shallows::cli::check_threads(v, false); }, "THREADS"));
-  run->add_option("-p,--precision", precision, "Arithmetic precision")->check(CLI::IsMember({"float", "double"}));
-  run->add_option("-b,--backend", backend, "Executor")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
-  run->add_option("-s,--set", sets, "Override a case key, e.g. --set domain.nx=400 (repeatable)");
-  run->add_flag("-q,--quiet", quiet, "No summary on stdout");
-  run->add_option("--restart", restart,
+  run->add_option("-p,--precision", r.precision, "Arithmetic precision")->check(CLI::IsMember({"float", "double"}));
+  run->add_option("-b,--backend", r.backend, "Executor")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  run->add_option("-s,--set", r.sets, "Override a case key, e.g. --set domain.nx=400 (repeatable)");
+  run->add_flag("-q,--quiet", r.quiet, "No summary on stdout");
+  run->add_option("--halo-steps", r.halo_steps, "Under mpirun: steps between halo exchanges (halo width k)")
+      ->check(CLI::Range(1, 64));
+  run->add_option("--ranks-x", r.ranks_x, "Under mpirun: ranks along x (default: from the grid's aspect ratio)")
+      ->check(CLI::Range(1, 1 << 16));
+  run->add_option("--ranks-y", r.ranks_y, "Under mpirun: ranks along y")->check(CLI::Range(1, 1 << 16));
+  run->add_option("--restart", r.restart,
                   "Go on from a checkpoint: its file, or the output folder holding it (output.checkpoint_every)");
-  run->add_flag("--strict", strict,
+  run->add_flag("--strict", r.strict,
                 "Fail (exit status 1) when the mass balance behind walls misses its tolerance, instead of warning");
 
   auto* bench = app.add_subcommand("bench", "Throughput benchmark (cell-updates per second) on the seed workloads");
@@ -117,9 +134,11 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (*bench) return shallows::cli::bench_command(bench_options);
   try {
-    if (*run) return run_command(case_file, output_dir, threads, precision, backend, sets, quiet, restart, strict);
+    if (*run) return run_command(r);
     if (*mesh) return mesh_command(mesh_options);
   } catch (const std::exception& e) {
+    // One failed rank ends the whole job (the others may wait on it in a collective).
+    if (shallows::mpi::active()) shallows::mpi::abort_job(e.what());
     std::fprintf(stderr, "shallows: error: %s\n", e.what());
     return 1;
   }

@@ -1,4 +1,4 @@
-# Required: OpenMP, toml++, muParser, CLI11. Optional: NetCDF, libpng, GoogleTest.
+# Required: OpenMP, toml++, muParser, CLI11. Optional: NetCDF, libpng, GoogleTest, MPI.
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(tomlplusplus 3 REQUIRED)
 find_package(muparser REQUIRED)
@@ -11,6 +11,17 @@ if(SHALLOWS_NETCDF)
     set(SHALLOWS_HAVE_NETCDF ON)
   else()
     message(STATUS "NetCDF not found: output.nc disabled")
+  endif()
+endif()
+
+set(SHALLOWS_HAVE_MPI OFF)
+if(SHALLOWS_MPI)
+  find_package(MPI QUIET COMPONENTS CXX)
+  if(MPI_CXX_FOUND)
+    set(SHALLOWS_HAVE_MPI ON)
+    find_program(SHALLOWS_MPIEXEC NAMES mpirun mpiexec HINTS ${MPIEXEC_EXECUTABLE})
+  else()
+    message(STATUS "MPI not found: runs on one rank only")
   endif()
 endif()
 

@@ -29,6 +29,9 @@
 #             per cell-update by opcode and by source line (ncu source page,
 #             tools/ncu_lines.py), float and double, S004-T1 4096^2
 #   lines3    the same for one stage of the roe3 march kernel, S003-T3 2048^2
+#   mpi       1 rank against 2 ranks sharing the GPU (mpirun): S000-T1 (roe1) in float and double, every
+#             output file the same bytes; then S004-T1 at 8192^2, 1 rank (plain kernel) against 2 ranks: time
+#             per step and the ranks' compute, reduce, pack, exchange and wait seconds (summary.json)
 #   table     the summary (always printed last)
 # Environment: OUT (log folder; default $BUILD/gpu-check), BUILD (default
 # build-gpu), CUDA_ARCH, CUDA_FLAGS (default -lineinfo), JOBS, CPU_THREADS (default 4), BENCH_SECONDS
@@ -192,6 +195,47 @@ bench() {
   kill "$dmon" 2>/dev/null
   wait "$dmon" 2>/dev/null
   [[ $rc -eq 0 ]] || fail "shallows bench $*"
+}
+
+mpi_run() {
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 SOURCE_DATE_EPOCH=0 "$@" >>"$OUT/mpi.log" 2>&1
+}
+
+stage_mpi() {
+  if ! grep -q "^SHALLOWS_MPIEXEC:FILEPATH=/" "$BUILD/CMakeCache.txt" 2>/dev/null; then
+    fail "mpi: the build found no MPI (mpi.h and mpirun; on Ubuntu: libopenmpi-dev openmpi-bin), nothing run"
+    return 1
+  fi
+  local mpirun dir="$BUILD/gpu-check-mpi"
+  mpirun=$(sed -n 's/^SHALLOWS_MPIEXEC:FILEPATH=//p' "$BUILD/CMakeCache.txt")
+  rm -rf "$dir"
+  local p f bad
+  for p in float double; do
+    mpi_run "$SHALLOWS" run "$REPO/cases/s000-t1/case.toml" -b cuda -p "$p" -q -o "$dir/s000-$p-1" \
+      --set 'output.format=["vtk"]' || fail "mpi: 1 rank, $p"
+    mpi_run "$mpirun" --oversubscribe -np 2 "$SHALLOWS" run "$REPO/cases/s000-t1/case.toml" -b cuda -p "$p" -q \
+      --halo-steps 4 -o "$dir/s000-$p-2" --set 'output.format=["vtk"]' || fail "mpi: 2 ranks, $p"
+    bad=0
+    for f in $(cd "$dir/s000-$p-1" && find . -type f ! -name summary.json); do
+      cmp -s "$dir/s000-$p-1/$f" "$dir/s000-$p-2/$f" || bad=$((bad + 1))
+    done
+    if [[ $bad -eq 0 && -d "$dir/s000-$p-2/vtk" ]]; then
+      note "mpi: S000-T1 $p on 2 ranks sharing the GPU: every output file identical to 1 rank"
+    else
+      fail "mpi: S000-T1 $p: $bad files differ between 1 and 2 ranks (see mpi.log)"
+    fi
+  done
+  # 8192^2 to t = 0.02 s, no output: 1 rank with the plain kernel (what a rank runs) against 2 ranks.
+  local size=(--set domain.nx=8192 --set domain.ny=8192 --set time.end=0.02 --set time.output_every=0.02
+              --set 'output.format=[]' -b cuda -p float -q)
+  SHALLOWS_CUDA_KERNEL=plain mpi_run "$SHALLOWS" run "$REPO/cases/s004-t1/case.toml" "${size[@]}" -o "$dir/big-1"
+  mpi_run "$mpirun" --oversubscribe -np 2 "$SHALLOWS" run "$REPO/cases/s004-t1/case.toml" "${size[@]}" \
+    --halo-steps 4 -o "$dir/big-2"
+  for f in "$dir/big-1/summary.json" "$dir/big-2/summary.json"; do
+    [[ -f $f ]] || { fail "mpi: no $f"; continue; }
+    note "mpi: S004-T1 8192^2 float, $(grep -o '"ranks": [0-9]*' "$f"), $(grep -o '"steps": [0-9]*' "$f" | head -1), $(grep -o '"wall_seconds": [0-9.e+-]*' "$f")"
+    grep '"rank":' "$f" | tee -a "$SUMMARY"
+  done
 }
 
 stage_variants() {

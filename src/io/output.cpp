@@ -155,7 +155,9 @@ void OutputWriter::write(double time, const Fields& fields) {
   ++im.frames;
 }
 
-bool OutputWriter::writes_fields() const { return !impl_->writers.empty(); }
+bool OutputWriter::writes_fields(const OutputSettings& settings) {
+  return !settings.formats.empty() || !settings.gauges.empty();
+}
 
 void OutputWriter::finish(const Maxima& maxima) {
   Impl& im = *impl_;

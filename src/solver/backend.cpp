@@ -7,6 +7,8 @@
 
 #include "shallows/exec/cpu_backend.hpp"
 #include "shallows/exec/cuda_backend.hpp"
+#include "shallows/exec/mpi/context.hpp"
+#include "shallows/exec/mpi/distributed_backend.hpp"
 
 namespace shallows {
 
@@ -44,6 +46,18 @@ AdvanceResult Backend::advance(double t, double target, index_t max_steps) {
   return r;
 }
 
+void Backend::pack_box(const CellBox&, std::byte*) const {
+  throw std::runtime_error("executor '" + name() + "' cannot run on several ranks");
+}
+
+void Backend::unpack_box(const CellBox&, const std::byte*) {
+  throw std::runtime_error("executor '" + name() + "' cannot run on several ranks");
+}
+
+void Backend::refresh_ghosts() {
+  throw std::runtime_error("executor '" + name() + "' cannot run on several ranks");
+}
+
 bool cuda_available() {
 #ifdef SHALLOWS_HAVE_CUDA
   return cuda_device_count() > 0;
@@ -52,7 +66,10 @@ bool cuda_available() {
 #endif
 }
 
-std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& options) {
+namespace {
+
+// The executor of one process, on the whole problem or on one rank's block.
+std::unique_ptr<Backend> make_local_backend(const Problem& problem, const BackendOptions& options) {
   const auto cpu = [&] {
     return problem.on_mesh() ? make_mesh_cpu_backend(problem, options) : make_cpu_backend(problem, options);
   };
@@ -68,6 +85,18 @@ std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptio
     return cpu();
   }
   throw std::runtime_error("unknown backend '" + options.kind + "' (valid: cpu, cuda, auto)");
+}
+
+} // namespace
+
+std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& options) {
+  if (!mpi::active()) return make_local_backend(problem, options);
+  BackendOptions local = options;
+#ifdef SHALLOWS_HAVE_CUDA
+  // One GPU per rank: the node's ranks take the node's GPUs in turn.
+  if (local.cuda_device < 0 && cuda_available()) local.cuda_device = mpi::node_rank() % cuda_device_count();
+#endif
+  return mpi::make_distributed_backend(problem, local, make_local_backend);
 }
 
 } // namespace shallows

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "shallows/io/checkpoint.hpp"
+#include "shallows/exec/mpi/context.hpp"
 #include "shallows/io/output.hpp"
 #include "shallows/solver/signals.hpp"
 #include "shallows/solver/simulation.hpp"
@@ -86,8 +87,21 @@ void write_summary_json(const std::filesystem::path& dir, const RunSummary& s) {
       << (s.mass_balance.closed ? json_number(s.mass_balance.relative_residual) : "null") << ",\n"
       << "  \"mass_balance_tolerance\": " << json_number(s.mass_balance.tolerance) << ",\n"
       << "  \"mass_balance_ok\": " << (s.mass_balance.closed ? (s.mass_balance.ok ? "true" : "false") : "null")
-      << "\n"
-      << "}\n";
+      << ",\n"
+      << "  \"ranks\": " << s.ranks << ",\n"
+      << "  \"process_grid\": [" << s.ranks_x << ", " << s.ranks_y << "],\n"
+      << "  \"halo_steps\": " << s.halo_steps << ",\n"
+      << "  \"halo_cells\": " << s.halo_cells << ",\n"
+      << "  \"rank_timings\": [";
+    for (std::size_t r = 0; r < s.rank_timings.size(); ++r) {
+      const mpi::RankTiming& t = s.rank_timings[r];
+      f << (r ? ",\n" : "\n") << "    {\"rank\": " << t.rank << ", \"compute\": " << json_number(t.compute)
+        << ", \"reduce\": " << json_number(t.reduce) << ", \"pack\": " << json_number(t.pack)
+        << ", \"exchange\": " << json_number(t.exchange) << ", \"wait\": " << json_number(t.wait)
+        << ", \"steps\": " << t.steps << ", \"exchanges\": " << t.exchanges
+        << ", \"halo_bytes_per_exchange\": " << json_number(t.halo_bytes) << "}";
+    }
+    f << (s.rank_timings.empty() ? "]\n" : "\n  ]\n") << "}\n";
     if (!f) throw std::runtime_error("cannot write " + part.string());
   }
   std::filesystem::rename(part, final_path);
@@ -233,6 +247,13 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   const Problem& p = c.problem;
   BackendOptions backend_options = options.backend;
   backend_options.arrival_threshold = c.output.arrival_threshold;
+  // On several ranks every rank steps, and rank 0 alone writes: the fields
+  // reach it gathered (snapshot, maxima and volume are collective).
+  const bool root = mpi::rank() == 0;
+  const bool checkpoints = c.output.checkpoint_every > 0 || c.output.checkpoint_wall > 0;
+  if (mpi::size() > 1 && (checkpoints || !options.restart.empty()))
+    throw io::InputError("checkpoints and --restart run on one MPI rank only (output.checkpoint_every, "
+                     "output.checkpoint_wall, --restart)");
   std::optional<io::Checkpoint> resume;
   if (!options.restart.empty()) resume = io::read_checkpoint(options.restart, c);
   // Declared before `frames`, so destroyed after it: the writer thread has
@@ -247,8 +268,9 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
     const auto frames_before = static_cast<std::ptrdiff_t>(resume->frames);
     output_resume.frame_times.assign(frame_times.begin(), frame_times.begin() + frames_before);
   }
-  io::OutputWriter writer = p.on_mesh() ? io::OutputWriter(c.output, p.mesh, p.z, p.physics.h_dry, output_resume)
-                                         : io::OutputWriter(c.output, p.grid, p.z, p.physics.h_dry, output_resume);
+  std::optional<io::OutputWriter> writer;
+  if (root && p.on_mesh()) writer.emplace(c.output, p.mesh, p.z, p.physics.h_dry, output_resume);
+  if (root && !p.on_mesh()) writer.emplace(c.output, p.grid, p.z, p.physics.h_dry, output_resume);
 
   RunSummary s;
   s.case_name = c.name;
@@ -258,22 +280,26 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   s.cells = p.cells();
   s.t_end = p.t_end;
   s.initial_volume = resume ? resume->initial_volume : sim.volume();
-  // Without a format or gauge the state never leaves the device: no snapshot, no maxima read back.
-  const bool keep_frames = writer.writes_fields();
-  AsyncWriter frames(writer);
+  // Without a format or gauge the state never leaves the device: no snapshot,
+  // no maxima read back. The choice is the same on every rank (collectives).
+  const bool keep_frames = io::OutputWriter::writes_fields(c.output);
+  std::optional<AsyncWriter> frames;
+  if (writer) frames.emplace(*writer);
   std::size_t written = resume ? resume->frames : 0;  // frames queued so far
   const auto queue_frame = [&] {
-    if (keep_frames) frames.write(frame_times[written], sim.snapshot());
+    if (keep_frames) {
+      Snapshot snapshot = sim.snapshot();
+      if (frames) frames->write(frame_times[written], std::move(snapshot));
+    }
     ++written;
   };
   if (!resume) queue_frame();
 
-  const bool checkpoints = c.output.checkpoint_every > 0 || c.output.checkpoint_wall > 0;
   CheckpointClock clock(c.output, sim.time());
   // Every frame so far on disk, then the state: a restart from it goes on
-  // with the outputs as they are.
+  // with the outputs as they are (one rank: see above).
   const auto checkpoint = [&] {
-    frames.wait_idle();
+    frames->wait_idle();
     io::Checkpoint k;
     k.t = sim.time();
     k.steps = sim.steps();
@@ -290,15 +316,18 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   const auto start = Clock::now();
   int stop = 0;  // the signal that stopped the run
   {
-    StopSignals signals;  // a second signal during the checkpoint below exits at once
+    // A second signal during the checkpoint below exits at once. On several
+    // ranks (no checkpoints there) a signal ends the job as by default.
+    std::optional<StopSignals> signals;
+    if (mpi::size() == 1) signals.emplace();
     {
-      Progress progress(options.progress);
+      Progress progress(options.progress && root);
       while (written < frame_times.size()) {
         const double target = frame_times[written];
         const auto stepping = Clock::now();
         const bool reached = sim.advance_until(target, [&](double t, double dt) {
           progress.update(t, dt, p.t_end, seconds_since(start));
-          signals.test_hook(t);
+          if (signals) signals->test_hook(t);
           return StopSignals::received() != 0 || (checkpoints && clock.due(t));
         });
         s.stepping_seconds += seconds_since(stepping);
@@ -313,8 +342,8 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
     }
     if (stop != 0) {
       checkpoint();
-      frames.drain();
-      writer.finish(keep_frames ? sim.maxima() : Maxima{});  // valid files, taken up again by --restart
+      frames->drain();
+      writer->finish(keep_frames ? sim.maxima() : Maxima{});  // valid files, taken up again by --restart (one rank)
     }
   }
   if (stop != 0) {
@@ -326,11 +355,12 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
     return s;
   }
   const auto draining = Clock::now();
-  frames.drain();
+  if (frames) frames->drain();
   s.output_wait_seconds += seconds_since(draining);
 
   const auto finish_start = Clock::now();
-  writer.finish(keep_frames ? sim.maxima() : Maxima{});
+  const Maxima maxima = keep_frames ? sim.maxima() : Maxima{};  // collective on several ranks
+  if (writer) writer->finish(maxima);
   s.steps = sim.steps();
   s.final_volume = sim.volume();
   s.finish_seconds = seconds_since(finish_start);
@@ -342,12 +372,25 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   s.cell_updates_per_second = s.stepping_seconds > 0 ? static_cast<double>(s.cells) *
                                                            static_cast<double>(s.steps) / s.stepping_seconds
                                                      : 0;
+  if (const auto* d = dynamic_cast<const mpi::DistributedBackend*>(&sim.backend())) {
+    s.ranks = mpi::size();
+    s.ranks_x = d->ranks_x();
+    s.ranks_y = d->ranks_y();
+    s.halo_steps = backend_options.halo_steps;
+    s.halo_cells = d->halo_cells();
+    s.rank_timings = d->rank_timings();
+  }
+  if (!root) return s;
   write_summary_json(c.output.dir, s);
 
   if (!options.quiet) {
     std::printf("case %s: %lld cells, %lld steps to t = %g s on %s (%s)\n", s.case_name.c_str(),
                 static_cast<long long>(s.cells), static_cast<long long>(s.steps), s.t_end, s.backend.c_str(),
                 s.precision.c_str());
+    if (s.ranks > 1) {
+      std::printf("%d ranks (%d x %d), halo of %lld cells exchanged every %d steps\n", s.ranks, s.ranks_x,
+                  s.ranks_y, static_cast<long long>(s.halo_cells), s.halo_steps);
+    }
     std::printf("wall time %.3f s: set-up %.3f, stepping %.3f, waiting for outputs %.3f, end %.3f\n",
                 s.wall_seconds, s.setup_seconds, s.stepping_seconds, s.output_wait_seconds, s.finish_seconds);
     std::printf("%.3g cell-updates/s while stepping, relative mass change %.3g\n", s.cell_updates_per_second,
@@ -355,7 +398,7 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
     std::printf("positivity fixes added %.3g m^3; %s\n", s.positivity_volume,
                 s.mass_balance.closed ? (s.mass_balance.ok ? "mass balance behind walls kept"
                                                            : "mass balance behind walls MISSED")
-                                      : "mass balance not checked (open, inflow or level boundaries)");
+                                      : "mass balance not checked (open, inflow or level boundaries, or several ranks)");
     std::printf("outputs in %s\n", c.output.dir.string().c_str());
   }
   if (!s.mass_balance.ok) {

@@ -93,7 +93,9 @@ TEST(Restart, SecondSignalExitsAtOnceLeavingTheLastCheckpoint) {
 // A finished run's checkpoints, copied and damaged.
 class RefusedCheckpoint : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
+  // The run once per process, in the first test (a failure there fails that test, not skips the rest).
+  void SetUp() override {
+    if (bytes_) return;
     dir_ = new fs::path(temp_dir("refused"));
     const Result r = shell(kEnv, "run " + kGrid + kOutputs + " --set time.end=2 --set output.checkpoint_every=0.3 -o " +
                                      (*dir_ / "run").string());
@@ -104,6 +106,8 @@ class RefusedCheckpoint : public ::testing::Test {
   static void TearDownTestSuite() {
     delete dir_;
     delete bytes_;
+    dir_ = nullptr;
+    bytes_ = nullptr;
   }
   // Restarts the case (with extra options) from a file holding `bytes`; expects failure naming the file.
   static std::string refuse(const std::string& bytes, const std::string& extra = "") {

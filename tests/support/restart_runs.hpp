@@ -6,6 +6,7 @@
 // uninterrupted run.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -37,7 +38,8 @@ inline Result shell(const std::string& env, const std::string& args) {
 }
 
 inline fs::path temp_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("shallows-restart-" + name);
+  // One folder per process: ctest runs the tests of this binary side by side.
+  const fs::path d = fs::temp_directory_path() / ("shallows-restart-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
   return d;

@@ -37,8 +37,8 @@ class OutputWriter {
 
   // One output time: appends to output.nc, writes .vti/.vtu and .png, samples gauges.
   void write(double time, const Fields& fields);
-  // Whether write() and finish() use their fields (a format or a gauge asked for them).
-  bool writes_fields() const;
+  // Whether write() and finish() use their fields (a format or a gauge asks for them).
+  static bool writes_fields(const OutputSettings& settings);
   // End of run: maxima fields (NetCDF, PNG of max depth), closes and renames files.
   void finish(const Maxima& maxima);
 

@@ -2,6 +2,8 @@
 #pragma once
 // A backend owns the state of one run on one device (CPU threads or a GPU)
 // and advances it; the simulation loop above it only decides time targets.
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -22,6 +24,13 @@ struct BackendOptions {
   // Meshes: cell (each cell evaluates its edges), edge (each edge once, then a gather per cell), or auto: the
   // faster where measured, edge on the CPU, cell on the GPU. Both give the same results.
   std::string mesh_loop = "auto";
+  // Runs on several MPI ranks (grids): steps between halo exchanges (the halo
+  // is halo_steps x the stencil's reach wide), and the process grid (0: chosen
+  // from the rank count and the grid's aspect ratio).
+  int halo_steps = 1;
+  int ranks_x = 0;
+  int ranks_y = 0;
+  int cuda_device = -1;  // -1: SHALLOWS_CUDA_DEVICE, else 0; a rank of a distributed run takes its node rank's GPU
 };
 
 // Where a run of steps ended.
@@ -110,6 +119,25 @@ class Backend {
   // SSP-RK3 stages, clamp_gain) added to the active cells since the start,
   // in m^3; a closed domain's volume changes by exactly this, to round-off.
   virtual double positivity_volume() const = 0;
+
+  // Distributed runs (exec/mpi). The reducer turns this executor's largest
+  // CFL rate into the largest of all ranks (an all-reduce); step() calls it
+  // once per step, where dt is decided, after its own finiteness check.
+  void set_rate_reducer(std::function<double(double)> reducer) { rate_reducer_ = std::move(reducer); }
+  // Grids: a rectangle of the current state to or from a buffer of
+  // 3 * box.cells() values of the run's precision (h, then hu, then hv, each
+  // row-major), for halo exchange. After the last unpack_box of an exchange,
+  // refresh_ghosts() fills the boundary ghost cells again from the new state.
+  // The defaults throw: this executor cannot run distributed.
+  virtual void pack_box(const CellBox& box, std::byte* out) const;
+  virtual void unpack_box(const CellBox& box, const std::byte* in);
+  virtual void refresh_ghosts();
+
+ protected:
+  double reduce_rate(double rate) const { return rate_reducer_ ? rate_reducer_(rate) : rate; }
+
+ private:
+  std::function<double(double)> rate_reducer_;
 };
 
 // For executors' load_state and load_maxima: throws std::invalid_argument

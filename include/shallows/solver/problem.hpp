@@ -38,6 +38,13 @@ struct Problem {
   Precision precision = Precision::double_precision;
   double t_end = 0;
   std::vector<double> output_times;  // increasing, in (0, t_end]; t_end is the last
+  // Grids: the cells whose CFL rate sets dt and must stay finite. Empty (the
+  // default): the whole grid. A rank of a distributed run owns a block of its
+  // local grid; the halo around it may hold values no step should see.
+  CellBox owned{};
+
+  // owned, or the whole grid where it is empty.
+  CellBox owned_cells() const { return owned.cells() > 0 ? owned : CellBox{0, 0, grid.nx, grid.ny}; }
 
   bool on_mesh() const { return mesh != nullptr; }
   index_t cells() const { return mesh ? mesh->cells() : grid.cells(); }

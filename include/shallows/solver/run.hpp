@@ -3,7 +3,9 @@
 // A whole run as the command line performs it: case -> outputs + summary.json.
 #include <filesystem>
 #include <string>
+#include <vector>
 
+#include "shallows/exec/mpi/distributed_backend.hpp"
 #include "shallows/io/case.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/mass_balance.hpp"
@@ -46,6 +48,13 @@ struct RunSummary {
   int stopped_by = 0;
   double positivity_volume = 0;  // m^3 the positivity fixes added (Backend::positivity_volume)
   MassBalance mass_balance;
+  // Several MPI ranks (exec/mpi): the process grid, the halo, each rank's
+  // timings (on rank 0). One rank: ranks = 1 and no timings.
+  int ranks = 1;
+  int ranks_x = 1, ranks_y = 1;
+  int halo_steps = 0;
+  index_t halo_cells = 0;
+  std::vector<mpi::RankTiming> rank_timings;
 };
 
 // Runs the case (SIGINT and SIGTERM handled while it runs: see signals.hpp);

@@ -98,7 +98,10 @@ class CudaExecutor final : public CudaBackend {
  public:
   CudaExecutor(const Problem& p, const BackendOptions& o, const CudaOptions& co)
       : grid_(p.grid),
-        kind_(parse_kernel(co.kernel)),
+        // A rank of a distributed run: the plain kernels, whose rate the host
+        // all-reduces between the rate and the update kernel of each step.
+        distributed_(p.owned.cells() > 0),
+        kind_(distributed_ ? KernelKind::plain : parse_kernel(co.kernel)),
         dry_skip_(co.dry_skip && kind_ != KernelKind::plain),
         compact_(dry_skip_ && co.compact),
         track_maxima_(o.track_maxima),
@@ -210,6 +213,7 @@ class CudaExecutor final : public CudaBackend {
     base_.ctrl = ctrl_.get();
     base_.dry_skip = dry_skip_ ? 1 : 0;
     base_.cg = cg_step_;
+    base_.owned = p.owned_cells();
 
     {
       const PaddedFields<Real> f = make_padded_fields<Real>(p);
@@ -239,7 +243,11 @@ class CudaExecutor final : public CudaBackend {
 
   double step(double t, double dt_max) override {
     const Launch a{slot_, 1, t, std::numeric_limits<double>::infinity(), dt_max, std::numeric_limits<long long>::max()};
-    launch_step(a);
+    if (distributed_) {
+      step_reduced(a, t);
+    } else {
+      launch_step(a);
+    }
     const Ctrl c = fetch_ctrl();
     if (c.status != 0) throw not_finite(t);
     return c.dt;
@@ -311,6 +319,28 @@ class CudaExecutor final : public CudaBackend {
   // Summed on the device by warps with a clamp (warp_add_nonzero), in the
   // order the atomics come: exact to round-off, not bit-identical to the CPU.
   double positivity_volume() const override { return cudax::read_scalar(gain_, stream_) * grid_.dx * grid_.dy; }
+
+  // Halo rectangles: strided copies of the current state through the host.
+  void pack_box(const CellBox& box, std::byte* out) const override {
+    const int parity = fetch_ctrl().parity;
+    copy_box(box, [&](Real* field, std::size_t offset) {
+      SHALLOWS_CUDA_CHECK(cudaMemcpy2D(out + offset, box.nx() * sizeof(Real), field + grid_.index(box.i0, box.j0),
+                                       grid_.pitch() * sizeof(Real), box.nx() * sizeof(Real), box.ny(),
+                                       cudaMemcpyDeviceToHost));
+    }, parity);
+  }
+
+  void unpack_box(const CellBox& box, const std::byte* in) override {
+    const int parity = fetch_ctrl().parity;
+    copy_box(box, [&](Real* field, std::size_t offset) {
+      SHALLOWS_CUDA_CHECK(cudaMemcpy2D(field + grid_.index(box.i0, box.j0), grid_.pitch() * sizeof(Real),
+                                       in + offset, box.nx() * sizeof(Real), box.nx() * sizeof(Real), box.ny(),
+                                       cudaMemcpyHostToDevice));
+    }, parity);
+  }
+
+  // Ghost states are computed where they are read, never stored.
+  void refresh_ghosts() override {}
 
   CudaStats stats() const override {
     CudaStats s;
@@ -401,6 +431,38 @@ class CudaExecutor final : public CudaBackend {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
+  // h, hu, hv of buffer `parity` with their byte offsets in a packed box.
+  template <class Copy>
+  void copy_box(const CellBox& box, Copy&& copy, int parity) const {
+    const std::size_t bytes = static_cast<std::size_t>(box.cells()) * sizeof(Real);
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    copy(const_cast<Real*>(h_[parity].get()), 0);
+    copy(const_cast<Real*>(hu_[parity].get()), bytes);
+    copy(const_cast<Real*>(hv_[parity].get()), 2 * bytes);
+  }
+
+  // One plain step whose rate is all-reduced on the host between the rate
+  // and the update kernel (Backend::set_rate_reducer).
+  void step_reduced(const Launch& a, double t) {
+    cudax::plain_rate_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, a, 1);
+    SHALLOWS_CUDA_CHECK_LAUNCH("plain_rate_kernel");
+    Ctrl c = fetch_ctrl();
+    if (c.rate_bits == cudax::kNonFinite) throw not_finite(t);
+    Real local = 0;
+    std::memcpy(&local, &c.rate_bits, sizeof(Real));  // the bits of a non-negative Real (encode_rate)
+    // The largest rate of all ranks is one of their Real rates: exact in Real.
+    const auto global = static_cast<Real>(reduce_rate(static_cast<double>(local)));
+    host_in_->rate_bits = 0;
+    std::memcpy(&host_in_->rate_bits, &global, sizeof(Real));
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&ctrl_.get()[slot_].rate_bits, &host_in_->rate_bits,
+                                        sizeof(unsigned long long), cudaMemcpyHostToDevice, stream_));
+    cudax::plain_update_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, a);
+    SHALLOWS_CUDA_CHECK_LAUNCH("plain_update_kernel");
+    slot_ = (slot_ + 1) % 3;
+    ++steps_launched_;
+    if (track_maxima_) launch_maxima(slot_, false, 0.0);
+  }
+
   // The kernels of one step from slot_ (a no-op on the device once the
   // launch's target or step limit is reached), then the maxima.
   void launch_step(const Launch& a) {
@@ -458,6 +520,7 @@ class CudaExecutor final : public CudaBackend {
   }
 
   Grid grid_;
+  bool distributed_;
   KernelKind kind_;
   bool dry_skip_;
   bool compact_;
@@ -513,7 +576,9 @@ std::unique_ptr<CudaBackend> make_cuda_backend(const Problem& problem, const Bac
 }
 
 std::unique_ptr<Backend> make_cuda_backend(const Problem& problem, const BackendOptions& options) {
-  return make_cuda_backend(problem, options, cuda_options_from_environment());
+  CudaOptions cuda = cuda_options_from_environment();
+  if (options.cuda_device >= 0) cuda.device = options.cuda_device;
+  return make_cuda_backend(problem, options, cuda);
 }
 
 int cuda_device_count() {

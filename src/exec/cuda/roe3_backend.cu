@@ -64,6 +64,10 @@ class CudaRoe3Backend final : public CudaBackend {
         track_maxima_(o.track_maxima),
         arrival_threshold_(o.arrival_threshold) {
     if (grid_.nx <= 0 || grid_.ny <= 0) throw std::runtime_error("CUDA backend: empty grid");
+    if (p.owned.cells() > 0) {
+      throw std::runtime_error("CUDA backend: the third-order scheme runs on one rank only so far; "
+                               "use --backend cpu or a single rank");
+    }
     const int count = cuda_device_count();
     if (co.device < 0 || co.device >= count) {
       throw std::runtime_error("CUDA backend: device " + std::to_string(co.device) + " requested, " +

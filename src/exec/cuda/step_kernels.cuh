@@ -132,6 +132,7 @@ struct Params {
   unsigned* list_count;    // entries of the list, one counter per Ctrl slot
   Ctrl* ctrl;
   double* gain;            // positivity account: clamp gains (depths) summed over cells and steps
+  CellBox owned;           // plain kernel: the cells whose rates count (Problem::owned_cells)
 
   __device__ __forceinline__ index_t index(index_t i, index_t j) const {
     return (j + Grid::ghost) * pitch + (i + Grid::ghost);
@@ -707,7 +708,7 @@ __global__ void __launch_bounds__(kBlockThreads) plain_rate_kernel(const Params<
   unsigned long long best = 0;
   if (plain_cell(P, i, j)) {
     const Cell<Real> q = load_cell(P, h, hu, hv, i, j);
-    if (!math::is_nan(q.z)) {
+    if (!math::is_nan(q.z) && P.owned.contains(i, j)) {
       const Cell<Real> w = load_cell(P, h, hu, hv, i - 1, j);
       const Cell<Real> e = load_cell(P, h, hu, hv, i + 1, j);
       const Cell<Real> s = load_cell(P, h, hu, hv, i, j - 1);

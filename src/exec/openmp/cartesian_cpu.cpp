@@ -156,7 +156,8 @@ struct RowSweep {
   void y_edges(const PhysicsParams<Real>& p) { edges<1>(here, 1, above, 1, nx, north_to_here, north_to_above, p); }
 
   // rhs = -((W + E) / dx + (S + N) / dy) in this order for every cell.
-  RowResult combine(index_t j, Real* rhs_h, Real* rhs_hu, Real* rhs_hv) {
+  // The rates of the cells of `owned` in the row count.
+  RowResult combine(index_t j, Real* rhs_h, Real* rhs_hu, Real* rhs_hv, const CellBox& owned) {
     const auto o = static_cast<std::size_t>(j * g.nx);
     combine_loop(x_right.h.data(), x_right.hu.data(), x_right.hv.data(), x_right.speed.data(), x_left.h.data() + 1,
                  x_left.hu.data() + 1, x_left.hv.data() + 1, x_left.speed.data() + 1, south.h.data(),
@@ -165,8 +166,9 @@ struct RowSweep {
                  rhs_hu + o, rhs_hv + o, rate.data(), nx, Real(1.0 / g.dx), Real(1.0 / g.dy), Real(0.5 / g.dx),
                  Real(0.5 / g.dy));
     RowResult r{0.0, true};
+    if (j < owned.j0 || j >= owned.j1) return r;
     const Real* z = here.z.data() + 1;
-    for (std::size_t i = 0; i < nx; ++i) {
+    for (auto i = static_cast<std::size_t>(owned.i0); i < static_cast<std::size_t>(owned.i1); ++i) {
       if (math::is_nan(z[i])) continue;  // inactive cells set no time step
       r.finite = r.finite && std::isfinite(rate[i]);
       r.max_rate = std::max(r.max_rate, static_cast<double>(rate[i]));
@@ -178,7 +180,7 @@ struct RowSweep {
 template <class Real>
 class CpuBackend final : public detail::CpuGridBackend<Real> {
   using Base = detail::CpuGridBackend<Real>;
-  using Base::grid_, Base::physics_, Base::cfl_, Base::threads_, Base::fields_;
+  using Base::grid_, Base::physics_, Base::cfl_, Base::threads_, Base::fields_, Base::owned_;
 
  public:
   CpuBackend(const Problem& p, const BackendOptions& o) : Base(p, o) {
@@ -195,10 +197,11 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
   std::string name() const override { return threads_ == 1 ? "serial" : "openmp"; }
 
   double step(double t, double dt_max) override {
-    const double rate = compute_rhs();
-    if (!std::isfinite(rate)) {
+    const double local_rate = compute_rhs();
+    if (!std::isfinite(local_rate)) {
       throw std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");
     }
+    const double rate = this->reduce_rate(local_rate);
     double dt = rate > 0 ? cfl_ / rate : dt_max;
     dt = std::min(dt, dt_max);
     apply_rhs(static_cast<Real>(dt));
@@ -230,7 +233,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
           sweep.load_row(fields_, j + 1, sweep.above, physics_);
           sweep.x_edges(physics_);
           sweep.y_edges(physics_);
-          const RowResult r = sweep.combine(j, rhs_h_.data(), rhs_hu_.data(), rhs_hv_.data());
+          const RowResult r = sweep.combine(j, rhs_h_.data(), rhs_hu_.data(), rhs_hv_.data(), owned_);
           max_rate = std::max(max_rate, r.max_rate);
           finite = finite && r.finite;
           sweep.south.swap(sweep.north_to_above);

@@ -66,6 +66,7 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
   using Base::cfl_;
   using Base::threads_;
   using Base::fields_;
+  using Base::owned_;
   using Base::state_arrays;
   using Base::fill_ghosts;
 
@@ -93,12 +94,13 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
     for (int k = 0; k < ssp_rk3::stages; ++k) {
       const StateArrays<Real> src = k == 0 ? state_arrays() : stage_arrays();
       fill_ghosts(src);
-      const double rate = compute_rhs(src);
+      double rate = compute_rhs(src);
       if (!std::isfinite(rate)) {
         throw std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s (roe3 stage " +
                                  std::to_string(k + 1) + ")");
       }
       if (k == 0) {
+        rate = this->reduce_rate(rate);
         dt = rate > 0 ? cfl_ / rate : dt_max;
         dt = std::min(dt, dt_max);
       }
@@ -144,7 +146,7 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
   }
 
   // Right-hand side of every interior cell into rhs; returns the largest CFL
-  // rate over active cells (NaN if any is not finite).
+  // rate over active owned cells (NaN if any of them is not finite).
   double compute_rhs(const StateArrays<Real>& a) {
     const Grid& g = grid_;
     const index_t blocks = (g.ny + rows_per_block_ - 1) / rows_per_block_;
@@ -187,7 +189,7 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
             rhs_h_[out] = r.h;
             rhs_hu_[out] = r.hu;
             rhs_hv_[out] = r.hv;
-            if (!math::is_nan(a.z[g.index(i, j)])) {
+            if (owned_.contains(i, j) && !math::is_nan(a.z[g.index(i, j)])) {
               const Real rate = roe3::cell_rate(west, east, from_south[k], north, prm_);
               finite = finite && std::isfinite(rate) && std::isfinite(r.h) && std::isfinite(r.hu) &&
                        std::isfinite(r.hv);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -59,6 +60,20 @@ class CpuGridBackend : public Backend {
 
   double positivity_volume() const override { return positivity_depth_ * grid_.dx * grid_.dy; }
 
+  void pack_box(const CellBox& box, std::byte* out) const override {
+    copy_box(box, [&](Real* field, index_t c, std::size_t k) {
+      std::memcpy(out + k * sizeof(Real), field + c, static_cast<std::size_t>(box.nx()) * sizeof(Real));
+    });
+  }
+
+  void unpack_box(const CellBox& box, const std::byte* in) override {
+    copy_box(box, [&](Real* field, index_t c, std::size_t k) {
+      std::memcpy(field + c, in + k * sizeof(Real), static_cast<std::size_t>(box.nx()) * sizeof(Real));
+    });
+  }
+
+  void refresh_ghosts() override { fill_ghosts(state_arrays()); }
+
  protected:
   // Derived constructors finish their own set-up, then call start().
   CpuGridBackend(const Problem& p, const BackendOptions& o)
@@ -68,6 +83,7 @@ class CpuGridBackend : public Backend {
         threads_(o.threads > 0 ? o.threads : omp_get_max_threads()),
         track_maxima_(o.track_maxima),
         arrival_threshold_(o.arrival_threshold),
+        owned_(p.owned_cells()),
         fields_(make_padded_fields<Real>(p)) {
     for (int s = 0; s < 4; ++s) bc_[s] = to_precision<Real>(p.boundary[s]);
     if (track_maxima_) {
@@ -117,6 +133,18 @@ class CpuGridBackend : public Backend {
     }
   }
 
+  // Calls row(field, padded index of the row's first cell, offset in the
+  // buffer in values) for each row of box in h, hu and hv.
+  template <class RowCopy>
+  void copy_box(const CellBox& box, RowCopy&& row) const {
+    Real* fields[3] = {const_cast<Real*>(fields_.h.data()), const_cast<Real*>(fields_.hu.data()),
+                       const_cast<Real*>(fields_.hv.data())};
+    std::size_t k = 0;
+    for (Real* f : fields) {
+      for (index_t j = box.j0; j < box.j1; ++j, k += static_cast<std::size_t>(box.nx())) row(f, grid_.index(box.i0, j), k);
+    }
+  }
+
   void update_maxima(double t) {
     const Grid& g = grid_;
     const double h_dry = static_cast<double>(physics_.h_dry);
@@ -142,6 +170,7 @@ class CpuGridBackend : public Backend {
   bool track_maxima_;
   double arrival_threshold_;
   BoundaryCondition<Real> bc_[4];
+  CellBox owned_;  // the cells whose rates set dt (Problem::owned_cells)
   PaddedFields<Real> fields_;
   std::vector<double> max_h_, max_speed_, arrival_;
   double positivity_depth_ = 0;  // sum of clamp_gain over cells and steps

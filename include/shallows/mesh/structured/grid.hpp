@@ -29,4 +29,14 @@ struct Grid {
   double y1() const { return y0 + double(ny) * dy; }
 };
 
+// A rectangle of interior cells, columns i0..i1-1 and rows j0..j1-1.
+struct CellBox {
+  index_t i0 = 0, j0 = 0, i1 = 0, j1 = 0;
+
+  SHALLOWS_HD index_t nx() const { return i1 - i0; }
+  SHALLOWS_HD index_t ny() const { return j1 - j0; }
+  SHALLOWS_HD index_t cells() const { return nx() * ny(); }
+  SHALLOWS_HD bool contains(index_t i, index_t j) const { return i >= i0 && i < i1 && j >= j0 && j < j1; }
+};
+
 } // namespace shallows

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The MPI job this process belongs to. MPI is initialised only where a
+// launcher (mpirun, srun) started the process, so that the same binary runs
+// alone as one rank without touching MPI; builds without MPI always run as
+// one rank.
+#include <string>
+
+namespace shallows::mpi {
+
+// Initialises MPI for the lifetime of main() when launched by mpirun or srun.
+class Session {
+ public:
+  Session(int& argc, char**& argv);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+};
+
+bool active();    // MPI initialised and more than one rank
+int rank();       // 0 without MPI
+int size();       // 1 without MPI
+// This rank's index among the ranks of its node (picks the node's GPU).
+int node_rank();
+
+// Ends the whole job: prints "shallows: error on rank R of N: message" and
+// calls MPI_Abort, so that no rank waits forever for a failed one.
+[[noreturn]] void abort_job(const std::string& message);
+
+// Whether this build has MPI.
+bool built_with_mpi();
+
+} // namespace shallows::mpi

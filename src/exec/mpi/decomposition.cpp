@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+#include "shallows/exec/mpi/decomposition.hpp"
+
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace shallows::mpi {
+
+ProcessGrid choose_process_grid(int ranks, index_t nx, index_t ny, int ranks_x, int ranks_y) {
+  if (ranks < 1) throw std::runtime_error("the job has no ranks");
+  const std::string n = std::to_string(ranks);
+  if (ranks_x < 0 || ranks_y < 0) throw std::runtime_error("--ranks-x and --ranks-y must be positive");
+  if (ranks_x > 0 && ranks_y > 0) {
+    if (ranks_x * ranks_y != ranks) {
+      throw std::runtime_error("--ranks-x " + std::to_string(ranks_x) + " x --ranks-y " + std::to_string(ranks_y) +
+                               " is not the job's " + n + " ranks");
+    }
+    return {ranks_x, ranks_y};
+  }
+  if (ranks_x > 0 || ranks_y > 0) {
+    const int given = ranks_x > 0 ? ranks_x : ranks_y;
+    if (ranks % given != 0) {
+      throw std::runtime_error(std::string(ranks_x > 0 ? "--ranks-x " : "--ranks-y ") + std::to_string(given) +
+                               " does not divide the job's " + n + " ranks");
+    }
+    return ranks_x > 0 ? ProcessGrid{given, ranks / given} : ProcessGrid{ranks / given, given};
+  }
+  ProcessGrid best;
+  double best_cut = std::numeric_limits<double>::infinity();
+  for (int px = ranks; px >= 1; --px) {
+    if (ranks % px != 0) continue;
+    const int py = ranks / px;
+    const double cut = double(px - 1) * double(ny) + double(py - 1) * double(nx);
+    if (cut < best_cut) {
+      best_cut = cut;
+      best = {px, py};
+    }
+  }
+  return best;
+}
+
+int stencil_radius(Scheme scheme) {
+  // roe1: a cell's update reads its four neighbours. roe3: a stage reads the
+  // traces of the neighbours, each reconstructed from its 3 x 3 cells (2 cells),
+  // and a step has three stages.
+  return scheme == Scheme::roe3 ? 6 : 1;
+}
+
+namespace {
+
+// Cells start..end of part r of n cells split into p parts.
+index_t part_start(index_t n, int p, int r) { return n * r / p; }
+
+} // namespace
+
+Block make_block(const ProcessGrid& pg, int rank, index_t nx, index_t ny, index_t halo) {
+  Block b;
+  b.rank = rank;
+  b.rx = rank % pg.px;
+  b.ry = rank / pg.px;
+  if (nx < pg.px || ny < pg.py) {
+    throw std::runtime_error("a " + std::to_string(nx) + " x " + std::to_string(ny) + " grid cannot be split over " +
+                             std::to_string(pg.px) + " x " + std::to_string(pg.py) + " ranks");
+  }
+  b.owned = {part_start(nx, pg.px, b.rx), part_start(ny, pg.py, b.ry), part_start(nx, pg.px, b.rx + 1),
+             part_start(ny, pg.py, b.ry + 1)};
+  b.local = b.owned;
+  const auto check = [&](index_t width, const char* axis) {
+    if (width < halo) {
+      throw std::runtime_error("the halo of " + std::to_string(halo) + " cells is wider than a block (" +
+                               std::to_string(width) + " cells along " + axis + "): use fewer ranks along " + axis +
+                               " or a smaller --halo-steps");
+    }
+  };
+  if (b.rx > 0) {
+    b.neighbour[0] = rank - 1;
+    check(b.owned.i0 - part_start(nx, pg.px, b.rx - 1), "x");
+    b.local.i0 -= halo;
+  }
+  if (b.rx < pg.px - 1) {
+    b.neighbour[1] = rank + 1;
+    check(part_start(nx, pg.px, b.rx + 2) - b.owned.i1, "x");
+    b.local.i1 += halo;
+  }
+  if (b.ry > 0) {
+    b.neighbour[2] = rank - pg.px;
+    check(b.owned.j0 - part_start(ny, pg.py, b.ry - 1), "y");
+    b.local.j0 -= halo;
+  }
+  if (b.ry < pg.py - 1) {
+    b.neighbour[3] = rank + pg.px;
+    check(part_start(ny, pg.py, b.ry + 2) - b.owned.j1, "y");
+    b.local.j1 += halo;
+  }
+  return b;
+}
+
+Problem local_problem(const Problem& global, const Block& b) {
+  Problem p = global;
+  const Grid& g = global.grid;
+  p.grid.nx = b.local.nx();
+  p.grid.ny = b.local.ny();
+  p.grid.x0 = g.x0 + double(b.local.i0) * g.dx;
+  p.grid.y0 = g.y0 + double(b.local.j0) * g.dy;
+  const auto cut = [&](const std::vector<double>& f) {
+    std::vector<double> out(static_cast<std::size_t>(b.local.cells()));
+    for (index_t j = 0; j < b.local.ny(); ++j) {
+      for (index_t i = 0; i < b.local.nx(); ++i) {
+        out[static_cast<std::size_t>(j * b.local.nx() + i)] =
+            f[static_cast<std::size_t>((b.local.j0 + j) * g.nx + b.local.i0 + i)];
+      }
+    }
+    return out;
+  };
+  p.z = cut(global.z);
+  p.h = cut(global.h);
+  p.hu = cut(global.hu);
+  p.hv = cut(global.hv);
+  for (int s = 0; s < 4; ++s) {
+    if (b.neighbour[s] >= 0) p.boundary[static_cast<std::size_t>(s)] = {BoundaryKind::open, 0.0};
+  }
+  p.owned = b.owned_in_local();
+  return p;
+}
+
+} // namespace shallows::mpi

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+// The distributed executor (distributed_backend.hpp). A halo exchange has two
+// phases with non-blocking sends and receives: west/east over the owned rows,
+// then south/north over the whole local width, halo columns included, so
+// that the corner cells come from the diagonal neighbours through the
+// west/east halos of the south/north ones (four messages instead of eight).
+#include "shallows/exec/mpi/distributed_backend.hpp"
+
+#include <stdexcept>
+
+#ifdef SHALLOWS_HAVE_MPI
+#include <mpi.h>
+
+#include <array>
+#include <chrono>
+#include <limits>
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "shallows/exec/host_fields.hpp"
+#include "shallows/exec/mpi/context.hpp"
+#include "shallows/exec/mpi/decomposition.hpp"
+#endif
+
+namespace shallows::mpi {
+
+#ifdef SHALLOWS_HAVE_MPI
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+class Distributed final : public DistributedBackend {
+ public:
+  Distributed(const Problem& p, const BackendOptions& o, const LocalFactory& make_local)
+      : global_(p.grid), rank_(mpi::rank()), size_(mpi::size()) {
+    if (p.on_mesh()) throw std::runtime_error("meshes run on one rank only (no MPI decomposition of meshes yet)");
+    if (o.halo_steps < 1) throw std::runtime_error("--halo-steps must be at least 1");
+    pg_ = choose_process_grid(size_, p.grid.nx, p.grid.ny, o.ranks_x, o.ranks_y);
+    k_ = o.halo_steps;
+    halo_ = index_t(k_) * stencil_radius(p.scheme);
+    for (int r = 0; r < size_; ++r) blocks_.push_back(make_block(pg_, r, p.grid.nx, p.grid.ny, halo_));
+    const Block& b = blocks_[static_cast<std::size_t>(rank_)];
+    real_size_ = p.precision == Precision::single_precision ? sizeof(float) : sizeof(double);
+    local_ = make_local(local_problem(p, b), o);
+    local_->set_rate_reducer([this](double rate) {
+      const auto start = Clock::now();
+      double global = 0;
+      MPI_Allreduce(&rate, &global, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      timing_.reduce += seconds_since(start);
+      return global;
+    });
+    plan_exchange(b);
+    timing_.rank = rank_;
+  }
+
+  std::string name() const override { return local_->name() + "+mpi"; }
+
+  double step(double t, double dt_max) override {
+    if (since_exchange_ == k_) exchange();
+    const auto start = Clock::now();
+    const double reduce_before = timing_.reduce;
+    const double dt = local_->step(t, dt_max);
+    timing_.compute += seconds_since(start) - (timing_.reduce - reduce_before);
+    ++timing_.steps;
+    ++since_exchange_;
+    return dt;
+  }
+
+  void read_state(Fields& out) const override {
+    Fields local;
+    local_->read_state(local);
+    out.h = gather(local.h);
+    out.hu = gather(local.hu);
+    out.hv = gather(local.hv);
+  }
+
+  void read_maxima(Maxima& out) const override {
+    Maxima local;
+    local_->read_maxima(local);
+    if (local.max_h.empty()) return;  // maxima not tracked (the same on every rank)
+    out.max_h = gather(local.max_h);
+    out.max_speed = gather(local.max_speed);
+    out.arrival_time = gather(local.arrival_time);
+  }
+
+  // The one-rank sum: rows in order, each in column order, on rank 0.
+  double volume() const override {
+    Fields local;
+    local_->read_state(local);
+    const std::vector<double> h = gather(local.h);
+    double total = 0;
+    if (rank_ == 0) {
+      for (index_t j = 0; j < global_.ny; ++j) {
+        double row = 0;
+        for (index_t i = 0; i < global_.nx; ++i) row += h[static_cast<std::size_t>(j * global_.nx + i)];
+        total += row;
+      }
+      total = total * global_.dx * global_.dy;  // the one-rank order of the products
+    }
+    MPI_Bcast(&total, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return total;
+  }
+
+  // Checkpoints run on one rank only (run_case refuses them before this).
+  void load_state(const Fields&) override { throw std::runtime_error("restarts run on one MPI rank only"); }
+  void load_maxima(const Maxima&) override { throw std::runtime_error("restarts run on one MPI rank only"); }
+
+  // Not kept: the executors' accounts include their halo cells, which other
+  // ranks own. NaN leaves the mass balance unchecked (mass_balance).
+  double positivity_volume() const override { return std::numeric_limits<double>::quiet_NaN(); }
+
+  std::vector<RankTiming> rank_timings() const override {
+    constexpr int n = 9;
+    const double mine[n] = {double(timing_.rank), timing_.compute, timing_.reduce, timing_.pack, timing_.exchange,
+                            timing_.wait, double(timing_.steps), double(timing_.exchanges), timing_.halo_bytes};
+    std::vector<double> all(rank_ == 0 ? static_cast<std::size_t>(n * size_) : 0);
+    MPI_Gather(mine, n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    std::vector<RankTiming> out;
+    for (int r = 0; rank_ == 0 && r < size_; ++r) {
+      const double* v = all.data() + r * n;
+      out.push_back({int(v[0]), v[1], v[2], v[3], v[4], v[5], index_t(v[6]), index_t(v[7]), v[8]});
+    }
+    return out;
+  }
+
+  int ranks_x() const override { return pg_.px; }
+  int ranks_y() const override { return pg_.py; }
+  index_t halo_cells() const override { return halo_; }
+
+ private:
+  struct Transfer {
+    int peer = -1;
+    int send_tag = 0, recv_tag = 0;
+    CellBox send, recv;  // local coordinates
+    std::vector<std::byte> send_buf, recv_buf;
+  };
+
+  void plan_exchange(const Block& b) {
+    const CellBox o = b.owned_in_local();
+    const index_t h = halo_;
+    const index_t width = b.local.nx();
+    // Phase 0: west, east; phase 1: south, north. The tag is the side the message travels towards.
+    const std::array<CellBox, 4> send = {CellBox{o.i0, o.j0, o.i0 + h, o.j1}, CellBox{o.i1 - h, o.j0, o.i1, o.j1},
+                                         CellBox{0, o.j0, width, o.j0 + h}, CellBox{0, o.j1 - h, width, o.j1}};
+    const std::array<CellBox, 4> recv = {CellBox{o.i0 - h, o.j0, o.i0, o.j1}, CellBox{o.i1, o.j0, o.i1 + h, o.j1},
+                                         CellBox{0, o.j0 - h, width, o.j0}, CellBox{0, o.j1, width, o.j1 + h}};
+    for (int s = 0; s < 4; ++s) {
+      Transfer& t = transfers_[static_cast<std::size_t>(s)];
+      t.peer = b.neighbour[s];
+      if (t.peer < 0) continue;
+      t.send_tag = s;
+      t.recv_tag = s ^ 1;  // from the neighbour on side s, travelling the other way
+      t.send = send[static_cast<std::size_t>(s)];
+      t.recv = recv[static_cast<std::size_t>(s)];
+      t.send_buf.resize(static_cast<std::size_t>(3 * t.send.cells()) * real_size_);
+      t.recv_buf.resize(static_cast<std::size_t>(3 * t.recv.cells()) * real_size_);
+      timing_.halo_bytes += double(t.send_buf.size());
+    }
+  }
+
+  void exchange() {
+    for (int phase = 0; phase < 2; ++phase) {
+      std::array<MPI_Request, 4> requests;
+      int n = 0;
+      auto start = Clock::now();
+      for (int s = 2 * phase; s < 2 * phase + 2; ++s) {
+        Transfer& t = transfers_[static_cast<std::size_t>(s)];
+        if (t.peer >= 0) local_->pack_box(t.send, t.send_buf.data());
+      }
+      timing_.pack += seconds_since(start);
+      start = Clock::now();
+      for (int s = 2 * phase; s < 2 * phase + 2; ++s) {
+        Transfer& t = transfers_[static_cast<std::size_t>(s)];
+        if (t.peer < 0) continue;
+        MPI_Irecv(t.recv_buf.data(), static_cast<int>(t.recv_buf.size()), MPI_BYTE, t.peer, t.recv_tag,
+                  MPI_COMM_WORLD, &requests[static_cast<std::size_t>(n++)]);
+        MPI_Isend(t.send_buf.data(), static_cast<int>(t.send_buf.size()), MPI_BYTE, t.peer, t.send_tag,
+                  MPI_COMM_WORLD, &requests[static_cast<std::size_t>(n++)]);
+      }
+      timing_.exchange += seconds_since(start);
+      start = Clock::now();
+      MPI_Waitall(n, requests.data(), MPI_STATUSES_IGNORE);
+      timing_.wait += seconds_since(start);
+      start = Clock::now();
+      for (int s = 2 * phase; s < 2 * phase + 2; ++s) {
+        Transfer& t = transfers_[static_cast<std::size_t>(s)];
+        if (t.peer >= 0) local_->unpack_box(t.recv, t.recv_buf.data());
+      }
+      timing_.pack += seconds_since(start);
+    }
+    local_->refresh_ghosts();
+    since_exchange_ = 0;
+    ++timing_.exchanges;
+  }
+
+  // A field of the local grid: its owned cells to rank 0, placed there in the
+  // global grid (empty on the other ranks). Collective.
+  std::vector<double> gather(const std::vector<double>& local) const {
+    const Block& b = blocks_[static_cast<std::size_t>(rank_)];
+    const CellBox o = b.owned_in_local();
+    const index_t local_nx = b.local.nx();
+    std::vector<double> mine;
+    mine.reserve(static_cast<std::size_t>(o.cells()));
+    for (index_t j = o.j0; j < o.j1; ++j) {
+      for (index_t i = o.i0; i < o.i1; ++i) mine.push_back(local[static_cast<std::size_t>(j * local_nx + i)]);
+    }
+    std::vector<int> counts, displs;
+    std::vector<double> all;
+    if (rank_ == 0) {
+      int offset = 0;
+      for (const Block& r : blocks_) {
+        counts.push_back(static_cast<int>(r.owned.cells()));
+        displs.push_back(offset);
+        offset += counts.back();
+      }
+      all.resize(static_cast<std::size_t>(offset));
+    }
+    MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), counts.data(), displs.data(),
+                MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    std::vector<double> out;
+    if (rank_ != 0) return out;
+    out.resize(static_cast<std::size_t>(global_.cells()));
+    std::size_t k = 0;
+    for (const Block& r : blocks_) {
+      for (index_t j = r.owned.j0; j < r.owned.j1; ++j) {
+        for (index_t i = r.owned.i0; i < r.owned.i1; ++i) out[static_cast<std::size_t>(j * global_.nx + i)] = all[k++];
+      }
+    }
+    return out;
+  }
+
+  Grid global_;
+  int rank_, size_;
+  ProcessGrid pg_;
+  int k_ = 1;
+  index_t halo_ = 1;
+  std::vector<Block> blocks_;
+  std::size_t real_size_ = sizeof(double);
+  std::array<Transfer, 4> transfers_;
+  std::unique_ptr<Backend> local_;
+  int since_exchange_ = 0;  // the initial local state is exact, halo included
+  mutable RankTiming timing_;
+};
+
+} // namespace
+
+std::unique_ptr<DistributedBackend> make_distributed_backend(const Problem& problem, const BackendOptions& options,
+                                                             const LocalFactory& make_local) {
+  return std::make_unique<Distributed>(problem, options, make_local);
+}
+
+#else
+
+std::unique_ptr<DistributedBackend> make_distributed_backend(const Problem&, const BackendOptions&,
+                                                             const LocalFactory&) {
+  throw std::runtime_error("this build has no MPI");
+}
+
+#endif
+
+} // namespace shallows::mpi
