@@ -351,6 +351,7 @@ for s in "${STAGES[@]}"; do
     s000) stage_s000 ;;
     roe3) stage_roe3 ;;
     mesh) stage_mesh ;;
+    mpi) stage_mpi ;;
     profile) stage_profile ;;
     profile3) stage_profile3 ;;
     lines) stage_lines ;;
