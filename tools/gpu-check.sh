@@ -29,6 +29,7 @@
 #             per cell-update by opcode and by source line (ncu source page,
 #             tools/ncu_lines.py), float and double, S004-T1 4096^2
 #   lines3    the same for one stage of the roe3 march kernel, S003-T3 2048^2
+#   scaling   (2 GPUs) weak and strong scaling of S004-T1 over 1 and 2 ranks, one GPU each (SCALING_K, SCALING_T)
 #   mpi       1 rank against 2 ranks sharing the GPU (mpirun): S000-T1 (roe1) in float and double, every
 #             output file the same bytes; then S004-T1 at 8192^2, 1 rank (plain kernel) against 2 ranks: time
 #             per step and the ranks' compute, reduce, pack, exchange and wait seconds (summary.json)
@@ -238,6 +239,52 @@ stage_mpi() {
   done
 }
 
+# Scaling over the GPUs of one host (needs 2 GPUs): S004-T1, weak (8192^2 per GPU: 1 rank 8192^2 against 2 ranks
+# 16384 x 8192 on a domain twice as long) and strong (16384^2 in all), float and double, halo widths $SCALING_K.
+# Ranks run the plain kernels (the all-reduce sits between rate and update); the 1-rank baselines are given with
+# the plain kernel and with the default one. Stepping time from summary.json; per-rank split in mpi.log.
+scaling_run() {  # label ranks k precision nx ny x1 [env...]
+  local label=$1 np=$2 k=$3 prec=$4 nx=$5 ny=$6 x1=$7 dir="$BUILD/gpu-check-scaling/$1"
+  shift 7
+  local cmd=("$SHALLOWS" run "$REPO/cases/s004-t1/case.toml" -b cuda -p "$prec" -q -o "$dir" --set "domain.nx=$nx"
+             --set "domain.ny=$ny" --set "domain.x=[0.0, $x1]" --set time.end="$SCALING_T" --set time.output_every="$SCALING_T"
+             --set 'output.format=[]')
+  rm -rf "$dir"
+  if [[ $np -gt 1 ]]; then
+    env "$@" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$MPIRUN" -np "$np" "${cmd[@]}" --halo-steps "$k" >>"$OUT/mpi.log" 2>&1
+  else
+    env "$@" "${cmd[@]}" >>"$OUT/mpi.log" 2>&1
+  fi
+  local f="$dir/summary.json"
+  [[ -f $f ]] || { fail "scaling: $label did not finish (mpi.log)"; return; }
+  local steps sec
+  steps=$(grep -o '"steps": [0-9]*' "$f" | head -1 | grep -o '[0-9]*$')
+  sec=$(grep -o '"stepping_seconds": [0-9.e+-]*' "$f" | grep -o '[0-9.e+-]*$')
+  echo "$f" >>"$OUT/mpi.log"; grep '"rank":' "$f" >>"$OUT/mpi.log"
+  printf '| %s | %s | %s | %s | %sx%s | %s | %s | %.3f |\n' "$label" "$np" "$k" "$prec" "$nx" "$ny" "$steps" "$sec" \
+    "$(echo "$sec $steps" | awk '{print 1000 * $1 / $2}')" | tee -a "$SUMMARY"
+}
+
+stage_scaling() {
+  MPIRUN=$(sed -n 's/^SHALLOWS_MPIEXEC:FILEPATH=//p' "$BUILD/CMakeCache.txt")
+  [[ -n $MPIRUN ]] || { fail "scaling: the build found no MPI"; return 1; }
+  local gpus
+  gpus=$(nvidia-smi -L | wc -l)
+  [[ $gpus -ge 2 ]] || { fail "scaling: $gpus GPU(s), 2 needed"; return 1; }
+  SCALING_T=${SCALING_T:-0.02}
+  note "| run | ranks | k | precision | cells | steps | stepping s | ms per step |"
+  note "|---|---|---|---|---|---|---|---|"
+  local prec k
+  for prec in float double; do
+    scaling_run "weak-1-default" 1 0 "$prec" 8192 8192 10.0
+    scaling_run "weak-1-plain" 1 0 "$prec" 8192 8192 10.0 SHALLOWS_CUDA_KERNEL=plain
+    for k in ${SCALING_K:-1 4}; do scaling_run "weak-2-k$k" 2 "$k" "$prec" 16384 8192 20.0; done
+    scaling_run "strong-1-default" 1 0 "$prec" 16384 16384 10.0
+    scaling_run "strong-1-plain" 1 0 "$prec" 16384 16384 10.0 SHALLOWS_CUDA_KERNEL=plain
+    for k in ${SCALING_K:-1 4}; do scaling_run "strong-2-k$k" 2 "$k" "$prec" 16384 16384 10.0; done
+  done
+}
+
 stage_variants() {
   bench -c s004-t1 -n 4096,8192 -p float,double -k lagged,plain -s "$BENCH_SECONDS"
 }
@@ -352,6 +399,7 @@ for s in "${STAGES[@]}"; do
     roe3) stage_roe3 ;;
     mesh) stage_mesh ;;
     mpi) stage_mpi ;;
+    scaling) stage_scaling ;;
     profile) stage_profile ;;
     profile3) stage_profile3 ;;
     lines) stage_lines ;;
