@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size > 0) std::fwrite(data, 1, size, f);
   std::fclose(f);
   try {
-    const shallows::io::AsciiRaster r = shallows::io::read_ascii_raster(path);
+    const shallows::io::Raster r = shallows::io::read_ascii_raster(path);
     (void)r.grid();
     shallows::io::check_raster_size(r, r.ncols, r.nrows);
   } catch (const shallows::io::InputError&) {

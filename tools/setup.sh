@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(cmake ninja-build g++ pkg-config libtomlplusplus-dev libmuparser-dev libcli11-dev
-          libnetcdf-dev netcdf-bin libpng-dev libgtest-dev libgmock-dev libopenmpi-dev openmpi-bin)
+          libnetcdf-dev netcdf-bin libgdal-dev libpng-dev libgtest-dev libgmock-dev libopenmpi-dev openmpi-bin)
 if command -v dpkg-query >/dev/null; then
   missing=()
   for p in "${packages[@]}"; do

@@ -27,6 +27,10 @@
 #include "shallows/mesh/unstructured/build.hpp"
 #include "shallows/mesh/unstructured/ordering.hpp"
 
+#if defined(SHALLOWS_HAVE_GDAL)
+#include <ogr_srs_api.h>
+#endif
+
 namespace shallows::io {
 namespace {
 
@@ -328,6 +332,8 @@ std::set<std::string> apply_overrides(toml::table& root, const std::vector<std::
 
 struct FieldSpec {
   enum class Kind { constant, expression, raster } kind = Kind::constant;
+  // How a raster at another resolution than the grid is brought onto it.
+  enum class Resample { average, bilinear, nearest } resample = Resample::average;
   double value = 0;
   std::string expression;
   fs::path file;  // resolved against the case folder
@@ -349,10 +355,16 @@ std::optional<FieldSpec> field_spec(const Reader& rd, const toml::table& t, std:
     if (trim(f.expression).empty()) rd.fail_at(f.key, "empty expression");
   } else if (n->is_table()) {
     const toml::table& ft = *n->as_table();
-    rd.check_keys(ft, f.key, {"file"});
+    rd.check_keys(ft, f.key, {"file", "resample"});
     const auto file = rd.string(ft, f.key, "file");
     if (!file) rd.fail_at(f.key, "table needs 'file' (e.g. { file = \"dem.asc\" })");
     if (file->empty()) rd.fail_at(f.key + ".file", "empty file name");
+    if (const auto r = rd.string(ft, f.key, "resample")) {
+      if (*r == "average") f.resample = FieldSpec::Resample::average;
+      else if (*r == "bilinear") f.resample = FieldSpec::Resample::bilinear;
+      else if (*r == "nearest") f.resample = FieldSpec::Resample::nearest;
+      else rd.fail_at(f.key + ".resample", "unknown method '" + clip(*r) + "' (valid: average, bilinear, nearest)");
+    }
     f.kind = FieldSpec::Kind::raster;
     const fs::path p(*file);
     f.file = p.is_absolute() ? p : base_dir / p;
@@ -362,12 +374,43 @@ std::optional<FieldSpec> field_spec(const Reader& rd, const toml::table& t, std:
   return f;
 }
 
-AsciiRaster read_raster(const Reader& rd, const FieldSpec& f) {
+// The first raster a case reads (the DEM where there is one): every other
+// raster must share its coordinate system, and, with no [domain], its grid.
+struct RasterReference {
+  bool set = false;
+  fs::path file;
+  std::string crs_wkt;
+  Grid grid;
+};
+
+// Whether two WKT strings name the same coordinate system (GDAL compares
+// them; without GDAL no raster carries one).
+bool same_crs(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+#if defined(SHALLOWS_HAVE_GDAL)
+  OGRSpatialReferenceH sa = OSRNewSpatialReference(a.c_str()), sb = OSRNewSpatialReference(b.c_str());
+  const bool same = sa && sb && OSRIsSame(sa, sb);
+  OSRDestroySpatialReference(sa);
+  OSRDestroySpatialReference(sb);
+  return same;
+#else
+  return false;
+#endif
+}
+
+Raster read_field_raster(const Reader& rd, const FieldSpec& f, RasterReference& ref) {
+  Raster r;
   try {
-    return read_ascii_raster(f.file);
+    r = read_raster(f.file);
   } catch (const InputError& e) {
     rd.fail_at(f.key, e.what());
   }
+  if (!ref.set) {
+    ref = {true, r.path, r.crs_wkt, r.grid()};
+  } else if (!r.crs_wkt.empty() && !ref.crs_wkt.empty() && !same_crs(r.crs_wkt, ref.crs_wkt)) {
+    rd.fail_at(f.key, r.path.string() + " and " + ref.file.string() + " have different coordinate systems");
+  }
+  return r;
 }
 
 // Where fields are evaluated: the centres of a grid's cells or the centroids
@@ -380,6 +423,8 @@ struct CellCentres {
   const Grid* grid = nullptr;
   const UnstructuredMesh* mesh = nullptr;
   bool averages = false;
+  RasterReference* rasters = nullptr;  // the case's reference raster, set by the first raster read
+  bool grid_from_raster = false;       // no [domain]: the grid is the reference raster's
 
   std::size_t size() const { return static_cast<std::size_t>(mesh ? mesh->cells() : grid->cells()); }
   double x(std::size_t k) const {
@@ -513,7 +558,7 @@ std::vector<double> eval_expression(const Reader& rd, const FieldSpec& f, const 
 // A raster sampled at mesh centroids: bilinear between the centres of the
 // raster cells around the point (the nearest row or column at the raster's
 // edges); NaN where a raster cell with a non-zero weight is NODATA.
-std::vector<double> sample_raster(const Reader& rd, const FieldSpec& f, const AsciiRaster& r, const CellCentres& at) {
+std::vector<double> sample_raster(const Reader& rd, const FieldSpec& f, const Raster& r, const CellCentres& at) {
   std::vector<double> out(at.size());
   const double x1 = r.x0 + static_cast<double>(r.ncols) * r.cellsize;
   const double y1 = r.y0 + static_cast<double>(r.nrows) * r.cellsize;
@@ -543,8 +588,81 @@ std::vector<double> sample_raster(const Reader& rd, const FieldSpec& f, const As
 // Values of a field at cell centres (grid) or centroids (mesh), or the cell
 // averages of an expression (at.averages); a raster's values are taken as
 // they are, as the cells' averages. raster: the already-read raster, if any.
+// A raster brought onto a grid of another resolution (docs/case-file.md,
+// "Rasters"): the cell's exact area-weighted mean over the raster cells it
+// covers, NoData left out (NaN when NoData covers half the cell or more); or
+// the raster cell holding the centre. Bilinear is sample_raster.
+std::vector<double> resample_raster(const Raster& r, const Grid& g, FieldSpec::Resample method) {
+  std::vector<double> out(static_cast<std::size_t>(g.cells()));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Cell edges in raster-cell units: exact integers when the resolutions divide.
+  const auto fx = [&](double x) { return (x - r.x0) / r.cellsize; };
+  const auto fy = [&](double y) { return (y - r.y0) / r.cellsize; };
+  for (index_t j = 0; j < g.ny; ++j) {
+    for (index_t i = 0; i < g.nx; ++i) {
+      double& v = out[static_cast<std::size_t>(j * g.nx + i)];
+      if (method == FieldSpec::Resample::nearest) {
+        const auto ci = std::clamp(static_cast<index_t>(std::floor(fx(g.x_center(i)))), index_t(0), r.ncols - 1);
+        const auto cj = std::clamp(static_cast<index_t>(std::floor(fy(g.y_center(j)))), index_t(0), r.nrows - 1);
+        v = r.at(ci, cj);
+        continue;
+      }
+      const double a0 = fx(g.x0 + static_cast<double>(i) * g.dx), a1 = fx(g.x0 + static_cast<double>(i + 1) * g.dx);
+      const double b0 = fy(g.y0 + static_cast<double>(j) * g.dy), b1 = fy(g.y0 + static_cast<double>(j + 1) * g.dy);
+      const auto lo = [](double a, index_t n) { return std::clamp(static_cast<index_t>(std::floor(a)), index_t(0), n - 1); };
+      double sum = 0, weight = 0, missing = 0;
+      for (index_t cj = lo(b0, r.nrows); cj <= lo(b1, r.nrows); ++cj) {
+        const double wy = std::min(b1, static_cast<double>(cj + 1)) - std::max(b0, static_cast<double>(cj));
+        if (!(wy > 0)) continue;
+        for (index_t ci = lo(a0, r.ncols); ci <= lo(a1, r.ncols); ++ci) {
+          const double wx = std::min(a1, static_cast<double>(ci + 1)) - std::max(a0, static_cast<double>(ci));
+          if (!(wx > 0)) continue;
+          const double value = r.at(ci, cj);
+          if (std::isnan(value)) {
+            missing += wx * wy;
+          } else {
+            sum += wx * wy * value;
+            weight += wx * wy;
+          }
+        }
+      }
+      v = (weight > missing) ? sum / weight : nan;
+    }
+  }
+  return out;
+}
+
+// A raster onto the grid: as it is where it has the grid's cells; else
+// resampled, where it covers the grid at another resolution.
+std::vector<double> raster_on_grid(const Reader& rd, const FieldSpec& f, Raster&& r, const CellCentres& at) {
+  const Grid& g = *at.grid;
+  const RasterReference& ref = *at.rasters;
+  const Grid rg = r.grid();
+  const auto differs = [](double a, double b, double scale) { return std::abs(a - b) > 1e-9 * scale; };
+  if (at.grid_from_raster && (rg.nx != ref.grid.nx || rg.ny != ref.grid.ny || differs(rg.dx, ref.grid.dx, rg.dx) ||
+                              differs(rg.x0, ref.grid.x0, rg.dx) || differs(rg.y0, ref.grid.y0, rg.dx)))
+    rd.fail_at(f.key, r.path.string() + " and " + ref.file.string() +
+                          " have different extents or resolutions (with no [domain] every raster must match the "
+                          "grid of the first one)");
+  if (!differs(rg.dx, g.dx, g.dx) || (rg.nx == g.nx && rg.ny == g.ny)) {
+    try {
+      check_raster_size(r, g.nx, g.ny);
+    } catch (const InputError& e) {
+      rd.fail_at(f.key, e.what());
+    }
+    return std::move(r.values);
+  }
+  const double tol = 1e-9 * rg.dx;
+  if (g.x0 < rg.x0 - tol || g.x1() > rg.x1() + tol || g.y0 < rg.y0 - tol || g.y1() > rg.y1() + tol)
+    rd.fail_at(f.key, r.path.string() + ": the raster [" + num(rg.x0) + ", " + num(rg.x1()) + "] x [" + num(rg.y0) +
+                          ", " + num(rg.y1()) + "] does not cover the domain [" + num(g.x0) + ", " + num(g.x1()) +
+                          "] x [" + num(g.y0) + ", " + num(g.y1()) + "]");
+  if (f.resample == FieldSpec::Resample::bilinear) return sample_raster(rd, f, r, at);
+  return resample_raster(r, g, f.resample);
+}
+
 std::vector<double> evaluate(const Reader& rd, const FieldSpec& f, const CellCentres& at,
-                             const AsciiRaster* raster = nullptr) {
+                             std::optional<Raster>&& raster = std::nullopt) {
   switch (f.kind) {
     case FieldSpec::Kind::constant:
       return std::vector<double>(at.size(), f.value);
@@ -552,19 +670,9 @@ std::vector<double> evaluate(const Reader& rd, const FieldSpec& f, const CellCen
       return eval_expression(rd, f, at);
     case FieldSpec::Kind::raster:
     default: {
-      AsciiRaster r;
-      if (!raster) {
-        r = read_raster(rd, f);
-        raster = &r;
-      }
-      if (at.mesh) return sample_raster(rd, f, *raster, at);
-      try {
-        check_raster_size(*raster, at.grid->nx, at.grid->ny);
-      } catch (const InputError& e) {
-        rd.fail_at(f.key, e.what());
-      }
-      if (raster == &r) return std::move(r.values);
-      return raster->values;
+      Raster r = raster ? std::move(*raster) : read_field_raster(rd, f, *at.rasters);
+      if (at.mesh) return sample_raster(rd, f, r, at);
+      return raster_on_grid(rd, f, std::move(r), at);
     }
   }
 }
@@ -708,7 +816,7 @@ OutputSettings read_output(const Reader& rd, const toml::table* o, const Extent&
     out.dir = *dir;
   }
   if (const toml::node* f = o->get("format")) {
-    static const Keys valid{"netcdf", "vtk", "png"};
+    static const Keys valid{"netcdf", "vtk", "png", "geotiff"};
     std::vector<std::pair<std::string, std::string>> items;  // value, key for messages
     if (f->is_string()) {
       items.emplace_back(*f->value<std::string>(), "output.format");
@@ -718,14 +826,17 @@ OutputSettings read_output(const Reader& rd, const toml::table* o, const Extent&
         items.emplace_back(rd.string(*a->get(k), at), at);
       }
     } else {
-      rd.fail_type("output.format", "an array of strings (netcdf, vtk, png)", *f);
+      rd.fail_type("output.format", "an array of strings (netcdf, vtk, png, geotiff)", *f);
     }
     out.formats.clear();
     for (const auto& [v, at] : items) {
       if (std::find(valid.begin(), valid.end(), v) == valid.end()) {
         std::string msg = "unknown format '" + clip(v) + "'";
         if (auto best = closest(v, valid)) msg += " (did you mean '" + std::string(*best) + "'?)";
-        rd.fail_at(at, msg + "; valid: netcdf, vtk, png");
+        rd.fail_at(at, msg + "; valid: netcdf, vtk, png, geotiff");
+      }
+      if (v == "geotiff" && !have_gdal()) {
+        rd.fail_at(at, "geotiff needs a build with GDAL (libgdal-dev); this build has none");
       }
       if (std::find(out.formats.begin(), out.formats.end(), v) == out.formats.end()) out.formats.push_back(v);
     }
@@ -878,8 +989,9 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
       z_spec && z_spec->kind == FieldSpec::Kind::expression && trim(z_spec->expression) == "mesh";
   if (z_from_mesh && !mesh)
     rd.fail_at("bathymetry.z", "\"mesh\" (node elevations of the mesh file) needs a [mesh] section");
-  std::optional<AsciiRaster> z_raster;
-  if (z_spec && z_spec->kind == FieldSpec::Kind::raster) z_raster = read_raster(rd, *z_spec);
+  RasterReference rasters;
+  std::optional<Raster> z_raster;
+  if (z_spec && z_spec->kind == FieldSpec::Kind::raster) z_raster = read_field_raster(rd, *z_spec, rasters);
 
   if (!mesh) {
     if (domain_table) {
@@ -917,14 +1029,15 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
   }
 
   // Third order on a grid: expressions give cell averages (see CellCentres).
-  const CellCentres at{mesh ? nullptr : &p.grid, mesh.get(), p.scheme == Scheme::roe3};
+  const CellCentres at{mesh ? nullptr : &p.grid, mesh.get(), p.scheme == Scheme::roe3, &rasters,
+                       !mesh && !domain_table};
   const auto n = at.size();
 
   if (z_from_mesh) {
     p.z = node_bed(*mesh);
     check_finite(rd, z_spec->key, p.z, std::vector<double>(n, 0.0), at, &*z_spec);
   } else if (z_spec) {
-    p.z = evaluate(rd, *z_spec, at, z_raster ? &*z_raster : nullptr);
+    p.z = evaluate(rd, *z_spec, at, std::move(z_raster));
     z_raster.reset();
     if (z_spec->kind != FieldSpec::Kind::raster) {
       const std::vector<double> all_active(n, 0.0);
@@ -1068,6 +1181,9 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
     rd.fail_at("numerics.scheme", "unstructured meshes run the first-order scheme only (\"roe1\")");
 
   c.output = read_output(rd, rd.table(root, "", "output"), extent_of(p.grid, mesh.get()), p.precision);
+  c.output.crs_wkt = rasters.crs_wkt;
+  if (mesh && std::find(c.output.formats.begin(), c.output.formats.end(), "geotiff") != c.output.formats.end())
+    rd.fail_at("output.format", "geotiff writes Cartesian grids only; this case runs on a mesh ([mesh])");
   return c;
 }
 

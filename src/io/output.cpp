@@ -87,13 +87,14 @@ void OutputWriter::open(const OutputSettings& settings, const std::vector<double
   ctx.inactive.resize(ctx.cells());
   for (std::size_t k = 0; k < ctx.cells(); ++k) ctx.inactive[k] = std::isnan(z[k]);
 
-  bool netcdf = false, vtk = false, png = false;
+  bool netcdf = false, vtk = false, png = false, geotiff = false;
   for (const std::string& f : settings.formats) {
     if (f == "netcdf") netcdf = true;
     else if (f == "vtk") vtk = true;
     else if (f == "png") png = true;
+    else if (f == "geotiff") geotiff = true;
     else
-      throw InputError("output.format: unknown format \"" + f + "\" (expected netcdf, vtk or png)");
+      throw InputError("output.format: unknown format \"" + f + "\" (expected netcdf, vtk, png or geotiff)");
   }
 #if !defined(SHALLOWS_HAVE_NETCDF)
   if (netcdf) (void)detail::make_netcdf_writer(ctx);  // throws: no NetCDF support
@@ -101,10 +102,14 @@ void OutputWriter::open(const OutputSettings& settings, const std::vector<double
 #if !defined(SHALLOWS_HAVE_PNG)
   if (png) (void)detail::make_png_writer(ctx);  // throws: no PNG support
 #endif
+#if !defined(SHALLOWS_HAVE_GDAL)
+  if (geotiff) (void)detail::make_geotiff_writer(ctx);  // throws: no GDAL
+#endif
+  if (geotiff && ctx.mesh) throw InputError("output.format: geotiff writes Cartesian grids only, not meshes");
   const bool gauges = !settings.gauges.empty();
   std::vector<std::size_t> gauge_cells;
   if (gauges) gauge_cells = detail::gauge_cells(ctx);  // throws for a gauge outside the domain
-  if (!(netcdf || vtk || png || gauges)) return;  // nothing to write, no folder
+  if (!(netcdf || vtk || png || geotiff || gauges)) return;  // nothing to write, no folder
 
   std::error_code ec;
   std::filesystem::create_directories(settings.dir, ec);
@@ -114,6 +119,7 @@ void OutputWriter::open(const OutputSettings& settings, const std::vector<double
   if (netcdf) impl_->writers.push_back(detail::make_netcdf_writer(ctx));
   if (vtk) impl_->writers.push_back(detail::make_vtk_writer(ctx));
   if (png) impl_->writers.push_back(detail::make_png_writer(ctx));
+  if (geotiff) impl_->writers.push_back(detail::make_geotiff_writer(ctx));
   for (const auto& w : impl_->writers) impl_->derived = impl_->derived || w->needs_derived();
 }
 

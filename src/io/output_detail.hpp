@@ -172,6 +172,7 @@ class FormatWriter {
 std::unique_ptr<FormatWriter> make_netcdf_writer(const Context& ctx);
 std::unique_ptr<FormatWriter> make_vtk_writer(const Context& ctx);
 std::unique_ptr<FormatWriter> make_png_writer(const Context& ctx);
+std::unique_ptr<FormatWriter> make_geotiff_writer(const Context& ctx);
 // cells: gauge_cells(ctx), found once (a pass over a large mesh).
 std::unique_ptr<FormatWriter> make_gauge_writer(const Context& ctx, std::vector<std::size_t> cells);
 

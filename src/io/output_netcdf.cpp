@@ -254,6 +254,13 @@ class NetcdfWriter final : public FormatWriter {
     text(var_x_, "standard_name", "projection_x_coordinate");
     text(var_x_, "units", "m");
     text(var_x_, "axis", "X");
+    if (!ctx_.settings.crs_wkt.empty()) {
+      // CF grid mapping: the coordinate system of the rasters the case read.
+      int var_crs = 0;
+      check(nc_def_var(ncid_, "crs", NC_INT, 0, nullptr, &var_crs), "define crs");
+      text(var_crs, "crs_wkt", ctx_.settings.crs_wkt);
+      text(var_crs, "spatial_ref", ctx_.settings.crs_wkt);  // the name GDAL reads
+    }
   }
   void put_grid() {
     const Grid& g = ctx_.grid;
@@ -399,6 +406,7 @@ class NetcdfWriter final : public FormatWriter {
       check(nc_put_att_double(ncid_, id, "_FillValue", NC_DOUBLE, 1, &fill_double), s.name);
     else
       check(nc_put_att_float(ncid_, id, "_FillValue", NC_FLOAT, 1, &fill), s.name);
+    if (!ctx_.mesh && !ctx_.settings.crs_wkt.empty()) text(id, "grid_mapping", "crs");
     if (ctx_.mesh) {
       text(id, "mesh", "mesh");
       text(id, "location", "face");

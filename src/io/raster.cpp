@@ -5,12 +5,18 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <sstream>
 #include <string>
 #include <string_view>
+
+#if defined(SHALLOWS_HAVE_GDAL)
+#include <cpl_error.h>
+#include <gdal.h>
+#endif
 
 namespace shallows::io {
 namespace {
@@ -93,7 +99,7 @@ struct HeaderValue {
 
 } // namespace
 
-Grid AsciiRaster::grid() const {
+Grid Raster::grid() const {
   Grid g;
   g.nx = ncols;
   g.ny = nrows;
@@ -104,7 +110,7 @@ Grid AsciiRaster::grid() const {
   return g;
 }
 
-AsciiRaster read_ascii_raster(const fs::path& file) {
+Raster read_ascii_raster(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) fail(file, 0, std::string("cannot open raster file (") + std::strerror(errno) + ")");
   std::string text;
@@ -119,7 +125,7 @@ AsciiRaster read_ascii_raster(const fs::path& file) {
   if (in.bad()) fail(file, 0, "read error");
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) fail(file, 1, "empty raster file");
 
-  AsciiRaster r;
+  Raster r;
   r.path = file;
 
   // ---- header
@@ -277,7 +283,92 @@ AsciiRaster read_ascii_raster(const fs::path& file) {
   return r;
 }
 
-void check_raster_size(const AsciiRaster& raster, index_t nx, index_t ny) {
+bool have_gdal() {
+#if defined(SHALLOWS_HAVE_GDAL)
+  return true;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+bool is_ascii_grid(const fs::path& file) { return lower(file.extension().string()) == ".asc"; }
+
+#if defined(SHALLOWS_HAVE_GDAL)
+// GDAL's last error message, or a fallback.
+std::string gdal_message(const char* fallback) {
+  const char* m = CPLGetLastErrorMsg();
+  return (m && *m) ? std::string(m) : std::string(fallback);
+}
+
+Raster read_gdal_raster(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::exists(file, ec)) fail(file, 0, "cannot open raster file (No such file or directory)");
+  GDALAllRegister();
+  CPLPushErrorHandler(CPLQuietErrorHandler);  // errors become InputError messages, not stderr lines
+  CPLErrorReset();
+  GDALDatasetH ds = GDALOpenEx(file.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, nullptr, nullptr, nullptr);
+  CPLPopErrorHandler();
+  if (!ds) fail(file, 0, "not a raster GDAL can read (" + gdal_message("unknown format") + ")");
+  struct Close {
+    GDALDatasetH ds;
+    ~Close() { GDALClose(ds); }
+  } close{ds};
+  if (GDALGetRasterCount(ds) < 1) fail(file, 0, "the file holds no raster band");
+  double gt[6];
+  if (GDALGetGeoTransform(ds, gt) != CE_None)
+    fail(file, 0, "no georeferencing (geotransform): the raster's position and cell size are unknown");
+  if (gt[2] != 0 || gt[4] != 0) fail(file, 0, "rotated or sheared rasters are not supported");
+  const double dx = gt[1], dy = std::abs(gt[5]);
+  if (!(dx > 0) || !(dy > 0) || !std::isfinite(gt[0]) || !std::isfinite(gt[3]))
+    fail(file, 0, "invalid geotransform (pixel size " + std::to_string(gt[1]) + " x " + std::to_string(gt[5]) + ")");
+  if (std::abs(dx - dy) > 1e-9 * dx)
+    fail(file, 0, "pixels are not square (" + std::to_string(dx) + " x " + std::to_string(dy) + ")");
+  Raster r;
+  r.path = file;
+  r.ncols = GDALGetRasterXSize(ds);
+  r.nrows = GDALGetRasterYSize(ds);
+  r.cellsize = dx;
+  r.x0 = gt[0];
+  const bool north_up = gt[5] < 0;
+  r.y0 = north_up ? gt[3] - static_cast<double>(r.nrows) * dy : gt[3];
+  if (const char* wkt = GDALGetProjectionRef(ds)) r.crs_wkt = wkt;
+  GDALRasterBandH band = GDALGetRasterBand(ds, 1);
+  int has_nodata = 0;
+  const double nodata = GDALGetRasterNoDataValue(band, &has_nodata);
+  if (has_nodata) r.nodata = nodata;
+  if (static_cast<std::int64_t>(r.ncols) * r.nrows > (std::int64_t(1) << 34))
+    fail(file, 0, "raster too large (" + std::to_string(r.ncols) + " x " + std::to_string(r.nrows) + ")");
+  r.values.resize(static_cast<std::size_t>(r.ncols * r.nrows));
+  // Rows south first: read north-up rasters bottom-up with a negative line stride.
+  const auto row_bytes = static_cast<GSpacing>(r.ncols) * static_cast<GSpacing>(sizeof(double));
+  double* first = north_up ? r.values.data() + (r.nrows - 1) * r.ncols : r.values.data();
+  CPLErrorReset();
+  if (GDALRasterIOEx(band, GF_Read, 0, 0, static_cast<int>(r.ncols), static_cast<int>(r.nrows), first,
+                     static_cast<int>(r.ncols), static_cast<int>(r.nrows), GDT_Float64, sizeof(double),
+                     north_up ? -row_bytes : row_bytes, nullptr) != CE_None)
+    fail(file, 0, "read error (" + gdal_message("unknown") + ")");
+  for (double& v : r.values) {
+    if ((has_nodata && v == nodata) || !std::isfinite(v)) v = std::numeric_limits<double>::quiet_NaN();
+  }
+  return r;
+}
+#endif
+
+}  // namespace
+
+Raster read_raster(const fs::path& file) {
+  if (is_ascii_grid(file)) return read_ascii_raster(file);
+#if defined(SHALLOWS_HAVE_GDAL)
+  return read_gdal_raster(file);
+#else
+  fail(file, 0, "this build reads ESRI ASCII grids (.asc) only; other raster formats (GeoTIFF, ...) need a build "
+                "with GDAL (libgdal-dev)");
+#endif
+}
+
+void check_raster_size(const Raster& raster, index_t nx, index_t ny) {
   if (raster.ncols != nx)
     fail(raster.path, raster.ncols_line,
          "ncols = " + std::to_string(raster.ncols) + " does not match the grid (nx = " + std::to_string(nx) + ")");

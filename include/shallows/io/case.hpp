@@ -26,7 +26,8 @@ struct Gauge {
 
 struct OutputSettings {
   std::filesystem::path dir = "output";
-  std::vector<std::string> formats{"netcdf"};  // any of netcdf, vtk, png
+  std::vector<std::string> formats{"netcdf"};  // any of netcdf, vtk, png, geotiff
+  std::string crs_wkt;  // the rasters' coordinate system (WKT); empty: none
   std::vector<Gauge> gauges;
   double arrival_threshold = 0.01;  // depth (m) that defines arrival_time
   // Floating-point type of output.nc's fields; a case file's default is the run's precision.

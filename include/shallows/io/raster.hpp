@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+// Rasters: ESRI ASCII grids read by hand (always available), anything else
+// (GeoTIFF, NetCDF, ...) through GDAL where the build has it.
+//
 // ESRI ASCII grids (.asc), as written by GDAL, QGIS and ArcGIS:
 //
 //     ncols         4
@@ -17,6 +20,7 @@
 // with "<file>:<line>: ..." (or "<file>: ..." where no line applies).
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "shallows/core/config.hpp"
@@ -25,8 +29,9 @@
 
 namespace shallows::io {
 
-struct AsciiRaster {
+struct Raster {
   std::filesystem::path path;  // as opened, for messages
+  std::string crs_wkt;         // coordinate system (WKT); empty: none (ESRI ASCII, or none in the file)
   index_t ncols = 0;
   index_t nrows = 0;
   double x0 = 0;        // west edge (xllcorner, or xllcenter - cellsize / 2)
@@ -44,10 +49,18 @@ struct AsciiRaster {
 
 // Reads an ESRI ASCII grid. Throws InputError: missing file, missing or
 // repeated or unknown header keys, non-numbers, wrong value counts.
-AsciiRaster read_ascii_raster(const std::filesystem::path& file);
+Raster read_ascii_raster(const std::filesystem::path& file);
+
+// Any raster: ESRI ASCII (.asc, any case) by read_ascii_raster, anything
+// else through GDAL (band 1; north-up, square pixels; NoData -> NaN). In a
+// build without GDAL a file that is not .asc is an InputError naming it.
+Raster read_raster(const std::filesystem::path& file);
+
+// Whether this build reads rasters through GDAL and writes GeoTIFF.
+bool have_gdal();
 
 // Throws InputError "<file>:<line>: ncols = .. does not match ..." unless the
 // raster has exactly nx columns and ny rows.
-void check_raster_size(const AsciiRaster& raster, index_t nx, index_t ny);
+void check_raster_size(const Raster& raster, index_t nx, index_t ny);
 
 } // namespace shallows::io
