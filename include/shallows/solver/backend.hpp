@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "shallows/core/config.hpp"
 #include "shallows/solver/fields.hpp"
@@ -152,6 +153,15 @@ inline bool fields_sized(const Fields& f, std::size_t n) {
 }
 inline bool maxima_sized(const Maxima& m, std::size_t n) {
   return m.max_h.size() == n && m.max_speed.size() == n && m.arrival_time.size() == n;
+}
+
+// A CPU executor's load_maxima: the maxima into its host arrays, sizes checked.
+inline void copy_maxima(const Maxima& in, std::vector<double>& max_h, std::vector<double>& max_speed,
+                        std::vector<double>& arrival) {
+  check_load_size(maxima_sized(in, max_h.size()), "load_maxima");
+  max_h = in.max_h;
+  max_speed = in.max_speed;
+  arrival = in.arrival_time;
 }
 
 std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& options);

@@ -42,10 +42,7 @@ class CpuGridBackend : public Backend {
 
   void load_maxima(const Maxima& in) override {
     if (!track_maxima_) return;
-    check_load_size(maxima_sized(in, max_h_.size()), "load_maxima");
-    max_h_ = in.max_h;
-    max_speed_ = in.max_speed;
-    arrival_ = in.arrival_time;
+    copy_maxima(in, max_h_, max_speed_, arrival_);
   }
 
   // Rows summed in parallel, then in row order: the same bits for any thread count.
