@@ -22,11 +22,8 @@ MassBalance mass_balance(const Problem& p, double initial, double final, double 
   // 8.7e-7. Round-off grows with the steps: the margins (4e4 and 100) leave
   // room for long runs, while a garbage run misses by far more.
   b.tolerance = p.precision == Precision::single_precision ? 1e-4 : 1e-10;
-  if (!b.closed) return b;
-  if (std::isnan(positivity)) {  // no account kept (several MPI ranks): nothing to check against
-    b.closed = false;
-    return b;
-  }
+  b.checked = b.closed && !std::isnan(positivity);  // NaN: no account kept (several MPI ranks)
+  if (!b.checked) return b;
   const double scale = std::max({std::abs(initial), std::abs(final), std::abs(positivity)});
   b.relative_residual = scale > 0 ? (final - initial - positivity) / scale : 0.0;
   b.ok = std::abs(b.relative_residual) <= b.tolerance;  // false for NaN

@@ -90,9 +90,16 @@ TEST(MassBalance, AppliesBehindWallsOnly) {
   EXPECT_FALSE(miss.ok);
   EXPECT_DOUBLE_EQ(miss.relative_residual, 0.5 / 11);
   EXPECT_NE(mass_balance_message(miss).find("tolerance 1e-10"), std::string::npos);
+  EXPECT_TRUE(miss.checked);
+  // No account (several MPI ranks): still a closed domain, the balance not checked.
+  const MassBalance unaccounted = mass_balance(p, 10, 11, std::nan(""));
+  EXPECT_TRUE(unaccounted.closed);
+  EXPECT_FALSE(unaccounted.checked);
+  EXPECT_TRUE(unaccounted.ok);
   p.bc(Side::east).kind = BoundaryKind::open;
   const MassBalance open = mass_balance(p, 10, 11, 0.5);
   EXPECT_FALSE(open.closed);
+  EXPECT_FALSE(open.checked);
   EXPECT_TRUE(open.ok);
 }
 

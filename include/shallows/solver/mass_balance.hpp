@@ -10,10 +10,12 @@ namespace shallows {
 
 struct MassBalance {
   // Every boundary is a wall (grid sides, or every boundary group of a mesh):
-  // no water crosses the boundary, so the balance below applies. With open,
-  // inflow or level boundaries it is not checked (their fluxes are not
-  // accounted), and residual and ok keep their defaults.
+  // no water crosses the boundary.
   bool closed = false;
+  // The balance below was checked: a closed domain with a positivity account
+  // (none on several MPI ranks). With open, inflow or level boundaries their
+  // fluxes are not accounted; unchecked, residual and ok keep their defaults.
+  bool checked = false;
   // (final - initial - positivity) / scale, scale = max(initial, final,
   // positivity volume) (0 when all three are 0).
   double relative_residual = 0;
