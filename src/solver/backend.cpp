@@ -90,6 +90,11 @@ std::unique_ptr<Backend> make_local_backend(const Problem& problem, const Backen
 } // namespace
 
 std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& options) {
+  if (problem.forcing.active() && (problem.on_mesh() || mpi::active())) {
+    throw std::runtime_error(std::string("rain, infiltration, sources and Manning maps run on grids in one process so "
+                                         "far; this run is ") +
+                             (problem.on_mesh() ? "on a mesh" : "on several MPI ranks"));
+  }
   if (!mpi::active()) return make_local_backend(problem, options);
   BackendOptions local = options;
 #ifdef SHALLOWS_HAVE_CUDA

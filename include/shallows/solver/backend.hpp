@@ -120,6 +120,17 @@ class Backend {
   // SSP-RK3 stages, clamp_gain) added to the active cells since the start,
   // in m^3; a closed domain's volume changes by exactly this, to round-off.
   virtual double positivity_volume() const = 0;
+  // The forcing (Problem::forcing, applied after each step): the volumes it
+  // moved since the start, and each cell's cumulative infiltration (m, interior
+  // cells; empty without infiltration), read out and put back for restarts.
+  // The defaults serve executors without forcing (make_backend refuses a
+  // problem with forcing for them).
+  virtual ForcingVolumes forcing_volumes() const { return {}; }
+  virtual void read_infiltration(std::vector<double>& out) const { out.clear(); }
+  virtual void load_forcing_state(const std::vector<double>& infiltration, const ForcingVolumes& moved) {
+    (void)infiltration;
+    (void)moved;
+  }
 
   // Distributed runs (exec/mpi). The reducer turns this executor's largest
   // CFL rate into the largest of all ranks (an all-reduce); step() calls it

@@ -14,6 +14,7 @@
 #include "shallows/mesh/structured/grid.hpp"
 #include "shallows/mesh/unstructured/mesh.hpp"
 #include "shallows/physics/params.hpp"
+#include "shallows/solver/forcing.hpp"
 
 namespace shallows {
 
@@ -33,6 +34,9 @@ struct Problem {
   std::vector<double> hv;  // unit discharge along y (m^2/s)
   std::array<BoundaryCondition<double>, 4> boundary{};  // indexed by Side
   PhysicsParams<double> physics{};
+  // Rain, infiltration, a Manning map, volume sources (grids). With a Manning
+  // map, physics.n_manning is 0 and the map's friction is applied by the forcing.
+  Forcing forcing{};
   Scheme scheme = Scheme::roe1;
   double cfl = 0.9;  // gamma of seed 000 eq. 8, in (0, 1]
   Precision precision = Precision::double_precision;

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The forcing of a problem beyond its boundaries (seed 004): rain, infiltration,
+// a Manning map, volume sources. Host data, one value per cell in the
+// problem's cell order; the executors turn them into views
+// (physics/forcing.hpp) and apply them after each step.
+#include <string>
+#include <vector>
+
+#include "shallows/core/config.hpp"
+#include "shallows/physics/forcing.hpp"
+
+namespace shallows {
+
+// Values at increasing times, linear in between; one knot is a constant.
+struct TimeSeries {
+  std::vector<double> t, v;
+  SeriesView view() const { return {t.data(), v.data(), static_cast<int>(t.size())}; }
+  bool empty() const { return t.empty(); }
+  static TimeSeries constant(double value) { return {{0.0}, {value}}; }
+};
+
+struct Rain {
+  TimeSeries rate;            // m/s; empty: no rain
+  std::vector<double> scale;  // per cell, times rate (a rain raster gives its rates here and rate = 1); empty: 1
+};
+
+struct Infiltration {
+  InfiltrationModel model = InfiltrationModel::none;
+  // Per cell (or one value for every cell): Green-Ampt Ks (m/s), suction psi (m), moisture deficit (-);
+  // initial + constant loss: initial loss (m), rate (m/s), p2 unused.
+  std::vector<double> p0, p1, p2;
+};
+
+struct VolumeSource {
+  std::string name;            // for messages and summary.json: "source 'well'", "segment west 120-380"
+  std::vector<index_t> cells;  // the problem's cell indices (a point: one)
+  TimeSeries discharge;        // m^3/s; > 0 brings water in
+};
+
+struct Forcing {
+  Rain rain;
+  Infiltration infiltration;
+  std::vector<double> manning;  // per cell (s/m^(1/3)); empty: physics.n_manning everywhere
+  std::vector<VolumeSource> sources;
+
+  bool active() const {
+    return !rain.rate.empty() || infiltration.model != InfiltrationModel::none || !manning.empty() ||
+           !sources.empty();
+  }
+};
+
+// Water the forcing moved since the start of a run (m^3).
+struct ForcingVolumes {
+  double rain = 0;          // fallen on active cells
+  double infiltration = 0;  // taken by the soil
+  double sources = 0;       // net volume of the sources (sinks negative)
+};
+
+}  // namespace shallows
