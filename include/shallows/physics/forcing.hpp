@@ -23,7 +23,7 @@ struct SeriesView {
 };
 
 // The index k of the last knot with t[k] <= x (0 when x < t[0]).
-SHALLOWS_HD inline int series_knot(SeriesView s, double x) {
+SHALLOWS_HD int series_knot(SeriesView s, double x) {
   int lo = 0, hi = s.n - 1;
   while (lo < hi) {
     const int mid = (lo + hi + 1) / 2;
@@ -32,7 +32,7 @@ SHALLOWS_HD inline int series_knot(SeriesView s, double x) {
   return lo;
 }
 
-SHALLOWS_HD inline double series_value(SeriesView s, double x) {
+SHALLOWS_HD double series_value(SeriesView s, double x) {
   if (s.n <= 0) return 0;
   if (s.n == 1 || x <= s.t[0]) return s.v[0];
   if (x >= s.t[s.n - 1]) return s.v[s.n - 1];
@@ -44,7 +44,7 @@ SHALLOWS_HD inline double series_value(SeriesView s, double x) {
 // The integral of the series over [a, b] (a <= b), exact for the piecewise
 // linear function: a step takes what the series delivers over it, so a run's
 // total is the series' integral over the run whatever the steps were.
-SHALLOWS_HD inline double series_integral(SeriesView s, double a, double b) {
+SHALLOWS_HD double series_integral(SeriesView s, double a, double b) {
   if (s.n <= 0 || !(b > a)) return 0;
   if (s.n == 1) return s.v[0] * (b - a);
   double sum = 0;
@@ -84,7 +84,7 @@ enum class InfiltrationModel : int {
 // (the implicit solution of dF/dt = Ks (1 + S / F), so that the steps compose
 // to the analytic F(t) whatever dt). Newton from above, where the convex
 // residual makes the iterates fall monotonically onto the root.
-SHALLOWS_HD inline double green_ampt_capacity(double F0, double dt, double ks, double S) {
+SHALLOWS_HD double green_ampt_capacity(double F0, double dt, double ks, double S) {
   if (!(ks > 0) || !(dt > 0)) return F0;
   if (!(S > 0)) return F0 + ks * dt;
   // Upper bounds of F1: the rate Ks (1 + S / F) falls as F grows, and from F = 0 F(t) <= Ks t + sqrt(2 S Ks t).
@@ -153,9 +153,9 @@ SHALLOWS_HD State<Real> apply_cell_forcing(State<Real> q, const CellForcing& f, 
 // is shared between its cells in proportion to w = h^(5/3), a uniform-friction
 // flow's share of the discharge, and evenly while all are dry. The depth a
 // cell gets; a cell never gives more than it holds.
-SHALLOWS_HD inline double source_weight(double h) { return h > 0 ? h * math::cbrt(h * h) : 0.0; }
+SHALLOWS_HD double source_weight(double h) { return h > 0 ? h * math::cbrt(h * h) : 0.0; }
 
-SHALLOWS_HD inline double source_depth(double volume, double w, double sum_w, int cells, double area, double h) {
+SHALLOWS_HD double source_depth(double volume, double w, double sum_w, int cells, double area, double h) {
   const double share = sum_w > 0 ? w / sum_w : 1.0 / cells;
   const double d = volume * share / area;
   return d >= 0 ? d : -math::min(-d, math::max(h, 0.0));
