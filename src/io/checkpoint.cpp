@@ -4,9 +4,11 @@
 //   "SHLWCKPT", u32 format, u32 order marker, u64 file size,
 //   string shallows version, u8 precision, u8 scheme, u8 mesh, u8 maxima,
 //   u64 cells, u64 fingerprint, f64 t, u64 steps, u64 frames, f64 initial volume,
+//   f64 positivity volume, f64 rain, infiltration and source volumes, u8 infiltration,
 //   string case text (strings: u32 length, bytes),
 //   h, hu, hv in the run's precision, then max_h, max_speed, arrival_time in
-//   double when the run tracks maxima,
+//   double when the run tracks maxima, then the cumulative infiltration in
+//   double when the run has infiltration,
 //   u64 checksum of everything before it.
 #include "shallows/io/checkpoint.hpp"
 
@@ -31,7 +33,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr char kMagic[8] = {'S', 'H', 'L', 'W', 'C', 'K', 'P', 'T'};
-constexpr std::uint32_t kFormat = 1;
+constexpr std::uint32_t kFormat = 2;
 constexpr std::uint32_t kOrder = 0x01020304;
 constexpr std::size_t kPrefix = 24;  // magic, format, order, size
 
@@ -229,6 +231,10 @@ Checkpoint read_file(const fs::path& file, const Case& c) {
   k.frames = static_cast<std::size_t>(r.value<std::uint64_t>());
   k.initial_volume = r.value<double>();
   k.positivity_volume = r.value<double>();
+  k.forcing.rain = r.value<double>();
+  k.forcing.infiltration = r.value<double>();
+  k.forcing.sources = r.value<double>();
+  const bool infiltration = r.value<std::uint8_t>() != 0;
   (void)r.string();  // the case text, for people and tools
   if (!(k.t >= 0 && k.t <= p.t_end) || k.frames < 1 || k.frames > p.output_times.size() + 1)
     throw InputError(file.string() + ": checkpoint is inconsistent (t = " + std::to_string(k.t) + " s, " +
@@ -239,6 +245,7 @@ Checkpoint read_file(const fs::path& file, const Case& c) {
   if (maxima)
     for (std::vector<double>* f : {&k.maxima.max_h, &k.maxima.max_speed, &k.maxima.arrival_time})
       *f = r.field<double>(n);
+  if (infiltration) k.infiltration = r.field<double>(n);
   if (r.at() != size - 8) throw InputError(file.string() + ": checkpoint is inconsistent (bytes left over)");
   return k;
 }
@@ -278,6 +285,17 @@ std::uint64_t case_fingerprint(const Case& c) {
   h.value(p.physics.g);
   h.value(p.physics.h_dry);
   h.value(p.physics.n_manning);
+  const Forcing& forcing = p.forcing;
+  for (const std::vector<double>* v : {&forcing.rain.rate.t, &forcing.rain.rate.v, &forcing.rain.scale, &forcing.infiltration.p0,
+                                       &forcing.infiltration.p1, &forcing.infiltration.p2, &forcing.manning})
+    h.vector(*v);
+  h.value(forcing.infiltration.model);
+  for (const VolumeSource& src : forcing.sources) {
+    h.string(src.name);
+    h.vector(src.cells);
+    h.vector(src.discharge.t);
+    h.vector(src.discharge.v);
+  }
   h.value(p.scheme);
   h.value(p.cfl);
   h.value(p.precision);
@@ -315,6 +333,10 @@ void write_checkpoint(const Case& c, const Checkpoint& k) {
   w.value(static_cast<std::uint64_t>(k.frames));
   w.value(k.initial_volume);
   w.value(k.positivity_volume);
+  w.value(k.forcing.rain);
+  w.value(k.forcing.infiltration);
+  w.value(k.forcing.sources);
+  w.value(static_cast<std::uint8_t>(k.infiltration.empty() ? 0 : 1));
   w.string(c.text);
   for (const std::vector<double>* f : {&k.state.h, &k.state.hu, &k.state.hv}) {
     if (single) w.field<float>(*f);
@@ -323,6 +345,7 @@ void write_checkpoint(const Case& c, const Checkpoint& k) {
   if (maxima)
     for (const std::vector<double>* f : {&k.maxima.max_h, &k.maxima.max_speed, &k.maxima.arrival_time})
       w.field<double>(*f);
+  w.field<double>(k.infiltration);
   const std::uint64_t size = w.out.size() + 8;
   std::memcpy(w.out.data() + 16, &size, 8);
   w.value(checksum(w.out, w.out.size()));

@@ -13,7 +13,8 @@ bool closed_domain(const Problem& p) {
   return std::all_of(p.boundary.begin(), p.boundary.end(), wall);
 }
 
-MassBalance mass_balance(const Problem& p, double initial, double final, double positivity) {
+MassBalance mass_balance(const Problem& p, double initial, double final, double positivity,
+                         const ForcingVolumes& forcing) {
   MassBalance b;
   b.closed = closed_domain(p);
   // Measured (tests/regression/test_robustness_sweep.cpp: every walled case,
@@ -24,16 +25,19 @@ MassBalance mass_balance(const Problem& p, double initial, double final, double 
   b.tolerance = p.precision == Precision::single_precision ? 1e-4 : 1e-10;
   b.checked = b.closed && !std::isnan(positivity);  // NaN: no account kept (several MPI ranks)
   if (!b.checked) return b;
-  const double scale = std::max({std::abs(initial), std::abs(final), std::abs(positivity)});
-  b.relative_residual = scale > 0 ? (final - initial - positivity) / scale : 0.0;
+  const double scale = std::max({std::abs(initial), std::abs(final), std::abs(positivity), std::abs(forcing.rain),
+                                 std::abs(forcing.infiltration), std::abs(forcing.sources)});
+  const double residual = final - initial - positivity - forcing.rain + forcing.infiltration - forcing.sources;
+  b.relative_residual = scale > 0 ? residual / scale : 0.0;
   b.ok = std::abs(b.relative_residual) <= b.tolerance;  // false for NaN
   return b;
 }
 
 std::string mass_balance_message(const MassBalance& b) {
-  char buf[200];
+  char buf[320];
   std::snprintf(buf, sizeof buf,
-                "mass balance missed: behind walls, final - initial - positivity volume is %.3g of the volume "
+                "mass balance missed: behind walls, final - initial volume - what positivity fixes, rain, infiltration and "
+                "sources moved is %.3g of the volume "
                 "(tolerance %.0e)",
                 b.relative_residual, b.tolerance);
   return buf;

@@ -82,6 +82,9 @@ void write_summary_json(const std::filesystem::path& dir, const RunSummary& s) {
       << "  \"final_volume\": " << json_number(s.final_volume) << ",\n"
       << "  \"relative_mass_change\": " << json_number(s.relative_mass_change) << ",\n"
       << "  \"positivity_volume\": " << json_number(s.positivity_volume) << ",\n"
+      << "  \"rain_volume\": " << json_number(s.forcing.rain) << ",\n"
+      << "  \"infiltration_volume\": " << json_number(s.forcing.infiltration) << ",\n"
+      << "  \"source_volume\": " << json_number(s.forcing.sources) << ",\n"
       << "  \"closed_domain\": " << (s.mass_balance.closed ? "true" : "false") << ",\n"
       << "  \"mass_balance_residual\": "
       << (s.mass_balance.checked ? json_number(s.mass_balance.relative_residual) : "null") << ",\n"
@@ -265,6 +268,7 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   io::OutputResume output_resume;
   if (resume) {
     sim.restore(resume->t, resume->steps, resume->state, resume->maxima);
+    sim.backend().load_forcing_state(resume->infiltration, resume->forcing);
     const auto frames_before = static_cast<std::ptrdiff_t>(resume->frames);
     output_resume.frame_times.assign(frame_times.begin(), frame_times.begin() + frames_before);
   }
@@ -310,6 +314,8 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
     k.frames = written;
     k.initial_volume = s.initial_volume;
     k.positivity_volume = positivity_so_far();
+    k.forcing = sim.backend().forcing_volumes();
+    sim.backend().read_infiltration(k.infiltration);
     k.state = sim.state();
     k.maxima = sim.maxima();
     io::write_checkpoint(c, k);
@@ -372,7 +378,8 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   s.relative_mass_change =
       s.initial_volume > 0 ? (s.final_volume - s.initial_volume) / s.initial_volume : s.final_volume;
   s.positivity_volume = positivity_so_far();
-  s.mass_balance = mass_balance(p, s.initial_volume, s.final_volume, s.positivity_volume);
+  s.forcing = sim.backend().forcing_volumes();
+  s.mass_balance = mass_balance(p, s.initial_volume, s.final_volume, s.positivity_volume, s.forcing);
   s.cell_updates_per_second = s.stepping_seconds > 0 ? static_cast<double>(s.cells) *
                                                            static_cast<double>(s.steps) / s.stepping_seconds
                                                      : 0;
@@ -399,6 +406,10 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
                 s.wall_seconds, s.setup_seconds, s.stepping_seconds, s.output_wait_seconds, s.finish_seconds);
     std::printf("%.3g cell-updates/s while stepping, relative mass change %.3g\n", s.cell_updates_per_second,
                 s.relative_mass_change);
+    if (p.forcing.active()) {
+      std::printf("rain brought %.6g m^3, infiltration took %.6g m^3, sources brought %.6g m^3\n", s.forcing.rain,
+                  s.forcing.infiltration, s.forcing.sources);
+    }
     std::printf("positivity fixes added %.3g m^3; %s\n", s.positivity_volume,
                 s.mass_balance.checked ? (s.mass_balance.ok ? "mass balance behind walls kept"
                                                            : "mass balance behind walls MISSED")

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // The mass balance of a run: behind walls, the volume changes only by what
-// the positivity fixes add (Backend::positivity_volume), up to round-off.
+// the positivity fixes add (Backend::positivity_volume) and what the forcing
+// moves (rain in, infiltration out, sources; Backend::forcing_volumes), up to
+// round-off.
 #include <string>
 
 #include "shallows/solver/problem.hpp"
@@ -16,8 +18,8 @@ struct MassBalance {
   // (none on several MPI ranks). With open, inflow or level boundaries their
   // fluxes are not accounted; unchecked, residual and ok keep their defaults.
   bool checked = false;
-  // (final - initial - positivity) / scale, scale = max(initial, final,
-  // positivity volume) (0 when all three are 0).
+  // (final - initial - positivity - rain + infiltration - sources) / scale,
+  // scale = the largest of these volumes (0 when all are 0).
   double relative_residual = 0;
   // The largest |relative_residual| accepted: 1e-10 in double, 1e-4 in float.
   double tolerance = 0;
@@ -28,8 +30,9 @@ struct MassBalance {
 bool closed_domain(const Problem& p);
 
 // The balance of a run of p from volume `initial` to `final` (m^3) with
-// positivity fixes adding `positivity` (m^3).
-MassBalance mass_balance(const Problem& p, double initial, double final, double positivity);
+// positivity fixes adding `positivity` and the forcing moving `forcing` (m^3).
+MassBalance mass_balance(const Problem& p, double initial, double final, double positivity,
+                         const ForcingVolumes& forcing = {});
 
 // The warning for a balance that missed its tolerance.
 std::string mass_balance_message(const MassBalance& b);

@@ -34,6 +34,7 @@ class Simulation {
   Maxima maxima() const;
   double volume() const { return backend_->volume(); }
   const Backend& backend() const { return *backend_; }
+  Backend& backend() { return *backend_; }
   const Problem& problem() const { return problem_; }
 
  private:

@@ -205,7 +205,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     double dt = rate > 0 ? cfl_ / rate : dt_max;
     dt = std::min(dt, dt_max);
     apply_rhs(static_cast<Real>(dt));
-    this->finish_step(t + dt);
+    this->finish_step(t, dt);
     return dt;
   }
 

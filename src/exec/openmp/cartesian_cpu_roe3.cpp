@@ -106,7 +106,7 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
       }
       apply_stage(k, src, k == ssp_rk3::stages - 1 ? state_arrays() : stage_arrays(), static_cast<Real>(dt));
     }
-    this->finish_step(t + dt);
+    this->finish_step(t, dt);
     return dt;
   }
 

@@ -10,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "forcing_cpu.hpp"
 #include "shallows/physics/flow_speed.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
@@ -57,6 +58,12 @@ class CpuGridBackend : public Backend {
 
   double positivity_volume() const override { return positivity_depth_ * grid_.dx * grid_.dy; }
 
+  ForcingVolumes forcing_volumes() const override { return forcing_.volumes(); }
+  void read_infiltration(std::vector<double>& out) const override { forcing_.read_infiltration(out); }
+  void load_forcing_state(const std::vector<double>& infiltration, const ForcingVolumes& moved) override {
+    forcing_.load(infiltration, moved);
+  }
+
   void pack_box(const CellBox& box, std::byte* out) const override {
     copy_box(box, [&](Real* field, index_t c, std::size_t k) {
       std::memcpy(out + k * sizeof(Real), field + c, static_cast<std::size_t>(box.nx()) * sizeof(Real));
@@ -81,7 +88,8 @@ class CpuGridBackend : public Backend {
         track_maxima_(o.track_maxima),
         arrival_threshold_(o.arrival_threshold),
         owned_(p.owned_cells()),
-        fields_(make_padded_fields<Real>(p)) {
+        fields_(make_padded_fields<Real>(p)),
+        forcing_(p, threads_) {
     for (int s = 0; s < 4; ++s) bc_[s] = to_precision<Real>(p.boundary[s]);
     if (track_maxima_) {
       const auto cells = static_cast<std::size_t>(grid_.cells());
@@ -103,10 +111,11 @@ class CpuGridBackend : public Backend {
     for (double g : gain) positivity_depth_ += g;
   }
 
-  // After a step that ended at time t.
-  void finish_step(double t) {
+  // After the scheme's step from t to t + dt: the forcing, then what the next step reads.
+  void finish_step(double t, double dt) {
+    forcing_.apply(state_arrays(), t, dt, physics_);
     fill_ghosts(state_arrays());
-    if (track_maxima_) update_maxima(t);
+    if (track_maxima_) update_maxima(t + dt);
   }
 
   StateArrays<Real> state_arrays() {
@@ -171,6 +180,7 @@ class CpuGridBackend : public Backend {
   PaddedFields<Real> fields_;
   std::vector<double> max_h_, max_speed_, arrival_;
   double positivity_depth_ = 0;  // sum of clamp_gain over cells and steps
+  CpuForcing<Real> forcing_;
 };
 
 } // namespace shallows::detail

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The forcing of a grid run on the CPU (Problem::forcing): after each full
+// step, every active cell's forcing (apply_cell_forcing), then the volume
+// sources in their order. The reference the CUDA executors follow.
+#include <omp.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <vector>
+
+#include "shallows/mesh/structured/ghost_cells.hpp"
+#include "shallows/physics/forcing.hpp"
+#include "shallows/solver/backend.hpp"
+
+namespace shallows::detail {
+
+// v[k], or v[0] for a uniform value, or dflt where v is empty.
+inline double per_cell(const std::vector<double>& v, std::size_t k, double dflt) {
+  if (v.empty()) return dflt;
+  return v.size() == 1 ? v[0] : v[k];
+}
+
+template <class Real>
+class CpuForcing {
+ public:
+  CpuForcing(const Problem& p, int threads)
+      : grid_(p.grid), forcing_(p.forcing), threads_(threads), active_(p.forcing.active()) {
+    if (!active_) return;
+    const auto cells = static_cast<std::size_t>(grid_.cells());
+    const auto check = [&](const std::vector<double>& v, const char* what) {
+      if (v.size() > 1 && v.size() != cells) {
+        throw std::invalid_argument(std::string("forcing: ") + what + " has " + std::to_string(v.size()) +
+                                    " values for " + std::to_string(cells) + " cells");
+      }
+    };
+    check(forcing_.rain.scale, "rain.scale");
+    check(forcing_.manning, "manning");
+    check(forcing_.infiltration.p0, "infiltration.p0");
+    check(forcing_.infiltration.p1, "infiltration.p1");
+    check(forcing_.infiltration.p2, "infiltration.p2");
+    if (forcing_.infiltration.model != InfiltrationModel::none) infiltrated_.assign(cells, 0.0);
+    rain_rows_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
+    infiltration_rows_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
+    source_volumes_.assign(forcing_.sources.size(), 0.0);
+  }
+
+  bool active() const { return active_; }
+
+  // The forcing of the step from t to t + dt on the padded state a.
+  void apply(const StateArrays<Real>& a, double t, double dt, const PhysicsParams<Real>& p) {
+    if (!active_) return;
+    const double rain_depth = forcing_.rain.rate.empty() ? 0.0 : series_integral(forcing_.rain.rate.view(), t, t + dt);
+    const Infiltration& inf = forcing_.infiltration;
+    const Grid& g = grid_;
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (index_t j = 0; j < g.ny; ++j) {
+      double rain = 0, taken = 0;  // this row's depths, summed in column order
+      for (index_t i = 0; i < g.nx; ++i) {
+        const index_t c = g.index(i, j);
+        if (math::is_nan(a.z[c])) continue;
+        const auto k = static_cast<std::size_t>(j * g.nx + i);
+        CellForcing f;
+        f.rain = per_cell(forcing_.rain.scale, k, 1.0) * rain_depth;
+        f.manning = per_cell(forcing_.manning, k, -1.0);
+        f.model = inf.model;
+        f.p0 = per_cell(inf.p0, k, 0.0);
+        f.p1 = per_cell(inf.p1, k, 0.0);
+        f.p2 = per_cell(inf.p2, k, 0.0);
+        double unused = 0;
+        double& F = infiltrated_.empty() ? unused : infiltrated_[k];
+        ForcingDepths moved;
+        const State<Real> q = apply_cell_forcing(State<Real>{a.h[c], a.hu[c], a.hv[c]}, f, dt, p, F, moved);
+        a.h[c] = q.h;
+        a.hu[c] = q.hu;
+        a.hv[c] = q.hv;
+        rain += moved.rain;
+        taken += moved.infiltration;
+      }
+      rain_rows_[static_cast<std::size_t>(j)] += rain;
+      infiltration_rows_[static_cast<std::size_t>(j)] += taken;
+    }
+    for (std::size_t s = 0; s < forcing_.sources.size(); ++s) apply_source(a, s, t, dt, p);
+  }
+
+  ForcingVolumes volumes() const {
+    ForcingVolumes v;
+    if (!active_) return v;
+    for (double r : rain_rows_) v.rain += r;
+    for (double r : infiltration_rows_) v.infiltration += r;
+    for (double s : source_volumes_) v.sources += s;
+    const double area = grid_.dx * grid_.dy;
+    v.rain *= area;
+    v.infiltration *= area;
+    return v;
+  }
+
+  void read_infiltration(std::vector<double>& out) const { out = infiltrated_; }
+
+  // A restart: the cumulative infiltration and the volumes moved so far (into
+  // the first row's and the first source's accounts, the rest zero).
+  void load(const std::vector<double>& infiltration, const ForcingVolumes& moved) {
+    check_load_size(infiltration.size() == infiltrated_.size(), "load_forcing_state");
+    if (!active_) return;
+    infiltrated_ = infiltration;
+    const double area = grid_.dx * grid_.dy;
+    std::fill(rain_rows_.begin(), rain_rows_.end(), 0.0);
+    std::fill(infiltration_rows_.begin(), infiltration_rows_.end(), 0.0);
+    std::fill(source_volumes_.begin(), source_volumes_.end(), 0.0);
+    if (!rain_rows_.empty()) {
+      rain_rows_[0] = moved.rain / area;
+      infiltration_rows_[0] = moved.infiltration / area;
+    }
+    if (!source_volumes_.empty()) source_volumes_[0] = moved.sources;
+  }
+
+ private:
+  void apply_source(const StateArrays<Real>& a, std::size_t s, double t, double dt, const PhysicsParams<Real>& p) {
+    const VolumeSource& src = forcing_.sources[s];
+    const double volume = series_integral(src.discharge.view(), t, t + dt);
+    if (volume == 0 || src.cells.empty()) return;
+    const Grid& g = grid_;
+    const auto padded = [&](index_t k) { return g.index(k % g.nx, k / g.nx); };
+    double sum_w = 0;
+    for (index_t k : src.cells) sum_w += source_weight(static_cast<double>(a.h[padded(k)]));
+    const double area = g.dx * g.dy;
+    const int n = static_cast<int>(src.cells.size());
+    double moved = 0;
+    for (index_t k : src.cells) {
+      const index_t c = padded(k);
+      const double h = static_cast<double>(a.h[c]);
+      const double d = source_depth(volume, source_weight(h), sum_w, n, area, h);
+      const Real hn = static_cast<Real>(h + d);
+      a.h[c] = hn;
+      if (hn <= p.h_dry) a.hu[c] = a.hv[c] = Real(0);
+      moved += d;
+    }
+    source_volumes_[s] += moved * area;
+  }
+
+  Grid grid_;
+  Forcing forcing_;
+  int threads_;
+  bool active_;
+  std::vector<double> infiltrated_;  // cumulative infiltration per interior cell (m)
+  std::vector<double> rain_rows_, infiltration_rows_;  // depths per row, summed over steps
+  std::vector<double> source_volumes_;                 // m^3 per source, summed over steps
+};
+
+}  // namespace shallows::detail

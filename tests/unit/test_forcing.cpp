@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+// The forcing core (physics/forcing.hpp): time-series integrals, the
+// Green-Ampt step against its implicit analytic solution, the sharing of a
+// source's volume.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "shallows/physics/forcing.hpp"
+#include "shallows/solver/forcing.hpp"
+
+namespace shallows {
+namespace {
+
+// A hydrograph: rises from 0 to 10 m^3/s over 100 s, falls to 2 by 300 s.
+TimeSeries hydrograph() { return {{0.0, 100.0, 300.0}, {0.0, 10.0, 2.0}}; }
+
+TEST(Series, ValueInterpolatesAndHoldsTheEnds) {
+  const TimeSeries s = hydrograph();
+  EXPECT_DOUBLE_EQ(series_value(s.view(), 50.0), 5.0);
+  EXPECT_DOUBLE_EQ(series_value(s.view(), 200.0), 6.0);
+  EXPECT_DOUBLE_EQ(series_value(s.view(), -5.0), 0.0);
+  EXPECT_DOUBLE_EQ(series_value(s.view(), 400.0), 2.0);
+  EXPECT_DOUBLE_EQ(series_value(TimeSeries::constant(3.5).view(), 1e9), 3.5);
+}
+
+TEST(Series, IntegralIsExactForThePiecewiseLinearFunction) {
+  const TimeSeries s = hydrograph();
+  // 0..100: triangle 500; 100..300: trapezoid (10 + 2) / 2 * 200 = 1200; beyond 300: 2 per second.
+  EXPECT_NEAR(series_integral(s.view(), 0, 300), 1700.0, 1e-12);
+  EXPECT_NEAR(series_integral(s.view(), 0, 350), 1800.0, 1e-12);
+  EXPECT_NEAR(series_integral(s.view(), 50, 150), 0.5 * (5 + 10) * 50 + 0.5 * (10 + 8) * 50, 1e-12);
+  EXPECT_NEAR(series_integral(s.view(), -10, 0), 0.0, 0);
+  EXPECT_EQ(series_integral(s.view(), 20, 20), 0.0);
+  EXPECT_NEAR(series_integral(TimeSeries::constant(2.5).view(), 1, 5), 10.0, 1e-15);
+}
+
+// However a run steps, its steps add up to the integral: what makes an
+// inflow's volume exact.
+TEST(Series, StepIntegralsAddUpToTheWholeIntegral) {
+  const TimeSeries s = hydrograph();
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> dt(0.01, 7.0);
+  double t = 0, sum = 0;
+  while (t < 320) {
+    const double next = std::min(t + dt(rng), 320.0);
+    sum += series_integral(s.view(), t, next);
+    t = next;
+  }
+  EXPECT_NEAR(sum, 1700.0 + 40.0, 1e-11);
+}
+
+// Time at which Green-Ampt under ponding reaches F: t(F) = (F - S ln(1 + F / S)) / Ks.
+double green_ampt_time(double F, double ks, double S) { return (F - S * std::log1p(F / S)) / ks; }
+
+TEST(GreenAmpt, StepsComposeToTheImplicitAnalyticSolution) {
+  const double ks = 1e-5, S = 0.11 * 0.3;  // 36 mm/h, suction 0.11 m, deficit 0.3
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> dt(0.05, 40.0);
+  double t = 0, F = 0;
+  for (int k = 0; k < 400; ++k) {
+    const double d = dt(rng);
+    F = green_ampt_capacity(F, d, ks, S);
+    t += d;
+    ASSERT_GT(F, 0);
+    EXPECT_NEAR(green_ampt_time(F, ks, S), t, 1e-9 * t) << "after " << k + 1 << " steps";
+  }
+  // One step over the whole time gives the same F.
+  EXPECT_NEAR(green_ampt_capacity(0.0, t, ks, S), F, 1e-12 * F);
+}
+
+TEST(GreenAmpt, DegenerateParameters) {
+  EXPECT_EQ(green_ampt_capacity(0.2, 10.0, 0.0, 0.05), 0.2);           // impermeable soil
+  EXPECT_DOUBLE_EQ(green_ampt_capacity(0.2, 10.0, 1e-5, 0.0), 0.2001);  // no suction: Ks dt
+}
+
+TEST(CellForcing, InfiltrationNeverTakesMoreThanIsThere) {
+  PhysicsParams<double> p;
+  CellForcing f;
+  f.rain = 0.001;
+  f.model = InfiltrationModel::initial_constant;
+  f.p0 = 0.05;   // 50 mm initial loss
+  f.p1 = 1e-3;   // 1 mm/s
+  double F = 0;
+  ForcingDepths moved;
+  const State<double> q = apply_cell_forcing(State<double>{0.002, 0.001, -0.001}, f, 1.0, p, F, moved);
+  EXPECT_EQ(q.h, 0.0);
+  EXPECT_EQ(q.hu, 0.0);
+  EXPECT_DOUBLE_EQ(moved.infiltration, 0.003);
+  EXPECT_DOUBLE_EQ(F, 0.003);
+}
+
+TEST(CellForcing, InitialAndConstantLossUnderPondingIsExact) {
+  PhysicsParams<double> p;
+  CellForcing f;
+  f.model = InfiltrationModel::initial_constant;
+  f.p0 = 0.01;
+  f.p1 = 2e-6;
+  double F = 0, t = 0;
+  State<double> q{5.0, 0, 0};
+  for (int k = 0; k < 100; ++k) {
+    const double dt = 0.5 + 0.01 * k;
+    ForcingDepths moved;
+    q = apply_cell_forcing(q, f, dt, p, F, moved);
+    t += dt;
+  }
+  EXPECT_NEAR(F, 0.01 + 2e-6 * t, 1e-15);
+  EXPECT_NEAR(q.h, 5.0 - F, 1e-14);
+}
+
+TEST(CellForcing, UniformMapFrictionEqualsTheConstantOne) {
+  PhysicsParams<double> constant;
+  constant.n_manning = 0.03;
+  PhysicsParams<double> none;
+  CellForcing f;
+  f.manning = 0.03;
+  double F = 0;
+  ForcingDepths moved;
+  const State<double> q{0.7, 0.3, -0.2};
+  const State<double> a = apply_manning(q, 0.1, constant);
+  const State<double> b = apply_cell_forcing(q, f, 0.1, none, F, moved);
+  EXPECT_EQ(a.h, b.h);
+  EXPECT_EQ(a.hu, b.hu);
+  EXPECT_EQ(a.hv, b.hv);
+}
+
+TEST(Sources, VolumeIsSharedByDepthAndConserved) {
+  const std::vector<double> h{0.0, 0.1, 0.5, 1.2, 0.3};
+  double sum_w = 0;
+  for (double x : h) sum_w += source_weight(x);
+  const double area = 4.0, volume = 3.7;
+  double total = 0;
+  for (double x : h) total += source_depth(volume, source_weight(x), sum_w, 5, area, x) * area;
+  EXPECT_NEAR(total, volume, 1e-15);
+  EXPECT_EQ(source_depth(volume, source_weight(0.0), sum_w, 5, area, 0.0), 0.0);  // a dry cell among wet ones
+  // All dry: evenly.
+  EXPECT_DOUBLE_EQ(source_depth(volume, 0.0, 0.0, 5, area, 0.0), volume / 5 / area);
+}
+
+TEST(Sources, ASinkNeverTakesMoreThanTheCellHolds) {
+  EXPECT_DOUBLE_EQ(source_depth(-10.0, 1.0, 1.0, 1, 4.0, 0.5), -0.5);
+  EXPECT_DOUBLE_EQ(source_depth(-1.0, 1.0, 1.0, 1, 4.0, 0.5), -0.25);
+  EXPECT_EQ(source_depth(-1.0, 0.0, 0.0, 1, 4.0, 0.0), 0.0);
+}
+
+}  // namespace
+}  // namespace shallows
