@@ -4,11 +4,11 @@
 //   "SHLWCKPT", u32 format, u32 order marker, u64 file size,
 //   string shallows version, u8 precision, u8 scheme, u8 mesh, u8 maxima,
 //   u64 cells, u64 fingerprint, f64 t, u64 steps, u64 frames, f64 initial volume,
-//   f64 positivity volume, f64 rain, infiltration and source volumes, u8 infiltration,
-//   string case text (strings: u32 length, bytes),
+//   f64 positivity volume, string case text (strings: u32 length, bytes),
 //   h, hu, hv in the run's precision, then max_h, max_speed, arrival_time in
-//   double when the run tracks maxima, then the cumulative infiltration in
-//   double when the run has infiltration,
+//   double when the run tracks maxima, then the forcing state (infiltration
+//   per cell, rain and infiltration per row, volume per source: each a u64
+//   count and that many f64),
 //   u64 checksum of everything before it.
 #include "shallows/io/checkpoint.hpp"
 
@@ -231,10 +231,6 @@ Checkpoint read_file(const fs::path& file, const Case& c) {
   k.frames = static_cast<std::size_t>(r.value<std::uint64_t>());
   k.initial_volume = r.value<double>();
   k.positivity_volume = r.value<double>();
-  k.forcing.rain = r.value<double>();
-  k.forcing.infiltration = r.value<double>();
-  k.forcing.sources = r.value<double>();
-  const bool infiltration = r.value<std::uint8_t>() != 0;
   (void)r.string();  // the case text, for people and tools
   if (!(k.t >= 0 && k.t <= p.t_end) || k.frames < 1 || k.frames > p.output_times.size() + 1)
     throw InputError(file.string() + ": checkpoint is inconsistent (t = " + std::to_string(k.t) + " s, " +
@@ -245,7 +241,16 @@ Checkpoint read_file(const fs::path& file, const Case& c) {
   if (maxima)
     for (std::vector<double>* f : {&k.maxima.max_h, &k.maxima.max_speed, &k.maxima.arrival_time})
       *f = r.field<double>(n);
-  if (infiltration) k.infiltration = r.field<double>(n);
+  // The forcing state: no longer than the run's cells, rows and sources.
+  const std::size_t limits[4] = {n, static_cast<std::size_t>(p.grid.ny), static_cast<std::size_t>(p.grid.ny),
+                                 p.forcing.sources.size()};
+  std::vector<double>* parts[4] = {&k.forcing.infiltration, &k.forcing.rain_rows, &k.forcing.infiltration_rows,
+                                   &k.forcing.sources};
+  for (int i = 0; i < 4; ++i) {
+    const auto count = r.value<std::uint64_t>();
+    if (count > limits[i]) throw InputError(file.string() + ": checkpoint is inconsistent (forcing state)");
+    *parts[i] = r.field<double>(static_cast<std::size_t>(count));
+  }
   if (r.at() != size - 8) throw InputError(file.string() + ": checkpoint is inconsistent (bytes left over)");
   return k;
 }
@@ -333,10 +338,6 @@ void write_checkpoint(const Case& c, const Checkpoint& k) {
   w.value(static_cast<std::uint64_t>(k.frames));
   w.value(k.initial_volume);
   w.value(k.positivity_volume);
-  w.value(k.forcing.rain);
-  w.value(k.forcing.infiltration);
-  w.value(k.forcing.sources);
-  w.value(static_cast<std::uint8_t>(k.infiltration.empty() ? 0 : 1));
   w.string(c.text);
   for (const std::vector<double>* f : {&k.state.h, &k.state.hu, &k.state.hv}) {
     if (single) w.field<float>(*f);
@@ -345,7 +346,11 @@ void write_checkpoint(const Case& c, const Checkpoint& k) {
   if (maxima)
     for (const std::vector<double>* f : {&k.maxima.max_h, &k.maxima.max_speed, &k.maxima.arrival_time})
       w.field<double>(*f);
-  w.field<double>(k.infiltration);
+  for (const std::vector<double>* f : {&k.forcing.infiltration, &k.forcing.rain_rows, &k.forcing.infiltration_rows,
+                                       &k.forcing.sources}) {
+    w.value(static_cast<std::uint64_t>(f->size()));
+    w.field<double>(*f);
+  }
   const std::uint64_t size = w.out.size() + 8;
   std::memcpy(w.out.data() + 16, &size, 8);
   w.value(checksum(w.out, w.out.size()));

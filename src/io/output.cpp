@@ -125,7 +125,7 @@ void OutputWriter::open(const OutputSettings& settings, const std::vector<double
 
 OutputWriter::~OutputWriter() = default;  // writers close their files, leave .part names
 
-void OutputWriter::write(double time, const Fields& fields) {
+void OutputWriter::write(double time, const Fields& fields, const VolumeAccount& account) {
   Impl& im = *impl_;
   if (im.finished) throw std::logic_error("OutputWriter::write after finish()");
   const std::size_t n = im.ctx.cells();
@@ -141,6 +141,7 @@ void OutputWriter::write(double time, const Fields& fields) {
   fr.time = time;
   fr.index = im.frames;
   fr.raw = &fields;
+  fr.account = account;
   if (im.derived) {
     for (auto* v : {&fr.h, &fr.hu, &fr.hv, &fr.u, &fr.v, &fr.eta}) v->resize(n);
     const double h_dry = im.ctx.h_dry;

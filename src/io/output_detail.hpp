@@ -157,6 +157,7 @@ struct Frame {
   std::size_t index = 0;  // 0, 1, 2, ... (file numbering)
   const Fields* raw = nullptr;
   std::vector<float> h, hu, hv, u, v, eta;
+  VolumeAccount account;
 };
 
 class FormatWriter {

@@ -51,6 +51,19 @@ constexpr std::array<VarSpec, 6> record_vars{{
     {"eta", "water surface elevation (h + z)", "water_surface_height_above_reference_datum", "m"},
 }};
 
+// The volume account per record (VolumeAccount, in this order): the mass balance over time.
+struct AccountSpec {
+  const char* name;
+  const char* long_name;
+};
+constexpr std::array<AccountSpec, 5> account_vars{{
+    {"volume", "water volume on the active cells"},
+    {"positivity_volume", "water the depth clamps added since the start"},
+    {"rain_volume", "rain fallen on the active cells since the start"},
+    {"infiltration_volume", "water infiltrated since the start"},
+    {"source_volume", "net water the sources and inflow segments brought since the start"},
+}};
+
 // SOURCE_DATE_EPOCH (reproducible-builds.org), where set, stands for now:
 // two runs then write the same bytes.
 std::string utc_now() {
@@ -108,6 +121,12 @@ class NetcdfWriter final : public FormatWriter {
     else define_grid_vars();
 
     for (std::size_t v = 0; v < record_vars.size(); ++v) var_rec_[v] = define(record_vars[v], true);
+    for (std::size_t v = 0; v < account_vars.size(); ++v) {
+      check(nc_def_var(ncid_, account_vars[v].name, NC_DOUBLE, 1, &dim_t, &var_account_[v]), account_vars[v].name);
+      text(var_account_[v], "long_name", account_vars[v].long_name);
+      text(var_account_[v], "units", "m3");
+      check(nc_put_att_double(ncid_, var_account_[v], "_FillValue", NC_DOUBLE, 1, &fill_double), "fill value");
+    }
     var_z_ = define({"z", "bed elevation", "altitude", "m"}, false);
 
     // Maxima are defined now (adding variables at the end would rewrite the
@@ -177,6 +196,7 @@ class NetcdfWriter final : public FormatWriter {
               (std::string("write ") + record_vars[v].name).c_str());
       }
       const std::size_t index = records_;
+      put_account(index, f.account);
       check(nc_put_var1_double(ncid_, var_time_, &index, &f.time), "write time");
       check(nc_sync(ncid_), "sync");
       ++records_;
@@ -190,6 +210,7 @@ class NetcdfWriter final : public FormatWriter {
             (std::string("write ") + record_vars[v].name).c_str());
     }
     const std::size_t index = records_;
+    put_account(index, f.account);
     check(nc_put_var1_double(ncid_, var_time_, &index, &f.time), "write time");
     check(nc_sync(ncid_), "sync");
     ++records_;
@@ -209,6 +230,15 @@ class NetcdfWriter final : public FormatWriter {
   }
 
  private:
+  // The volume account of a record (NaN, e.g. no positivity account on several ranks, is written as the fill value).
+  void put_account(std::size_t index, const VolumeAccount& a) {
+    const double values[5] = {a.volume, a.positivity, a.rain, a.infiltration, a.sources};
+    for (std::size_t v = 0; v < account_vars.size(); ++v) {
+      const double x = std::isnan(values[v]) ? fill_double : values[v];
+      check(nc_put_var1_double(ncid_, var_account_[v], &index, &x), account_vars[v].name);
+    }
+  }
+
   // A restart: the interrupted run's file, its records from the checkpoint's
   // frame on written again (a larger record count left by the run is
   // overwritten frame by frame, with the same values).
@@ -222,6 +252,7 @@ class NetcdfWriter final : public FormatWriter {
     };
     var_time_ = id("time");
     for (std::size_t v = 0; v < record_vars.size(); ++v) var_rec_[v] = id(record_vars[v].name);
+    for (std::size_t v = 0; v < account_vars.size(); ++v) var_account_[v] = id(account_vars[v].name);
     var_max_h_ = id("max_h");
     var_max_speed_ = id("max_speed");
     var_arrival_ = id("arrival_time");
@@ -439,6 +470,7 @@ class NetcdfWriter final : public FormatWriter {
   std::vector<std::size_t> count_;   // one record of a field: (1, space...)
   int var_time_ = 0, var_x_ = 0, var_y_ = 0, var_z_ = 0;
   int var_rec_[6] = {};
+  int var_account_[5] = {};
   int var_max_h_ = 0, var_max_speed_ = 0, var_arrival_ = 0, var_threshold_ = 0;
   int dim_node_ = 0, dim_face_nodes_ = 0, dim_edge_ = 0, dim_two_ = 0;
   int var_mesh_ = 0, var_node_x_ = 0, var_node_y_ = 0, var_face_nodes_ = 0, var_face_x_ = 0, var_face_y_ = 0;

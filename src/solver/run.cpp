@@ -144,11 +144,11 @@ class AsyncWriter {
   explicit AsyncWriter(io::OutputWriter& writer) : writer_(writer), thread_([this] { work(); }) {}
   ~AsyncWriter() { stop(); }
 
-  void write(double time, Snapshot snapshot) {
+  void write(double time, Snapshot snapshot, const VolumeAccount& account) {
     std::unique_lock lock(mutex_);
     space_.wait(lock, [this] { return queue_.size() < 2 || error_; });
     rethrow_locked();
-    queue_.emplace_back(time, std::move(snapshot));
+    queue_.push_back(Queued{time, std::move(snapshot), account});
     ready_.notify_one();
   }
 
@@ -169,7 +169,7 @@ class AsyncWriter {
  private:
   void work() {
     for (;;) {
-      std::pair<double, Snapshot> frame;
+      Queued frame;
       {
         std::unique_lock lock(mutex_);
         ready_.wait(lock, [this] { return !queue_.empty() || done_; });
@@ -179,8 +179,8 @@ class AsyncWriter {
         busy_ = true;
       }
       try {
-        const Fields fields = frame.second.take();
-        writer_.write(frame.first, fields);
+        const Fields fields = frame.snapshot.take();
+        writer_.write(frame.time, fields, frame.account);
       } catch (...) {
         std::lock_guard lock(mutex_);
         error_ = std::current_exception();
@@ -213,7 +213,12 @@ class AsyncWriter {
   io::OutputWriter& writer_;
   std::mutex mutex_;
   std::condition_variable ready_, space_;
-  std::deque<std::pair<double, Snapshot>> queue_;
+  struct Queued {
+    double time = 0;
+    Snapshot snapshot;
+    VolumeAccount account;
+  };
+  std::deque<Queued> queue_;
   std::exception_ptr error_;
   bool done_ = false;
   bool busy_ = false;  // a frame taken from the queue is being written
@@ -268,7 +273,7 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   io::OutputResume output_resume;
   if (resume) {
     sim.restore(resume->t, resume->steps, resume->state, resume->maxima);
-    sim.backend().load_forcing_state(resume->infiltration, resume->forcing);
+    sim.backend().load_forcing_state(resume->forcing);
     const auto frames_before = static_cast<std::ptrdiff_t>(resume->frames);
     output_resume.frame_times.assign(frame_times.begin(), frame_times.begin() + frames_before);
   }
@@ -290,19 +295,21 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   std::optional<AsyncWriter> frames;
   if (writer) frames.emplace(*writer);
   std::size_t written = resume ? resume->frames : 0;  // frames queued so far
+  // The positivity account of the whole run, an interrupted one's included.
+  const auto positivity_so_far = [&] {
+    return (resume ? resume->positivity_volume : 0.0) + sim.backend().positivity_volume();
+  };
   const auto queue_frame = [&] {
     if (keep_frames) {
+      const ForcingVolumes moved = sim.backend().forcing_volumes();
+      const VolumeAccount account{sim.volume(), positivity_so_far(), moved.rain, moved.infiltration, moved.sources};
       Snapshot snapshot = sim.snapshot();
-      if (frames) frames->write(frame_times[written], std::move(snapshot));
+      if (frames) frames->write(frame_times[written], std::move(snapshot), account);
     }
     ++written;
   };
   if (!resume) queue_frame();
 
-  // The positivity account of the whole run, an interrupted one's included.
-  const auto positivity_so_far = [&] {
-    return (resume ? resume->positivity_volume : 0.0) + sim.backend().positivity_volume();
-  };
   CheckpointClock clock(c.output, sim.time());
   // Every frame so far on disk, then the state: a restart from it goes on
   // with the outputs as they are (one rank: see above).
@@ -314,8 +321,7 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
     k.frames = written;
     k.initial_volume = s.initial_volume;
     k.positivity_volume = positivity_so_far();
-    k.forcing = sim.backend().forcing_volumes();
-    sim.backend().read_infiltration(k.infiltration);
+    sim.backend().read_forcing_state(k.forcing);
     k.state = sim.state();
     k.maxima = sim.maxima();
     io::write_checkpoint(c, k);

@@ -64,7 +64,9 @@ Result run(const Problem& p, double t_end, int threads = 2) {
   r.final = b->volume();
   r.moved = b->forcing_volumes();
   b->read_state(r.state);
-  b->read_infiltration(r.infiltrated);
+  ForcingState state;
+  b->read_forcing_state(state);
+  r.infiltrated = state.infiltration;
   r.positivity = b->positivity_volume();
   return r;
 }

@@ -21,10 +21,9 @@ struct Checkpoint {
   std::size_t frames = 0;     // output frames written, the one at t = 0 included
   double initial_volume = 0;  // water volume at t = 0 (summary.json's mass balance)
   double positivity_volume = 0;  // water the depth clamps added up to t (Backend::positivity_volume)
-  ForcingVolumes forcing;        // what rain, infiltration and sources moved up to t
   Fields state;
   Maxima maxima;  // empty when the run does not track maxima
-  std::vector<double> infiltration;  // cumulative infiltration per cell (m); empty without infiltration
+  ForcingState forcing;  // the forcing's infiltration and accounts up to t (empty vectors without forcing)
 };
 
 // The newest and the previous checkpoint of an output folder.

@@ -35,8 +35,8 @@ class OutputWriter {
   OutputWriter(const OutputWriter&) = delete;
   OutputWriter& operator=(const OutputWriter&) = delete;
 
-  // One output time: appends to output.nc, writes .vti/.vtu and .png, samples gauges.
-  void write(double time, const Fields& fields);
+  // One output time: appends to output.nc (with the volume account), writes .vti/.vtu and .png, samples gauges.
+  void write(double time, const Fields& fields, const VolumeAccount& account = {});
   // Whether write() and finish() use their fields (a format or a gauge asks for them).
   static bool writes_fields(const OutputSettings& settings);
   // End of run: maxima fields (NetCDF, PNG of max depth), closes and renames files.

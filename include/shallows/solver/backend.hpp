@@ -121,16 +121,13 @@ class Backend {
   // in m^3; a closed domain's volume changes by exactly this, to round-off.
   virtual double positivity_volume() const = 0;
   // The forcing (Problem::forcing, applied after each step): the volumes it
-  // moved since the start, and each cell's cumulative infiltration (m, interior
-  // cells; empty without infiltration), read out and put back for restarts.
-  // The defaults serve executors without forcing (make_backend refuses a
-  // problem with forcing for them).
+  // moved since the start, and what it carries from step to step, read out
+  // and put back for restarts (sizes must match). The defaults serve
+  // executors without forcing (make_backend refuses a problem with forcing
+  // for them).
   virtual ForcingVolumes forcing_volumes() const { return {}; }
-  virtual void read_infiltration(std::vector<double>& out) const { out.clear(); }
-  virtual void load_forcing_state(const std::vector<double>& infiltration, const ForcingVolumes& moved) {
-    (void)infiltration;
-    (void)moved;
-  }
+  virtual void read_forcing_state(ForcingState& out) const { out = {}; }
+  virtual void load_forcing_state(const ForcingState& in) { (void)in; }
 
   // Distributed runs (exec/mpi). The reducer turns this executor's largest
   // CFL rate into the largest of all ranks (an all-reduce); step() calls it

@@ -16,4 +16,15 @@ struct Maxima {
   std::vector<double> arrival_time;  // first time h exceeded the threshold (s); NaN if never
 };
 
+// The water of a run at an output time (m^3): stored, and moved since the
+// start by the positivity fixes (NaN where no account is kept, several MPI
+// ranks) and by the forcing.
+struct VolumeAccount {
+  double volume = 0;
+  double positivity = 0;
+  double rain = 0;
+  double infiltration = 0;
+  double sources = 0;
+};
+
 } // namespace shallows

@@ -57,4 +57,26 @@ struct ForcingVolumes {
   double sources = 0;       // net volume of the sources (sinks negative)
 };
 
+// What the forcing of a grid run carries from step to step: the cumulative
+// infiltration of each cell and the accounts of the volumes moved, kept per
+// grid row (depths summed over the row's cells and over the steps) and per
+// source (m^3), so that a restarted run sums them in the same order as an
+// uninterrupted one.
+struct ForcingState {
+  std::vector<double> infiltration;  // m, interior cells row-major; empty without infiltration
+  std::vector<double> rain_rows, infiltration_rows;
+  std::vector<double> sources;
+
+  // The accounts summed in row and source order; area: a cell's area.
+  ForcingVolumes volumes(double area) const {
+    ForcingVolumes v;
+    for (double r : rain_rows) v.rain += r;
+    for (double r : infiltration_rows) v.infiltration += r;
+    for (double s : sources) v.sources += s;
+    v.rain *= area;
+    v.infiltration *= area;
+    return v;
+  }
+};
+
 }  // namespace shallows

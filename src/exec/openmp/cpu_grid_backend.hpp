@@ -59,10 +59,8 @@ class CpuGridBackend : public Backend {
   double positivity_volume() const override { return positivity_depth_ * grid_.dx * grid_.dy; }
 
   ForcingVolumes forcing_volumes() const override { return forcing_.volumes(); }
-  void read_infiltration(std::vector<double>& out) const override { forcing_.read_infiltration(out); }
-  void load_forcing_state(const std::vector<double>& infiltration, const ForcingVolumes& moved) override {
-    forcing_.load(infiltration, moved);
-  }
+  void read_forcing_state(ForcingState& out) const override { forcing_.read(out); }
+  void load_forcing_state(const ForcingState& in) override { forcing_.load(in); }
 
   void pack_box(const CellBox& box, std::byte* out) const override {
     copy_box(box, [&](Real* field, index_t c, std::size_t k) {

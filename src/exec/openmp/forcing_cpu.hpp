@@ -39,10 +39,10 @@ class CpuForcing {
     check(forcing_.infiltration.p0, "infiltration.p0");
     check(forcing_.infiltration.p1, "infiltration.p1");
     check(forcing_.infiltration.p2, "infiltration.p2");
-    if (forcing_.infiltration.model != InfiltrationModel::none) infiltrated_.assign(cells, 0.0);
-    rain_rows_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
-    infiltration_rows_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
-    source_volumes_.assign(forcing_.sources.size(), 0.0);
+    if (forcing_.infiltration.model != InfiltrationModel::none) state_.infiltration.assign(cells, 0.0);
+    state_.rain_rows.assign(static_cast<std::size_t>(grid_.ny), 0.0);
+    state_.infiltration_rows.assign(static_cast<std::size_t>(grid_.ny), 0.0);
+    state_.sources.assign(forcing_.sources.size(), 0.0);
   }
 
   bool active() const { return active_; }
@@ -68,7 +68,7 @@ class CpuForcing {
         f.p1 = per_cell(inf.p1, k, 0.0);
         f.p2 = per_cell(inf.p2, k, 0.0);
         double unused = 0;
-        double& F = infiltrated_.empty() ? unused : infiltrated_[k];
+        double& F = state_.infiltration.empty() ? unused : state_.infiltration[k];
         ForcingDepths moved;
         const State<Real> q = apply_cell_forcing(State<Real>{a.h[c], a.hu[c], a.hv[c]}, f, dt, p, F, moved);
         a.h[c] = q.h;
@@ -77,41 +77,22 @@ class CpuForcing {
         rain += moved.rain;
         taken += moved.infiltration;
       }
-      rain_rows_[static_cast<std::size_t>(j)] += rain;
-      infiltration_rows_[static_cast<std::size_t>(j)] += taken;
+      state_.rain_rows[static_cast<std::size_t>(j)] += rain;
+      state_.infiltration_rows[static_cast<std::size_t>(j)] += taken;
     }
     for (std::size_t s = 0; s < forcing_.sources.size(); ++s) apply_source(a, s, t, dt, p);
   }
 
-  ForcingVolumes volumes() const {
-    ForcingVolumes v;
-    if (!active_) return v;
-    for (double r : rain_rows_) v.rain += r;
-    for (double r : infiltration_rows_) v.infiltration += r;
-    for (double s : source_volumes_) v.sources += s;
-    const double area = grid_.dx * grid_.dy;
-    v.rain *= area;
-    v.infiltration *= area;
-    return v;
-  }
+  ForcingVolumes volumes() const { return state_.volumes(grid_.dx * grid_.dy); }
 
-  void read_infiltration(std::vector<double>& out) const { out = infiltrated_; }
+  void read(ForcingState& out) const { out = state_; }
 
-  // A restart: the cumulative infiltration and the volumes moved so far (into
-  // the first row's and the first source's accounts, the rest zero).
-  void load(const std::vector<double>& infiltration, const ForcingVolumes& moved) {
-    check_load_size(infiltration.size() == infiltrated_.size(), "load_forcing_state");
-    if (!active_) return;
-    infiltrated_ = infiltration;
-    const double area = grid_.dx * grid_.dy;
-    std::fill(rain_rows_.begin(), rain_rows_.end(), 0.0);
-    std::fill(infiltration_rows_.begin(), infiltration_rows_.end(), 0.0);
-    std::fill(source_volumes_.begin(), source_volumes_.end(), 0.0);
-    if (!rain_rows_.empty()) {
-      rain_rows_[0] = moved.rain / area;
-      infiltration_rows_[0] = moved.infiltration / area;
-    }
-    if (!source_volumes_.empty()) source_volumes_[0] = moved.sources;
+  void load(const ForcingState& in) {
+    const auto sized = [](const std::vector<double>& a, const std::vector<double>& b) { return a.size() == b.size(); };
+    check_load_size(sized(in.infiltration, state_.infiltration) && sized(in.rain_rows, state_.rain_rows) &&
+                        sized(in.infiltration_rows, state_.infiltration_rows) && sized(in.sources, state_.sources),
+                    "load_forcing_state");
+    state_ = in;
   }
 
  private:
@@ -135,16 +116,14 @@ class CpuForcing {
       if (hn <= p.h_dry) a.hu[c] = a.hv[c] = Real(0);
       moved += d;
     }
-    source_volumes_[s] += moved * area;
+    state_.sources[s] += moved * area;
   }
 
   Grid grid_;
   Forcing forcing_;
   int threads_;
   bool active_;
-  std::vector<double> infiltrated_;  // cumulative infiltration per interior cell (m)
-  std::vector<double> rain_rows_, infiltration_rows_;  // depths per row, summed over steps
-  std::vector<double> source_volumes_;                 // m^3 per source, summed over steps
+  ForcingState state_;
 };
 
 }  // namespace shallows::detail
