@@ -83,15 +83,9 @@ TimeSeries parse_time_series(std::string_view text, const std::string& source, d
     double t = 0, v = 0;
     const bool t_ok = parse_number(fields[0], t);
     const bool v_ok = fields.size() > 1 && parse_number(fields[1], v);
-    // A header names the columns: before the first row, and no number in it.
-    if (s.t.empty()) {
-      bool any_number = false;
-      for (const auto f : fields) {
-        double ignored = 0;
-        any_number = any_number || parse_number(f, ignored);
-      }
-      if (!any_number) continue;
-    }
+    // A header names the columns: before the first row, a line that does not begin with a number.
+    if (s.t.empty() && !t_ok && std::string_view("0123456789+-.").find(line.front()) == std::string_view::npos)
+      continue;
     if (fields.size() != 2)
       fail(source, line_no, "expected two columns time,value separated by a comma, found " + quoted(line));
     if (!t_ok) fail(source, line_no, "time " + quoted(fields[0]) + " is not a number");
