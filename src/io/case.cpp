@@ -24,6 +24,7 @@
 
 #include "shallows/io/gmsh.hpp"
 #include "shallows/io/raster.hpp"
+#include "shallows/io/time_series.hpp"
 #include "shallows/mesh/unstructured/build.hpp"
 #include "shallows/mesh/unstructured/ordering.hpp"
 
@@ -50,17 +51,19 @@ const std::vector<Section>& sections() {
       {"mesh", {"file", "ordering", "seed"}},
       {"bathymetry", {"z"}},
       {"initial", {"eta", "h", "hu", "hv", "u", "v"}},
-      {"boundary", {"west", "east", "south", "north"}},
+      {"boundary", {"west", "east", "south", "north", "segment"}},
       {"physics", {"g", "manning", "dry_tolerance", "max_speed"}},
       {"numerics", {"scheme", "cfl", "precision"}},
       {"time", {"end", "output_every", "output_times"}},
       {"output", {"dir", "format", "gauges", "arrival_threshold", "precision", "checkpoint_every", "checkpoint_wall"}},
+      {"rain", {"rate"}},
+      {"infiltration", {"model", "conductivity", "suction", "deficit", "initial_loss", "loss_rate"}},
   };
   return s;
 }
 
-const Keys top_level_keys{"name", "domain", "mesh", "bathymetry", "initial", "boundary",
-                          "physics", "numerics", "time", "output"};
+const Keys top_level_keys{"name", "domain", "mesh", "bathymetry", "initial", "boundary", "physics",
+                          "numerics", "time", "output", "rain", "infiltration", "source"};
 
 const Section* find_section(std::string_view name) {
   for (const auto& s : sections())
@@ -940,6 +943,337 @@ std::vector<double> node_bed(const UnstructuredMesh& m) {
   return z;
 }
 
+// ---------------------------------------------------------------- forcing
+
+constexpr double m_per_mm = 1e-3;
+constexpr double mps_per_mmph = 1.0 / 3.6e6;  // mm/h -> m/s
+
+std::string allowed_range(double upper) { return std::isinf(upper) ? ">= 0" : "in [0, " + num(upper) + "]"; }
+
+// A forcing parameter given as a field: finite and in [0, upper] in every
+// active cell, times scale; 0 in inactive cells, which no forcing reaches.
+std::vector<double> forcing_field(const Reader& rd, const FieldSpec& f, const CellCentres& at,
+                                  const std::vector<double>& z, double scale, const std::string& unit,
+                                  double upper = std::numeric_limits<double>::infinity()) {
+  std::vector<double> v = evaluate(rd, f, at);
+  check_finite(rd, f.key, v, z, at, &f);
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    if (std::isnan(z[k])) {
+      v[k] = 0;
+      continue;
+    }
+    if (!(v[k] >= 0 && v[k] <= upper))
+      rd.fail(f.key, f.key + " is " + num(v[k]) + " " + at_cell(at.x(k), at.y(k)) + ": must be " +
+                         allowed_range(upper) + " (" + unit + ")");
+    v[k] *= scale;
+  }
+  return v;
+}
+
+// The same, where a number gives one value for every cell (executors read a
+// parameter of size 1 as uniform).
+std::vector<double> forcing_parameter(const Reader& rd, const FieldSpec& f, const CellCentres& at,
+                                      const std::vector<double>& z, double scale, const std::string& unit,
+                                      double upper = std::numeric_limits<double>::infinity()) {
+  if (f.kind != FieldSpec::Kind::constant) return forcing_field(rd, f, at, z, scale, unit, upper);
+  if (!(f.value >= 0 && f.value <= upper))
+    rd.fail_at(f.key, "must be " + allowed_range(upper) + " (" + unit + "), found " + num(f.value));
+  return {f.value * scale};
+}
+
+// A CSV time series named at key, relative to the case folder. The run may
+// not outlast a series of more than one row (its last value would hold on
+// unseen); `negative`: why a negative value is refused, or none where it is allowed.
+TimeSeries series_file(const Reader& rd, const std::string& key, const toml::node& n, const fs::path& base_dir,
+                       double scale, const std::string& what, double t_end,
+                       const std::optional<std::string>& negative) {
+  const std::string file = rd.string(n, key);
+  if (file.empty()) rd.fail_at(key, "empty file name");
+  const fs::path path = fs::path(file).is_absolute() ? fs::path(file) : base_dir / file;
+  TimeSeries s;
+  try {
+    s = read_time_series(path, scale, what);
+  } catch (const InputError& e) {
+    rd.fail_at(key, e.what());
+  }
+  if (negative) {
+    for (std::size_t k = 0; k < s.v.size(); ++k)
+      if (s.v[k] < 0)
+        rd.fail_at(key, path.string() + ": " + what + " is negative at t = " + num(s.t[k]) + " s (" + *negative + ")");
+  }
+  if (s.t.size() > 1 && s.t.back() < t_end)
+    rd.fail_at(key, "the run lasts until " + num(t_end) + " s but " + path.string() + " ends at " +
+                        num(s.t.back()) + " s");
+  return s;
+}
+
+// [rain] rate (mm/h): a number, a CSV hyetograph { series = ... }, or a
+// field constant in time (an expression or a raster of rates).
+void read_rain(const Reader& rd, const toml::table& r, const fs::path& base_dir, const CellCentres& at,
+               Problem& p) {
+  rd.check_keys(r, "rain", find_section("rain")->keys);
+  const toml::node* n = r.get("rate");
+  if (!n)
+    rd.fail_at("rain.rate", "missing (mm/h: a number, an expression, { file = \"rain.tif\" } or "
+                            "{ series = \"hyetograph.csv\" })");
+  Rain& rain = p.forcing.rain;
+  if (const toml::table* t = n->as_table(); t && t->contains("series")) {
+    if (t->contains("file"))
+      rd.fail_at("rain.rate", "give either series (a CSV hyetograph) or file (a raster of rates), not both");
+    rd.check_keys(*t, "rain.rate", {"series"});
+    rain.rate = series_file(rd, "rain.rate.series", *t->get("series"), base_dir, mps_per_mmph, "rain rate (mm/h)",
+                            p.t_end, "rain rates must be >= 0");
+    return;
+  }
+  if (const toml::table* t = n->as_table(); t && !t->contains("file"))
+    rd.fail_at("rain.rate", "table needs 'series' (a CSV hyetograph) or 'file' (a raster of rates)");
+  const FieldSpec f = *field_spec(rd, r, "rain", "rate", base_dir);
+  if (f.kind == FieldSpec::Kind::constant) {
+    rain.rate = TimeSeries::constant(forcing_parameter(rd, f, at, p.z, mps_per_mmph, "mm/h")[0]);
+  } else {
+    rain.scale = forcing_field(rd, f, at, p.z, mps_per_mmph, "mm/h");
+    rain.rate = TimeSeries::constant(1.0);
+  }
+}
+
+// [infiltration]: a model and its parameters, each a number (uniform) or a field.
+void read_infiltration(const Reader& rd, const toml::table& t, const fs::path& base_dir, const CellCentres& at,
+                       Problem& p) {
+  rd.check_keys(t, "infiltration", find_section("infiltration")->keys);
+  const auto model = rd.string(t, "infiltration", "model");
+  if (!model) rd.fail_at("infiltration.model", "missing (green_ampt, initial_constant or none)");
+  struct Parameter {
+    std::string_view key;
+    std::string meaning;
+    double scale;
+    std::string unit;
+    double upper;
+    std::vector<double>* to;
+  };
+  constexpr double any = std::numeric_limits<double>::infinity();
+  Infiltration& inf = p.forcing.infiltration;
+  const std::vector<Parameter> green_ampt{
+      {"conductivity", "the saturated hydraulic conductivity Ks", mps_per_mmph, "mm/h", any, &inf.p0},
+      {"suction", "the wetting-front suction head psi", 1.0, "m", any, &inf.p1},
+      {"deficit", "the soil moisture deficit (porosity minus initial moisture content)", 1.0, "dimensionless", 1.0,
+       &inf.p2}};
+  const std::vector<Parameter> initial_constant{
+      {"initial_loss", "the initial loss", m_per_mm, "mm", any, &inf.p0},
+      {"loss_rate", "the constant loss rate", mps_per_mmph, "mm/h", any, &inf.p1}};
+  const std::vector<Parameter>* params = nullptr;
+  if (*model == "green_ampt") {
+    inf.model = InfiltrationModel::green_ampt;
+    params = &green_ampt;
+  } else if (*model == "initial_constant") {
+    inf.model = InfiltrationModel::initial_constant;
+    params = &initial_constant;
+    inf.p2 = {0.0};  // unused by the model, but there for executors that read every parameter
+  } else if (*model != "none") {
+    static const Keys valid{"green_ampt", "initial_constant", "none"};
+    std::string msg = "unknown model '" + clip(*model) + "'";
+    if (auto best = closest(*model, valid)) msg += " (did you mean '" + std::string(*best) + "'?)";
+    rd.fail_at("infiltration.model", msg + "; valid: green_ampt, initial_constant, none");
+  }
+  // A parameter of another model is a mistake, not something to ignore.
+  for (const auto* other : {&green_ampt, &initial_constant}) {
+    if (other == params) continue;
+    for (const Parameter& q : *other)
+      if (t.contains(q.key))
+        rd.fail_at(dotted("infiltration", q.key), "only used by model \"" +
+                                                       std::string(other == &green_ampt ? "green_ampt"
+                                                                                        : "initial_constant") +
+                                                       "\", not \"" + *model + "\"");
+  }
+  if (!params) return;
+  for (const Parameter& q : *params) {
+    const auto f = field_spec(rd, t, "infiltration", q.key, base_dir);
+    if (!f)
+      rd.fail_at(dotted("infiltration", q.key),
+                 "missing: model \"" + *model + "\" needs " + q.meaning + " (" + q.unit + ")");
+    *q.to = forcing_parameter(rd, *f, at, p.z, q.scale, q.unit, q.upper);
+  }
+}
+
+// The grid cell that holds (x, y) (the east and north edges belong to the
+// last cells, as for gauges); -1 outside the grid.
+index_t cell_at(const Grid& g, double x, double y) {
+  if (!(x >= g.x0 && x <= g.x1() && y >= g.y0 && y <= g.y1())) return -1;
+  const auto cell = [](double v, double v0, double d, index_t n) {
+    return std::clamp<index_t>(static_cast<index_t>(std::floor((v - v0) / d)), 0, n - 1);
+  };
+  return cell(y, g.y0, g.dy, g.ny) * g.nx + cell(x, g.x0, g.dx, g.nx);
+}
+
+std::string cell_ij(const Grid& g, index_t c) {
+  return "(i, j) = (" + std::to_string(c % g.nx) + ", " + std::to_string(c / g.nx) + ")";
+}
+
+// [[source]]: points that bring water in (or take it out: a negative
+// discharge) in the cell that holds them.
+void read_sources(const Reader& rd, const toml::node& n, const fs::path& base_dir, Problem& p) {
+  const toml::array* a = n.as_array();
+  if (!a) rd.fail_type("source", "an array of tables [[source]] with x, y and discharge", n);
+  const Grid& g = p.grid;
+  std::vector<std::string> names;
+  for (std::size_t k = 0; k < a->size(); ++k) {
+    const std::string at = "source[" + std::to_string(k) + "]";
+    const toml::table* t = a->get(k)->as_table();
+    if (!t) rd.fail_type(at, "a table { name = \"...\", x = .., y = .., discharge = .. }", *a->get(k));
+    rd.check_keys(*t, at, {"name", "x", "y", "discharge"});
+    VolumeSource s;
+    if (const auto name = rd.string(*t, at, "name")) {
+      if (name->empty()) rd.fail_at(at + ".name", "empty source name");
+      if (std::find(names.begin(), names.end(), *name) != names.end())
+        rd.fail_at(at + ".name", "source name '" + clip(*name) + "' used twice");
+      names.push_back(*name);
+      s.name = "source '" + *name + "'";
+    } else {
+      s.name = "source " + std::to_string(k + 1);
+    }
+    const auto x = rd.number(*t, at, "x");
+    const auto y = rd.number(*t, at, "y");
+    if (!x || !y) rd.fail_at(at, s.name + " needs both x and y (m)");
+    const index_t c = cell_at(g, *x, *y);
+    if (c < 0)
+      rd.fail_at(at, s.name + " at (" + num(*x) + ", " + num(*y) + ") is outside the domain [" + num(g.x0) + ", " +
+                         num(g.x1()) + "] x [" + num(g.y0) + ", " + num(g.y1()) + "]");
+    if (std::isnan(p.z[static_cast<std::size_t>(c)]))
+      rd.fail_at(at, s.name + " at (" + num(*x) + ", " + num(*y) + ") lies in the inactive cell " + cell_ij(g, c) +
+                         " (bathymetry.z is NODATA there)");
+    s.cells = {c};
+    const toml::node* q = t->get("discharge");
+    if (!q) rd.fail_at(at, s.name + " needs its discharge (m^3/s, a number or a CSV file \"q.csv\")");
+    if (q->is_number()) {
+      s.discharge = TimeSeries::constant(rd.number(*q, at + ".discharge"));
+    } else if (q->is_string()) {
+      s.discharge = series_file(rd, at + ".discharge", *q, base_dir, 1.0, "discharge (m^3/s)", p.t_end, std::nullopt);
+    } else {
+      rd.fail_type(at + ".discharge", "a number (m^3/s) or a CSV file name", *q);
+    }
+    p.forcing.sources.push_back(std::move(s));
+  }
+}
+
+const char* kind_name(BoundaryKind k) {
+  switch (k) {
+    case BoundaryKind::wall: return "wall";
+    case BoundaryKind::open: return "open";
+    case BoundaryKind::inflow: return "inflow";
+    case BoundaryKind::level: return "level";
+  }
+  return "?";
+}
+
+// [[boundary.segment]]: an inflow hydrograph along a stretch of a walled
+// side, brought in as a volume source over the active cells of the side's
+// first column or row whose centres lie in [from, to].
+void read_segments(const Reader& rd, const toml::node& n, const fs::path& base_dir, Problem& p) {
+  const toml::array* a = n.as_array();
+  if (!a) rd.fail_type("boundary.segment", "an array of tables [[boundary.segment]] with side, from, to, type", n);
+  const Grid& g = p.grid;
+  struct Placed {
+    Side side;
+    double from, to;
+    std::string key;
+    std::size_t source;  // index in p.forcing.sources
+  };
+  std::vector<Placed> placed;
+  for (std::size_t k = 0; k < a->size(); ++k) {
+    const std::string at = "boundary.segment[" + std::to_string(k) + "]";
+    const toml::table* t = a->get(k)->as_table();
+    if (!t)
+      rd.fail_type(at, "a table { side = .., from = .., to = .., type = \"inflow\", hydrograph = .. }", *a->get(k));
+    rd.check_keys(*t, at, {"side", "from", "to", "type", "hydrograph", "discharge"});
+    const auto side_str = rd.string(*t, at, "side");
+    if (!side_str) rd.fail_at(at + ".side", "missing (west, east, south or north)");
+    Side side{};
+    if (*side_str == "west") side = Side::west;
+    else if (*side_str == "east") side = Side::east;
+    else if (*side_str == "south") side = Side::south;
+    else if (*side_str == "north") side = Side::north;
+    else rd.fail_at(at + ".side", "unknown side '" + clip(*side_str) + "' (valid: west, east, south, north)");
+    const auto type = rd.string(*t, at, "type");
+    if (!type) rd.fail_at(at + ".type", "missing (\"inflow\")");
+    if (*type != "inflow")
+      rd.fail_at(at + ".type", "unknown segment type '" + clip(*type) + "': only \"inflow\" is supported so far");
+    const bool along_y = side == Side::west || side == Side::east;
+    const char* coord = along_y ? "y" : "x";
+    const auto from = rd.number(*t, at, "from");
+    const auto to = rd.number(*t, at, "to");
+    if (!from || !to)
+      rd.fail_at(at, std::string("needs from and to (") + coord + " along the " + *side_str + " side, m)");
+    if (!(*from < *to)) rd.fail_at(at, "from must be less than to, found from = " + num(*from) + ", to = " + num(*to));
+    const BoundaryKind kind = p.bc(side).kind;
+    if (kind != BoundaryKind::wall)
+      rd.fail_at(at, "an inflow segment brings its water in as a source along a walled side; make the side a wall "
+                     "(boundary." + *side_str + " is \"" + kind_name(kind) + "\")");
+
+    VolumeSource s;
+    s.name = "segment " + *side_str + " " + num(*from) + "-" + num(*to);
+    const toml::node* hydrograph = t->get("hydrograph");
+    const auto discharge = rd.number(*t, at, "discharge");
+    if (hydrograph && discharge) rd.fail_at(at, "give either hydrograph (a CSV file) or discharge (m^3/s), not both");
+    if (!hydrograph && !discharge)
+      rd.fail_at(at, "an inflow segment needs hydrograph = \"q.csv\" or discharge = Q (total m^3/s into the domain)");
+    if (discharge) {
+      if (*discharge < 0)
+        rd.fail_at(at + ".discharge", "must be >= 0 (m^3/s into the domain), found " + num(*discharge) +
+                                          " (a [[source]] with a negative discharge takes water out)");
+      s.discharge = TimeSeries::constant(*discharge);
+    } else {
+      s.discharge = series_file(rd, at + ".hydrograph", *hydrograph, base_dir, 1.0, "discharge (m^3/s)", p.t_end,
+                                "an inflow segment only brings water in; a [[source]] with a negative discharge "
+                                "takes it out");
+    }
+
+    // The side's first column (west, east) or row (south, north), in increasing coordinate.
+    const index_t count = along_y ? g.ny : g.nx;
+    for (index_t m = 0; m < count; ++m) {
+      const double centre = along_y ? g.y_center(m) : g.x_center(m);
+      if (centre < *from || centre > *to) continue;
+      index_t c = 0;
+      switch (side) {
+        case Side::west: c = m * g.nx; break;
+        case Side::east: c = m * g.nx + g.nx - 1; break;
+        case Side::south: c = m; break;
+        case Side::north: c = (g.ny - 1) * g.nx + m; break;
+      }
+      if (!std::isnan(p.z[static_cast<std::size_t>(c)])) s.cells.push_back(c);
+    }
+    if (s.cells.empty()) {
+      const double first = along_y ? g.y_center(0) : g.x_center(0);
+      const double step = along_y ? g.dy : g.dx;
+      rd.fail_at(at, s.name + ": no active cell of the " + *side_str + " side has its centre in " + coord + " = [" +
+                         num(*from) + ", " + num(*to) + "] (centres at " + coord + " = " + num(first) + " + " +
+                         num(step) + " k, k = 0.." + std::to_string(count - 1) + ")");
+    }
+    for (const Placed& o : placed) {
+      if (o.side != side) continue;
+      const auto& oc = p.forcing.sources[o.source].cells;
+      const bool shares = std::any_of(s.cells.begin(), s.cells.end(),
+                                      [&](index_t c) { return std::find(oc.begin(), oc.end(), c) != oc.end(); });
+      if ((*from < o.to && o.from < *to) || shares)
+        rd.fail_at(at, s.name + " overlaps " + p.forcing.sources[o.source].name + " (" + o.key + ")");
+    }
+    placed.push_back({side, *from, *to, at, p.forcing.sources.size()});
+    p.forcing.sources.push_back(std::move(s));
+  }
+}
+
+const std::string forcing_on_mesh =
+    "forcing (rain, infiltration, sources, inflow segments, Manning maps) runs on Cartesian grids only so far; "
+    "this case runs on a mesh ([mesh])";
+
+// The forcing sections of a grid case, after [time] (a series must last the run).
+void read_forcing(const Reader& rd, const toml::table& root, const fs::path& base_dir, const CellCentres& at,
+                  Problem& p) {
+  if (const toml::table* r = rd.table(root, "", "rain")) read_rain(rd, *r, base_dir, at, p);
+  if (const toml::table* i = rd.table(root, "", "infiltration")) read_infiltration(rd, *i, base_dir, at, p);
+  if (const toml::node* s = root.get("source")) read_sources(rd, *s, base_dir, p);
+  if (const toml::table* b = rd.table(root, "", "boundary"))
+    if (const toml::node* s = b->get("segment")) read_segments(rd, *s, base_dir, p);
+}
+
 std::string default_name(const std::string& source) {
   if (source.empty() || source.front() == '<') return "default";
   const std::string stem = fs::path(source).stem().string();
@@ -1111,6 +1445,7 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
     if (const toml::table* b = rd.table(root, "", "boundary")) {
       for (auto&& [k, v] : *b) {
         const std::string name(k.str());
+        if (name == "segment" && v.is_array()) rd.fail_at("boundary.segment", forcing_on_mesh);
         const int group = mesh->find_boundary(name);
         if (group < 0) {
           std::string groups;
@@ -1140,9 +1475,18 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
       if (!(*v > 0)) rd.fail_at("physics.g", "must be > 0 (m/s^2), found " + num(*v));
       p.physics.g = *v;
     }
-    if (auto v = rd.number(*ph, "physics", "manning")) {
-      if (!(*v >= 0)) rd.fail_at("physics.manning", "must be >= 0 (s/m^(1/3)), found " + num(*v));
-      p.physics.n_manning = *v;
+    if (const auto f = field_spec(rd, *ph, "physics", "manning", base_dir)) {
+      if (f->kind == FieldSpec::Kind::constant) {
+        if (!(f->value >= 0)) rd.fail_at("physics.manning", "must be >= 0 (s/m^(1/3)), found " + num(f->value));
+        p.physics.n_manning = f->value;
+      } else {
+        if (mesh)
+          rd.fail_at("physics.manning", "a Manning map (an expression or a raster) runs on Cartesian grids only so "
+                                        "far; give a number on a mesh ([mesh])");
+        // The map's friction is applied by the forcing after each step, the scheme's own by none.
+        p.forcing.manning = forcing_field(rd, *f, at, p.z, 1.0, "s/m^(1/3)");
+        p.physics.n_manning = 0;
+      }
     }
     if (auto v = rd.number(*ph, "physics", "dry_tolerance")) {
       if (!(*v >= 0)) rd.fail_at("physics.dry_tolerance", "must be >= 0 (m), found " + num(*v));
@@ -1179,6 +1523,14 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
 
   if (mesh && p.scheme != Scheme::roe1)
     rd.fail_at("numerics.scheme", "unstructured meshes run the first-order scheme only (\"roe1\")");
+
+  // Forcing beyond the boundaries: grids only so far.
+  if (mesh) {
+    for (const char* key : {"rain", "infiltration", "source"})
+      if (root.contains(key)) rd.fail_at(key, forcing_on_mesh);
+  } else {
+    read_forcing(rd, root, base_dir, at, p);
+  }
 
   c.output = read_output(rd, rd.table(root, "", "output"), extent_of(p.grid, mesh.get()), p.precision);
   c.output.crs_wkt = rasters.crs_wkt;

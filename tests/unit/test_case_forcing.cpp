@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: MIT
+// Case files with forcing (seed 004): CSV time series, rain, infiltration, a
+// Manning map, point sources and inflow segments along a side; their units,
+// the cells they reach, and the errors a user meets.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "shallows/io/case.hpp"
+#include "shallows/io/gmsh.hpp"
+#include "shallows/io/time_series.hpp"
+#include "shallows/mesh/unstructured/generator.hpp"
+
+namespace fs = std::filesystem;
+using namespace shallows;
+using shallows::io::Case;
+using shallows::io::InputError;
+
+namespace {
+
+class ForcingCaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::path(::testing::TempDir()) / ("shallows_test_case_forcing_" + std::string(info->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& name, const std::string& text) const {
+    const fs::path p = dir_ / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+
+  Case parse(const std::string& text, const std::vector<std::string>& overrides = {}) const {
+    return io::parse_case(text, "case.toml", dir_, overrides);
+  }
+
+  // The InputError message of parse(text), or "" when it parses.
+  std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) const {
+    try {
+      parse(text, overrides);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  fs::path dir_;
+};
+
+std::string series_error(std::string_view text) {
+  try {
+    io::parse_time_series(text, "q.csv", 1.0, "discharge (m^3/s)");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// An odd grid: 5 x 3 cells of 2 m, centres x = 1, 3, 5, 7, 9 and y = 11, 13, 15.
+const std::string kDomain = R"T(
+[domain]
+nx = 5
+ny = 3
+x = [0, 10]
+y = [10, 16]
+)T";
+const std::string kBase = kDomain + "[initial]\nh = 0.5\n[time]\nend = 1200\n";
+
+// The same grid's bed with two inactive cells: (i, j) = (0, 1) on the west
+// side and (2, 0) on the south side. First row: the northernmost.
+const std::string kHoles = R"(ncols 5
+nrows 3
+xllcorner 0
+yllcorner 10
+cellsize 2
+NODATA_value -9999
+0 0 0 0 0
+-9999 0 0 0 0
+0 0 -9999 0 0
+)";
+
+constexpr double kMmPerHour = 1.0 / 3.6e6;  // m/s
+
+std::vector<index_t> cells_of(const Case& c, std::size_t source) { return c.problem.forcing.sources[source].cells; }
+
+bool has(const std::string& message, const std::string& part) { return message.find(part) != std::string::npos; }
+
+} // namespace
+
+// ------------------------------------------------------------------ time series
+
+TEST(TimeSeries, ReadsRowsWithHeaderCommentsAndSpaces) {
+  const TimeSeries s = io::parse_time_series(
+      "\xEF\xBB\xBFtime (s), rate (mm/h)\n# a storm\n\n0,0\n  600 ,  36  # peak\r\n1200,+1.5e1\n", "rain.csv",
+      kMmPerHour, "rain rate (mm/h)");
+  EXPECT_EQ(s.t, (std::vector<double>{0, 600, 1200}));
+  ASSERT_EQ(s.v.size(), 3u);
+  EXPECT_EQ(s.v[0], 0.0);
+  EXPECT_DOUBLE_EQ(s.v[1], 1e-5);  // 36 mm/h
+  EXPECT_DOUBLE_EQ(s.v[2], 15 * kMmPerHour);
+}
+
+TEST(TimeSeries, OneRowIsAConstant) {
+  const TimeSeries s = io::parse_time_series("t,Q\n0,2.5\n", "q.csv", 1.0, "discharge (m^3/s)");
+  EXPECT_EQ(s.t, std::vector<double>{0});
+  EXPECT_EQ(s.v, std::vector<double>{2.5});
+}
+
+TEST(TimeSeries, ErrorsNameTheFileAndLine) {
+  EXPECT_EQ(series_error("t,Q\n0,1\n10,2\n10,3\n"), "q.csv:4: times must increase strictly, found 10 s after 10 s");
+  EXPECT_EQ(series_error("0,1\n5,x\n"), "q.csv:2: discharge (m^3/s) 'x' is not a number");
+  EXPECT_EQ(series_error("0,1\nfive,2\n"), "q.csv:2: time 'five' is not a number");
+  EXPECT_EQ(series_error("0,1\n5,nan\n"), "q.csv:2: discharge (m^3/s) must be finite, found 'nan'");
+  EXPECT_EQ(series_error("inf,1\n"), "q.csv:1: time must be finite, found 'inf'");
+  EXPECT_EQ(series_error("0;1\n"), "q.csv:1: expected two columns time,value separated by a comma, found '0;1'");
+  EXPECT_EQ(series_error("0,1,2\n"), "q.csv:1: expected two columns time,value separated by a comma, found '0,1,2'");
+  EXPECT_EQ(series_error("# nothing\ntime,Q\n\n"),
+            "q.csv: no rows (expected lines time,value with time in s and discharge (m^3/s))");
+  // A line of words after the first row is no header.
+  EXPECT_EQ(series_error("0,1\ntime,Q\n"), "q.csv:2: time 'time' is not a number");
+}
+
+TEST_F(ForcingCaseTest, TimeSeriesFileThatCannotBeOpened) {
+  try {
+    io::read_time_series(dir_ / "missing.csv", 1.0, "discharge (m^3/s)");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(has(e.what(), (dir_ / "missing.csv").string() + ": cannot open time series file")) << e.what();
+  }
+}
+
+// ------------------------------------------------------------------ rain
+
+TEST_F(ForcingCaseTest, NoForcingKeysNoForcing) {
+  const Case c = parse(kBase);
+  EXPECT_FALSE(c.problem.forcing.active());
+}
+
+TEST_F(ForcingCaseTest, ConstantRainInMillimetresPerHour) {
+  const Case c = parse(kBase + "[rain]\nrate = 36\n");
+  const Rain& r = c.problem.forcing.rain;
+  ASSERT_EQ(r.rate.t.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.rate.v[0], 1e-5);
+  EXPECT_TRUE(r.scale.empty());
+  EXPECT_TRUE(c.problem.forcing.active());
+}
+
+TEST_F(ForcingCaseTest, RainHyetographFromCsv) {
+  write("storm.csv", "time,rate\n0,0\n600,36\n1200,0\n");
+  const Case c = parse(kBase + "[rain]\nrate = { series = \"storm.csv\" }\n");
+  const Rain& r = c.problem.forcing.rain;
+  EXPECT_EQ(r.rate.t, (std::vector<double>{0, 600, 1200}));
+  ASSERT_EQ(r.rate.v.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.rate.v[1], 1e-5);
+  EXPECT_TRUE(r.scale.empty());
+}
+
+TEST_F(ForcingCaseTest, RainFieldGivesPerCellRates) {
+  const Case c = parse(kBase + "[rain]\nrate = \"3.6 * x\"\n");
+  const Rain& r = c.problem.forcing.rain;
+  EXPECT_EQ(r.rate.t, std::vector<double>{0});
+  EXPECT_EQ(r.rate.v, std::vector<double>{1.0});
+  ASSERT_EQ(r.scale.size(), 15u);
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i < 5; ++i) EXPECT_DOUBLE_EQ(r.scale[static_cast<std::size_t>(j * 5 + i)], (1 + 2 * i) * 1e-6);
+}
+
+TEST_F(ForcingCaseTest, RainRasterGivesPerCellRates) {
+  write("rain.asc", "ncols 5\nnrows 3\nxllcorner 0\nyllcorner 10\ncellsize 2\n"
+                    "0 0 0 0 72\n0 0 0 0 0\n36 0 0 0 0\n");
+  const Case c = parse(kBase + "[rain]\nrate = { file = \"rain.asc\" }\n");
+  const Rain& r = c.problem.forcing.rain;
+  ASSERT_EQ(r.scale.size(), 15u);
+  EXPECT_DOUBLE_EQ(r.scale[0], 1e-5);   // south-west
+  EXPECT_DOUBLE_EQ(r.scale[14], 2e-5);  // north-east
+  EXPECT_EQ(r.scale[7], 0.0);
+  EXPECT_EQ(r.rate.v, std::vector<double>{1.0});
+}
+
+TEST_F(ForcingCaseTest, RainErrors) {
+  EXPECT_EQ(error_of(kBase + "[rain]\nrate = -1\n"), "case.toml: rain.rate: must be >= 0 (mm/h), found -1");
+  EXPECT_EQ(error_of(kBase + "[rain]\nrate = \"x - 2\"\n"),
+            "case.toml: rain.rate is -1 at cell centre (x, y) = (1, 11): must be >= 0 (mm/h)");
+  EXPECT_TRUE(has(error_of(kBase + "[rain]\n"), "case.toml: rain.rate: missing (mm/h"));
+  EXPECT_EQ(error_of(kBase + "[rain]\nrates = 3\n"), "case.toml: unknown key 'rain.rates' (did you mean 'rain.rate'?)");
+  EXPECT_EQ(error_of(kBase + "[rain]\nrate = { hyetograph = \"a.csv\" }\n"),
+            "case.toml: rain.rate: table needs 'series' (a CSV hyetograph) or 'file' (a raster of rates)");
+  EXPECT_EQ(error_of(kBase + "[rain]\nrate = { series = \"a.csv\", file = \"b.asc\" }\n"),
+            "case.toml: rain.rate: give either series (a CSV hyetograph) or file (a raster of rates), not both");
+
+  write("short.csv", "0,10\n600,5\n");
+  EXPECT_EQ(error_of(kBase + "[rain]\nrate = { series = \"short.csv\" }\n"),
+            "case.toml: rain.rate.series: the run lasts until 1200 s but " + (dir_ / "short.csv").string() +
+                " ends at 600 s");
+  // One row: a constant, whatever the run's length.
+  write("one.csv", "0,10\n");
+  EXPECT_EQ(error_of(kBase + "[rain]\nrate = { series = \"one.csv\" }\n"), "");
+  // A series may start after t = 0.
+  write("late.csv", "300,10\n1200,5\n");
+  EXPECT_EQ(error_of(kBase + "[rain]\nrate = { series = \"late.csv\" }\n"), "");
+
+  write("negative.csv", "0,10\n600,-5\n1200,0\n");
+  EXPECT_EQ(error_of(kBase + "[rain]\nrate = { series = \"negative.csv\" }\n"),
+            "case.toml: rain.rate.series: " + (dir_ / "negative.csv").string() +
+                ": rain rate (mm/h) is negative at t = 600 s (rain rates must be >= 0)");
+  write("bad.csv", "0,10\n600,ten\n");
+  EXPECT_EQ(error_of(kBase + "[rain]\nrate = { series = \"bad.csv\" }\n"),
+            "case.toml: rain.rate.series: " + (dir_ / "bad.csv").string() +
+                ":2: rain rate (mm/h) 'ten' is not a number");
+}
+
+TEST_F(ForcingCaseTest, RainFromAnOverride) {
+  const Case c = parse(kBase, {"rain.rate=36"});
+  EXPECT_DOUBLE_EQ(c.problem.forcing.rain.rate.v.at(0), 1e-5);
+  EXPECT_EQ(error_of(kBase, {"rain.rate=-3"}), "--set: rain.rate: must be >= 0 (mm/h), found -3");
+}
+
+// ------------------------------------------------------------------ infiltration
+
+TEST_F(ForcingCaseTest, GreenAmptNumbersAreUniformParameters) {
+  const Case c = parse(kBase + R"(
+[infiltration]
+model = "green_ampt"
+conductivity = 36    # mm/h
+suction = 0.11       # m
+deficit = 0.3
+)");
+  const Infiltration& inf = c.problem.forcing.infiltration;
+  EXPECT_EQ(inf.model, InfiltrationModel::green_ampt);
+  ASSERT_EQ(inf.p0.size(), 1u);
+  EXPECT_DOUBLE_EQ(inf.p0[0], 1e-5);
+  EXPECT_EQ(inf.p1, std::vector<double>{0.11});
+  EXPECT_EQ(inf.p2, std::vector<double>{0.3});
+}
+
+TEST_F(ForcingCaseTest, GreenAmptFieldsArePerCell) {
+  const Case c = parse(kBase + R"(
+[infiltration]
+model = "green_ampt"
+conductivity = "x < 5 ? 3.6 : 36"
+suction = 0.2
+deficit = "(y - 10) / 10"
+)");
+  const Infiltration& inf = c.problem.forcing.infiltration;
+  ASSERT_EQ(inf.p0.size(), 15u);
+  ASSERT_EQ(inf.p2.size(), 15u);
+  EXPECT_EQ(inf.p1.size(), 1u);
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i < 5; ++i) {
+      const auto k = static_cast<std::size_t>(j * 5 + i);
+      EXPECT_DOUBLE_EQ(inf.p0[k], i < 2 ? 1e-6 : 1e-5);
+      EXPECT_NEAR(inf.p2[k], (1 + 2 * j) / 10.0, 1e-15);
+    }
+}
+
+TEST_F(ForcingCaseTest, InitialAndConstantLoss) {
+  const Case c = parse(kBase + "[infiltration]\nmodel = \"initial_constant\"\ninitial_loss = 5\nloss_rate = 3.6\n");
+  const Infiltration& inf = c.problem.forcing.infiltration;
+  EXPECT_EQ(inf.model, InfiltrationModel::initial_constant);
+  ASSERT_EQ(inf.p0.size(), 1u);
+  EXPECT_DOUBLE_EQ(inf.p0[0], 0.005);  // 5 mm
+  ASSERT_EQ(inf.p1.size(), 1u);
+  EXPECT_DOUBLE_EQ(inf.p1[0], 1e-6);   // 3.6 mm/h
+  EXPECT_EQ(inf.p2, std::vector<double>{0.0});
+}
+
+TEST_F(ForcingCaseTest, NoInfiltrationModel) {
+  const Case c = parse(kBase + "[infiltration]\nmodel = \"none\"\n");
+  EXPECT_EQ(c.problem.forcing.infiltration.model, InfiltrationModel::none);
+  EXPECT_FALSE(c.problem.forcing.active());
+}
+
+TEST_F(ForcingCaseTest, InfiltrationErrors) {
+  const std::string ga = kBase + "[infiltration]\nmodel = \"green_ampt\"\n";
+  EXPECT_EQ(error_of(ga + "suction = 0.1\ndeficit = 0.3\n"),
+            "case.toml: infiltration.conductivity: missing: model \"green_ampt\" needs the saturated hydraulic "
+            "conductivity Ks (mm/h)");
+  EXPECT_TRUE(has(error_of(ga + "conductivity = 1\ndeficit = 0.3\n"),
+                  "case.toml: infiltration.suction: missing: model \"green_ampt\" needs"));
+  EXPECT_EQ(error_of(ga + "conductivity = -1\nsuction = 0.1\ndeficit = 0.3\n"),
+            "case.toml: infiltration.conductivity: must be >= 0 (mm/h), found -1");
+  EXPECT_EQ(error_of(ga + "conductivity = 1\nsuction = 0.1\ndeficit = 1.5\n"),
+            "case.toml: infiltration.deficit: must be in [0, 1] (dimensionless), found 1.5");
+  EXPECT_EQ(error_of(ga + "conductivity = 1\nsuction = \"x - 3\"\ndeficit = 0.3\n"),
+            "case.toml: infiltration.suction is -2 at cell centre (x, y) = (1, 11): must be >= 0 (m)");
+  EXPECT_EQ(error_of(ga + "conductivity = 1\nsuction = 0.1\ndeficit = 0.3\nloss_rate = 2\n"),
+            "case.toml: infiltration.loss_rate: only used by model \"initial_constant\", not \"green_ampt\"");
+  EXPECT_EQ(error_of(ga + "conductivity = 1\nsuction = 0.1\ndeficit = 0.3\nconductivty = 2\n"),
+            "case.toml: unknown key 'infiltration.conductivty' (did you mean 'infiltration.conductivity'?)");
+  EXPECT_EQ(error_of(kBase + "[infiltration]\nmodel = \"none\"\nsuction = 0.1\n"),
+            "case.toml: infiltration.suction: only used by model \"green_ampt\", not \"none\"");
+  const std::string horton = error_of(kBase + "[infiltration]\nmodel = \"horton\"\n");
+  EXPECT_TRUE(has(horton, "case.toml: infiltration.model: unknown model 'horton'")) << horton;
+  EXPECT_TRUE(has(horton, "valid: green_ampt, initial_constant, none")) << horton;
+  EXPECT_EQ(error_of(kBase + "[infiltration]\nconductivity = 1\n"),
+            "case.toml: infiltration.model: missing (green_ampt, initial_constant or none)");
+  EXPECT_EQ(error_of(kBase + "[infiltration]\nmodel = \"initial_constant\"\ninitial_loss = 5\n"),
+            "case.toml: infiltration.loss_rate: missing: model \"initial_constant\" needs the constant loss rate "
+            "(mm/h)");
+}
+
+// ------------------------------------------------------------------ Manning
+
+TEST_F(ForcingCaseTest, ManningNumberKeepsTheSchemesFriction) {
+  const Case c = parse(kBase + "[physics]\nmanning = 0.03\n");
+  EXPECT_DOUBLE_EQ(c.problem.physics.n_manning, 0.03);
+  EXPECT_TRUE(c.problem.forcing.manning.empty());
+}
+
+TEST_F(ForcingCaseTest, ManningExpressionIsAMap) {
+  const Case c = parse(kBase + "[physics]\nmanning = \"x < 4 ? 0.03 : 0.01 * (y - 10)\"\n");
+  const Problem& p = c.problem;
+  EXPECT_EQ(p.physics.n_manning, 0.0);  // the map's friction comes from the forcing
+  ASSERT_EQ(p.forcing.manning.size(), 15u);
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i < 5; ++i) {
+      const double x = 1 + 2 * i, y = 11 + 2 * j;
+      EXPECT_DOUBLE_EQ(p.forcing.manning[static_cast<std::size_t>(j * 5 + i)], x < 4 ? 0.03 : 0.01 * (y - 10));
+    }
+  EXPECT_TRUE(p.forcing.active());
+}
+
+TEST_F(ForcingCaseTest, ManningRasterIsAMapAndInactiveCellsGetZero) {
+  write("z.asc", kHoles);
+  write("n.asc", "ncols 5\nnrows 3\nxllcorner 0\nyllcorner 10\ncellsize 2\nNODATA_value -9999\n"
+                 "0.05 0.05 0.05 0.05 0.05\n-9999 0.04 0.04 0.04 0.04\n0.03 0.03 -9999 0.03 0.03\n");
+  const Case c = parse(kBase + "[bathymetry]\nz = { file = \"z.asc\" }\n[physics]\nmanning = { file = \"n.asc\" }\n");
+  const auto& n = c.problem.forcing.manning;
+  ASSERT_EQ(n.size(), 15u);
+  EXPECT_EQ(n[0], 0.03);
+  EXPECT_EQ(n[2], 0.0);  // inactive, NODATA
+  EXPECT_EQ(n[5], 0.0);  // inactive, NODATA
+  EXPECT_EQ(n[6], 0.04);
+  EXPECT_EQ(n[14], 0.05);
+}
+
+TEST_F(ForcingCaseTest, ManningErrors) {
+  EXPECT_EQ(error_of(kBase + "[physics]\nmanning = \"0.05 - 0.01 * x\"\n"),
+            "case.toml: physics.manning is -0.02 at cell centre (x, y) = (7, 11): must be >= 0 (s/m^(1/3))");
+  EXPECT_EQ(error_of(kBase + "[physics]\nmanning = \"x > 8 ? 1/0 : 0.03\"\n"),
+            "case.toml: physics.manning is inf at cell centre (x, y) = (9, 11)");
+  EXPECT_EQ(error_of(kBase + "[physics]\nmanning = -0.1\n"),
+            "case.toml: physics.manning: must be >= 0 (s/m^(1/3)), found -0.1");
+  write("n.asc", "ncols 5\nnrows 3\nxllcorner 0\nyllcorner 10\ncellsize 2\nNODATA_value -9999\n"
+                 "0.05 0.05 0.05 0.05 0.05\n0.04 0.04 -9999 0.04 0.04\n0.03 0.03 0.03 0.03 0.03\n");
+  EXPECT_EQ(error_of(kBase + "[physics]\nmanning = { file = \"n.asc\" }\n"),
+            "case.toml: physics.manning is nan at cell centre (x, y) = (5, 13) (NODATA in an active cell)");
+}
+
+// ------------------------------------------------------------------ point sources
+
+TEST_F(ForcingCaseTest, SourcesFindTheCellThatHoldsThePoint) {
+  write("q.csv", "t,Q\n0,0\n600,2\n1200,0\n");
+  const Case c = parse(kBase + R"(
+[[source]]
+name = "well"
+x = 5.5
+y = 13.2
+discharge = -0.25
+[[source]]
+x = 10
+y = 16
+discharge = "q.csv"
+[[source]]
+x = 0
+y = 12
+discharge = 1
+)");
+  const auto& s = c.problem.forcing.sources;
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].name, "source 'well'");
+  EXPECT_EQ(s[0].cells, std::vector<index_t>{1 * 5 + 2});  // (i, j) = (2, 1)
+  EXPECT_EQ(s[0].discharge.v, std::vector<double>{-0.25});  // a sink
+  EXPECT_EQ(s[1].name, "source 2");
+  EXPECT_EQ(s[1].cells, std::vector<index_t>{14});  // the north-east corner belongs to the last cell
+  EXPECT_EQ(s[1].discharge.t, (std::vector<double>{0, 600, 1200}));
+  EXPECT_EQ(s[1].discharge.v, (std::vector<double>{0, 2, 0}));
+  EXPECT_EQ(s[2].cells, std::vector<index_t>{5});  // y = 12: an edge goes to the cell north of it
+  EXPECT_TRUE(c.problem.forcing.active());
+}
+
+TEST_F(ForcingCaseTest, SourcesFromAnOverride) {
+  const Case c = parse(kBase, {"source=[{ name = \"pump\", x = 3, y = 11, discharge = -0.1 }]"});
+  ASSERT_EQ(c.problem.forcing.sources.size(), 1u);
+  EXPECT_EQ(c.problem.forcing.sources[0].name, "source 'pump'");
+  EXPECT_EQ(c.problem.forcing.sources[0].cells, std::vector<index_t>{1});
+}
+
+TEST_F(ForcingCaseTest, SourceErrors) {
+  EXPECT_EQ(error_of(kBase + "[[source]]\nname = \"well\"\nx = 11\ny = 12\ndischarge = 1\n"),
+            "case.toml: source[0]: source 'well' at (11, 12) is outside the domain [0, 10] x [10, 16]");
+  write("z.asc", kHoles);
+  EXPECT_EQ(error_of(kBase + "[bathymetry]\nz = { file = \"z.asc\" }\n[[source]]\nx = 1\ny = 13\ndischarge = 1\n"),
+            "case.toml: source[0]: source 1 at (1, 13) lies in the inactive cell (i, j) = (0, 1) (bathymetry.z is "
+            "NODATA there)");
+  EXPECT_EQ(error_of(kBase + "[[source]]\nx = 1\ny = 13\n"),
+            "case.toml: source[0]: source 1 needs its discharge (m^3/s, a number or a CSV file \"q.csv\")");
+  EXPECT_EQ(error_of(kBase + "[[source]]\nx = 1\ndischarge = 1\n"),
+            "case.toml: source[0]: source 1 needs both x and y (m)");
+  EXPECT_EQ(error_of(kBase + "[[source]]\nname = \"a\"\nx = 1\ny = 13\ndischarge = 1\n"
+                             "[[source]]\nname = \"a\"\nx = 3\ny = 13\ndischarge = 1\n"),
+            "case.toml: source[1].name: source name 'a' used twice");
+  EXPECT_EQ(error_of(kBase + "[[source]]\nx = 1\ny = 13\ndischarge = 1\nzzzzzzz = 2\n"),
+            "case.toml: unknown key 'source[0].zzzzzzz' (valid: name, x, y, discharge)");
+  EXPECT_EQ(error_of(kBase + "[[source]]\nx = 1\ny = 13\ndischarge = [1, 2]\n"),
+            "case.toml: source[0].discharge: expected a number (m^3/s) or a CSV file name, found array");
+  write("short.csv", "0,1\n600,2\n");
+  EXPECT_EQ(error_of(kBase + "[[source]]\nx = 1\ny = 13\ndischarge = \"short.csv\"\n"),
+            "case.toml: source[0].discharge: the run lasts until 1200 s but " + (dir_ / "short.csv").string() +
+                " ends at 600 s");
+  EXPECT_TRUE(has(error_of(kBase + "[[source]]\nx = 1\ny = 13\ndischarge = \"none.csv\"\n"),
+                  "case.toml: source[0].discharge: " + (dir_ / "none.csv").string() +
+                      ": cannot open time series file"));
+  EXPECT_EQ(error_of("source = 3\n" + kBase),
+            "case.toml: source: expected an array of tables [[source]] with x, y and discharge, found integer 3");
+}
+
+// ------------------------------------------------------------------ inflow segments
+
+TEST_F(ForcingCaseTest, SegmentsTakeTheCellsOfTheSideWhoseCentresLieInTheRange) {
+  write("hydrograph.csv", "time,Q\n0,0\n300,5\n1200,1\n");
+  const Case c = parse(kBase + R"(
+[[boundary.segment]]
+side = "west"
+from = 10
+to = 16
+type = "inflow"
+hydrograph = "hydrograph.csv"
+[[boundary.segment]]
+side = "south"
+from = 3      # centres 3, 5, 7: the ends count
+to = 7
+type = "inflow"
+discharge = 2
+[[boundary.segment]]
+side = "east"
+from = 12
+to = 16
+type = "inflow"
+discharge = 0.5
+[[boundary.segment]]
+side = "north"
+from = 8.5
+to = 10
+type = "inflow"
+discharge = 0
+)");
+  const auto& s = c.problem.forcing.sources;
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[0].name, "segment west 10-16");
+  EXPECT_EQ(cells_of(c, 0), (std::vector<index_t>{0, 5, 10}));
+  EXPECT_EQ(s[0].discharge.t, (std::vector<double>{0, 300, 1200}));
+  EXPECT_EQ(s[0].discharge.v, (std::vector<double>{0, 5, 1}));
+  EXPECT_EQ(s[1].name, "segment south 3-7");
+  EXPECT_EQ(cells_of(c, 1), (std::vector<index_t>{1, 2, 3}));
+  EXPECT_EQ(s[1].discharge.v, std::vector<double>{2});
+  EXPECT_EQ(cells_of(c, 2), (std::vector<index_t>{9, 14}));
+  EXPECT_EQ(s[3].name, "segment north 8.5-10");
+  EXPECT_EQ(cells_of(c, 3), std::vector<index_t>{14});
+  // The existing sides' keys keep working beside the segments.
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(c.problem.boundary[static_cast<std::size_t>(k)].kind, BoundaryKind::wall);
+}
+
+TEST_F(ForcingCaseTest, SegmentsSkipInactiveCellsAndFollowPointSources) {
+  write("z.asc", kHoles);
+  const Case c = parse(kBase + R"(
+[bathymetry]
+z = { file = "z.asc" }
+[boundary]
+east = "open"
+[[boundary.segment]]
+side = "west"
+from = 10
+to = 16
+type = "inflow"
+discharge = 1
+[[boundary.segment]]
+side = "south"
+from = 2
+to = 8
+type = "inflow"
+discharge = 1
+[[source]]
+x = 9
+y = 15
+discharge = 1
+)");
+  const auto& s = c.problem.forcing.sources;
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].name, "source 1");  // sources first, then segments: the order executors apply them in
+  EXPECT_EQ(cells_of(c, 1), (std::vector<index_t>{0, 10}));
+  EXPECT_EQ(cells_of(c, 2), (std::vector<index_t>{1, 3}));
+  EXPECT_EQ(c.problem.bc(Side::east).kind, BoundaryKind::open);
+}
+
+TEST_F(ForcingCaseTest, SegmentErrors) {
+  const auto segment = [](const std::string& side, double from, double to, const std::string& rest) {
+    return "[[boundary.segment]]\nside = \"" + side + "\"\nfrom = " + std::to_string(from) +
+           "\nto = " + std::to_string(to) + "\n" + rest;
+  };
+  const std::string inflow = "type = \"inflow\"\ndischarge = 1\n";
+
+  EXPECT_EQ(error_of(kBase + segment("west", 10, 13, inflow) + segment("east", 10, 13, inflow) +
+                     segment("west", 12, 16, inflow)),
+            "case.toml: boundary.segment[2]: segment west 12-16 overlaps segment west 10-13 (boundary.segment[0])");
+  // Ends that meet on a cell centre share that cell.
+  EXPECT_EQ(error_of(kBase + segment("south", 0, 3, inflow) + segment("south", 3, 10, inflow)),
+            "case.toml: boundary.segment[1]: segment south 3-10 overlaps segment south 0-3 (boundary.segment[0])");
+  EXPECT_EQ(error_of(kBase + segment("south", 0, 4, inflow) + segment("south", 4, 10, inflow)), "");
+
+  EXPECT_EQ(error_of(kBase + "[boundary]\nwest = \"open\"\n" + segment("west", 10, 16, inflow)),
+            "case.toml: boundary.segment[0]: an inflow segment brings its water in as a source along a walled side; "
+            "make the side a wall (boundary.west is \"open\")");
+  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"outflow\"\ndischarge = 1\n")),
+            "case.toml: boundary.segment[0].type: unknown segment type 'outflow': only \"inflow\" is supported so far");
+  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"inflow\"\ndischarge = -1\n")),
+            "case.toml: boundary.segment[0].discharge: must be >= 0 (m^3/s into the domain), found -1 (a [[source]] "
+            "with a negative discharge takes water out)");
+  write("q.csv", "0,1\n600,-0.5\n1200,1\n");
+  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"inflow\"\nhydrograph = \"q.csv\"\n")),
+            "case.toml: boundary.segment[0].hydrograph: " + (dir_ / "q.csv").string() +
+                ": discharge (m^3/s) is negative at t = 600 s (an inflow segment only brings water in; a [[source]] "
+                "with a negative discharge takes it out)");
+  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"inflow\"\n")),
+            "case.toml: boundary.segment[0]: an inflow segment needs hydrograph = \"q.csv\" or discharge = Q (total "
+            "m^3/s into the domain)");
+  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"inflow\"\ndischarge = 1\nhydrograph = \"q.csv\"\n")),
+            "case.toml: boundary.segment[0]: give either hydrograph (a CSV file) or discharge (m^3/s), not both");
+  EXPECT_EQ(error_of(kBase + segment("west", 16, 10, inflow)),
+            "case.toml: boundary.segment[0]: from must be less than to, found from = 16, to = 10");
+  EXPECT_EQ(error_of(kBase + segment("west", 11.5, 12.5, inflow)),
+            "case.toml: boundary.segment[0]: segment west 11.5-12.5: no active cell of the west side has its centre "
+            "in y = [11.5, 12.5] (centres at y = 11 + 2 k, k = 0..2)");
+  write("z.asc", kHoles);
+  EXPECT_TRUE(has(error_of(kBase + "[bathymetry]\nz = { file = \"z.asc\" }\n" + segment("west", 12, 14, inflow)),
+                  "case.toml: boundary.segment[0]: segment west 12-14: no active cell of the west side"));
+  EXPECT_EQ(error_of(kBase + "[[boundary.segment]]\nside = \"north\"\nfrom = 1\n" + inflow),
+            "case.toml: boundary.segment[0]: needs from and to (x along the north side, m)");
+  EXPECT_EQ(error_of(kBase + segment("up", 10, 16, inflow)),
+            "case.toml: boundary.segment[0].side: unknown side 'up' (valid: west, east, south, north)");
+  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "discharge = 1\n")),
+            "case.toml: boundary.segment[0].type: missing (\"inflow\")");
+  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, inflow + "zzzzzzzzzz = 2\n")),
+            "case.toml: unknown key 'boundary.segment[0].zzzzzzzzzz' (valid: side, from, to, type, hydrograph, "
+            "discharge)");
+  EXPECT_EQ(error_of(kBase + "[boundary]\nsegment = 3\n"),
+            "case.toml: boundary.segment: expected an array of tables [[boundary.segment]] with side, from, to, type, "
+            "found integer 3");
+}
+
+// ------------------------------------------------------------------ meshes
+
+TEST_F(ForcingCaseTest, MeshesRefuseForcing) {
+  RectangleMeshSpec spec;
+  spec.x1 = 4;
+  spec.y1 = 2;
+  spec.nx = 4;
+  spec.ny = 2;
+  io::write_gmsh(dir_ / "m.msh", rectangle_mesh(spec), true);
+  const std::string mesh = "[mesh]\nfile = \"m.msh\"\n[initial]\nh = 1\n[time]\nend = 1\n";
+  const std::string grids_only =
+      "forcing (rain, infiltration, sources, inflow segments, Manning maps) runs on Cartesian grids only so far; "
+      "this case runs on a mesh ([mesh])";
+  EXPECT_EQ(error_of(mesh + "[rain]\nrate = 3\n"), "case.toml: rain: " + grids_only);
+  EXPECT_EQ(error_of(mesh + "[infiltration]\nmodel = \"none\"\n"), "case.toml: infiltration: " + grids_only);
+  EXPECT_EQ(error_of(mesh + "[[source]]\nx = 1\ny = 1\ndischarge = 1\n"), "case.toml: source: " + grids_only);
+  EXPECT_EQ(error_of(mesh + "[[boundary.segment]]\nside = \"west\"\nfrom = 0\nto = 1\ntype = \"inflow\"\n"
+                            "discharge = 1\n"),
+            "case.toml: boundary.segment: " + grids_only);
+  EXPECT_EQ(error_of(mesh + "[physics]\nmanning = \"0.03\"\n"),
+            "case.toml: physics.manning: a Manning map (an expression or a raster) runs on Cartesian grids only so "
+            "far; give a number on a mesh ([mesh])");
+  EXPECT_DOUBLE_EQ(parse(mesh + "[physics]\nmanning = 0.03\n").problem.physics.n_manning, 0.03);
+}
