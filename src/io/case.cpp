@@ -727,7 +727,36 @@ Grid read_domain(const Reader& rd, const toml::table& d) {
   return g;
 }
 
-BoundaryCondition<double> read_boundary(const Reader& rd, const toml::table& b, std::string_view side) {
+// A CSV time series named at key, relative to the case folder. The run may
+// not outlast a series of more than one row (its last value would hold on
+// unseen); `negative`: why a negative value is refused, or none where it is allowed.
+TimeSeries series_file(const Reader& rd, const std::string& key, const toml::node& n, const fs::path& base_dir,
+                       double scale, const std::string& what, double t_end,
+                       const std::optional<std::string>& negative) {
+  const std::string file = rd.string(n, key);
+  if (file.empty()) rd.fail_at(key, "empty file name");
+  const fs::path path = fs::path(file).is_absolute() ? fs::path(file) : base_dir / file;
+  TimeSeries s;
+  try {
+    s = read_time_series(path, scale, what);
+  } catch (const InputError& e) {
+    rd.fail_at(key, e.what());
+  }
+  if (negative) {
+    for (std::size_t k = 0; k < s.v.size(); ++k)
+      if (s.v[k] < 0)
+        rd.fail_at(key, path.string() + ": " + what + " is negative at t = " + num(s.t[k]) + " s (" + *negative + ")");
+  }
+  if (s.t.size() > 1 && s.t.back() < t_end)
+    rd.fail_at(key, "the run lasts until " + num(t_end) + " s but " + path.string() + " ends at " +
+                        num(s.t.back()) + " s");
+  return s;
+}
+
+// series: where a grid side's discharge or eta may be a CSV time series
+// (nullptr on a mesh); the condition's value is then the series' first.
+BoundaryCondition<double> read_boundary(const Reader& rd, const toml::table& b, std::string_view side,
+                                        const fs::path& base_dir, TimeSeries* series) {
   BoundaryCondition<double> bc;
   const std::string key = dotted("boundary", side);
   const toml::node* n = b.get(side);
@@ -758,8 +787,17 @@ BoundaryCondition<double> read_boundary(const Reader& rd, const toml::table& b, 
   const auto type = rd.string(t, key, "type");
   if (!type) rd.fail_at(key, "missing 'type' (wall, open, inflow or level)");
   bc.kind = kind_of(*type, key + ".type");
-  const auto discharge = rd.number(t, key, "discharge");
-  const auto eta = rd.number(t, key, "eta");
+  // A CSV file instead of a number: the value over time.
+  const auto value_of = [&](const char* name, const std::string& what) -> std::optional<double> {
+    const toml::node* v = t.get(name);
+    if (!v || !v->is_string()) return rd.number(t, key, name);
+    if (!series) rd.fail_at(key + "." + name, "a time series on a mesh boundary group is not supported yet; give a number");
+    *series = series_file(rd, key + "." + name, *v, base_dir, 1.0, what, -1.0, std::nullopt);
+    return series->v.front();
+  };
+  const bool is_inflow = bc.kind == BoundaryKind::inflow, is_level = bc.kind == BoundaryKind::level;
+  const auto discharge = is_inflow ? value_of("discharge", "discharge (m^2/s)") : rd.number(t, key, "discharge");
+  const auto eta = is_level ? value_of("eta", "surface elevation (m)") : rd.number(t, key, "eta");
   if (bc.kind == BoundaryKind::inflow) {
     if (!discharge) rd.fail_at(key, "type \"inflow\" needs 'discharge' (m^2/s, into the domain)");
     bc.value = *discharge;
@@ -981,31 +1019,6 @@ std::vector<double> forcing_parameter(const Reader& rd, const FieldSpec& f, cons
   return {f.value * scale};
 }
 
-// A CSV time series named at key, relative to the case folder. The run may
-// not outlast a series of more than one row (its last value would hold on
-// unseen); `negative`: why a negative value is refused, or none where it is allowed.
-TimeSeries series_file(const Reader& rd, const std::string& key, const toml::node& n, const fs::path& base_dir,
-                       double scale, const std::string& what, double t_end,
-                       const std::optional<std::string>& negative) {
-  const std::string file = rd.string(n, key);
-  if (file.empty()) rd.fail_at(key, "empty file name");
-  const fs::path path = fs::path(file).is_absolute() ? fs::path(file) : base_dir / file;
-  TimeSeries s;
-  try {
-    s = read_time_series(path, scale, what);
-  } catch (const InputError& e) {
-    rd.fail_at(key, e.what());
-  }
-  if (negative) {
-    for (std::size_t k = 0; k < s.v.size(); ++k)
-      if (s.v[k] < 0)
-        rd.fail_at(key, path.string() + ": " + what + " is negative at t = " + num(s.t[k]) + " s (" + *negative + ")");
-  }
-  if (s.t.size() > 1 && s.t.back() < t_end)
-    rd.fail_at(key, "the run lasts until " + num(t_end) + " s but " + path.string() + " ends at " +
-                        num(s.t.back()) + " s");
-  return s;
-}
 
 // [rain] rate (mm/h): a number, a CSV hyetograph { series = ... }, or a
 // field constant in time (an expression or a raster of rates).
@@ -1455,16 +1468,15 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
                                                    clip(name) + "' (its groups: " +
                                                    (groups.empty() ? "none" : groups) + ")");
         }
-        p.mesh_boundary[static_cast<std::size_t>(group)] = read_boundary(rd, *b, name);
+        p.mesh_boundary[static_cast<std::size_t>(group)] = read_boundary(rd, *b, name, base_dir, nullptr);
       }
     }
     p.mesh = mesh;
   } else if (const toml::table* b = rd.table(root, "", "boundary")) {
     rd.check_keys(*b, "boundary", find_section("boundary")->keys);
-    p.bc(Side::west) = read_boundary(rd, *b, "west");
-    p.bc(Side::east) = read_boundary(rd, *b, "east");
-    p.bc(Side::south) = read_boundary(rd, *b, "south");
-    p.bc(Side::north) = read_boundary(rd, *b, "north");
+    const char* sides[4] = {"west", "east", "south", "north"};
+    for (std::size_t s = 0; s < 4; ++s)
+      p.boundary[s] = read_boundary(rd, *b, sides[s], base_dir, &p.forcing.boundary[s]);
   }
 
   // Physics.
@@ -1507,6 +1519,21 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
   if (!end) rd.fail("time.end", "time.end: missing (end time of the run, s)");
   if (!(*end > 0)) rd.fail_at("time.end", "must be > 0 (s), found " + num(*end));
   p.t_end = *end;
+  for (std::size_t s = 0; s < 4; ++s) {
+    const TimeSeries& ts = p.forcing.boundary[s];
+    const char* sides[4] = {"west", "east", "south", "north"};
+    const std::string key = std::string("boundary.") + sides[s] + (p.boundary[s].kind == BoundaryKind::level ? ".eta" : ".discharge");
+    if (ts.t.size() > 1 && ts.t.back() < p.t_end)
+      rd.fail_at(key, "the run lasts until " + num(p.t_end) + " s but the series ends at " + num(ts.t.back()) + " s");
+    const double max_discharge = max_speed * max_speed * max_speed / p.physics.g;
+    if (p.boundary[s].kind == BoundaryKind::inflow)
+      for (std::size_t k = 0; k < ts.v.size(); ++k)
+        if (std::abs(ts.v[k]) > max_discharge)
+          rd.fail_at(key, "discharge " + num(ts.v[k]) + " m^2/s at t = " + num(ts.t[k]) +
+                              " s exceeds max_speed^3 / g = " + num(max_discharge) +
+                              " m^2/s, the discharge of critical flow at physics.max_speed = " + num(max_speed) +
+                              " m/s (raise physics.max_speed if the flow is meant to be that fast)");
+  }
   const auto every = rd.number(*tt, "time", "output_every");
   const toml::node* times = tt->get("output_times");
   if (every && times) rd.fail("time.output_times", "time: give either output_every or output_times, not both");

@@ -295,6 +295,10 @@ std::uint64_t case_fingerprint(const Case& c) {
                                        &forcing.infiltration.p1, &forcing.infiltration.p2, &forcing.manning})
     h.vector(*v);
   h.value(forcing.infiltration.model);
+  for (const TimeSeries& ts : forcing.boundary) {
+    h.vector(ts.t);
+    h.vector(ts.v);
+  }
   for (const VolumeSource& src : forcing.sources) {
     h.string(src.name);
     h.vector(src.cells);

@@ -72,7 +72,9 @@ void check_convergence(double h_right, bool along_y, double finest_bound, double
     if (scheme == Scheme::roe3) {
       EXPECT_LE(e, dam_break_error(n, h_right, along_y)) << "n = " << n << ": roe3 less accurate than roe1";
       EXPECT_LE(r.overshoot, max_overshoot) << "n = " << n;
-      if (previous > 0) EXPECT_LT(r.overshoot, previous_overshoot) << "n = " << n << ": the overshoot must shrink";
+      if (previous > 0) {
+        EXPECT_LT(r.overshoot, previous_overshoot) << "n = " << n << ": the overshoot must shrink";
+      }
       previous_overshoot = r.overshoot;
     }
     if (previous > 0) {

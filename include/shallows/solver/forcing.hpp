@@ -4,6 +4,7 @@
 // a Manning map, volume sources. Host data, one value per cell in the
 // problem's cell order; the executors turn them into views
 // (physics/forcing.hpp) and apply them after each step.
+#include <array>
 #include <string>
 #include <vector>
 
@@ -43,10 +44,21 @@ struct Forcing {
   Infiltration infiltration;
   std::vector<double> manning;  // per cell (s/m^(1/3)); empty: physics.n_manning everywhere
   std::vector<VolumeSource> sources;
+  // Grid sides (indexed by Side) whose inflow discharge or level eta changes
+  // over time; empty: the condition's constant value. A step takes the value
+  // at its start time.
+  std::array<TimeSeries, 4> boundary{};
 
+  bool has_boundary_series() const {
+    for (const TimeSeries& s : boundary)
+      if (!s.empty()) return true;
+    return false;
+  }
+
+  // Whether anything beyond the boundary conditions' constant values acts.
   bool active() const {
     return !rain.rate.empty() || infiltration.model != InfiltrationModel::none || !manning.empty() ||
-           !sources.empty();
+           !sources.empty() || has_boundary_series();
   }
 };
 

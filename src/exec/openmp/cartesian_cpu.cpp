@@ -197,6 +197,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
   std::string name() const override { return threads_ == 1 ? "serial" : "openmp"; }
 
   double step(double t, double dt_max) override {
+    this->boundary_at(t);
     const double local_rate = compute_rhs();
     if (!std::isfinite(local_rate)) {
       throw std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");

@@ -90,6 +90,7 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
   std::string name() const override { return threads_ == 1 ? "serial-roe3" : "openmp-roe3"; }
 
   double step(double t, double dt_max) override {
+    this->boundary_at(t);
     double dt = 0;
     for (int k = 0; k < ssp_rk3::stages; ++k) {
       const StateArrays<Real> src = k == 0 ? state_arrays() : stage_arrays();

@@ -89,6 +89,8 @@ class CpuGridBackend : public Backend {
         fields_(make_padded_fields<Real>(p)),
         forcing_(p, threads_) {
     for (int s = 0; s < 4; ++s) bc_[s] = to_precision<Real>(p.boundary[s]);
+    boundary_ = p.forcing.boundary;
+    boundary_series_ = p.forcing.has_boundary_series();
     if (track_maxima_) {
       const auto cells = static_cast<std::size_t>(grid_.cells());
       max_h_.assign(cells, 0.0);
@@ -107,6 +109,17 @@ class CpuGridBackend : public Backend {
   // then in row order: the same bits for any thread count.
   void add_positivity(const std::vector<double>& gain) {
     for (double g : gain) positivity_depth_ += g;
+  }
+
+  // Before a step from t: the sides whose condition follows a time series
+  // take its value at t, and their ghost cells are filled again.
+  void boundary_at(double t) {
+    if (!boundary_series_) return;
+    for (std::size_t s = 0; s < 4; ++s) {
+      const TimeSeries& ts = boundary_[s];
+      if (!ts.empty()) bc_[s].value = static_cast<Real>(series_value(ts.view(), t));
+    }
+    fill_ghosts(state_arrays());
   }
 
   // After the scheme's step from t to t + dt: the forcing, then what the next step reads.
@@ -174,6 +187,8 @@ class CpuGridBackend : public Backend {
   bool track_maxima_;
   double arrival_threshold_;
   BoundaryCondition<Real> bc_[4];
+  std::array<TimeSeries, 4> boundary_;  // Forcing::boundary
+  bool boundary_series_ = false;
   CellBox owned_;  // the cells whose rates set dt (Problem::owned_cells)
   PaddedFields<Real> fields_;
   std::vector<double> max_h_, max_speed_, arrival_;

@@ -25,7 +25,12 @@ template <class Real>
 class CpuForcing {
  public:
   CpuForcing(const Problem& p, int threads)
-      : grid_(p.grid), forcing_(p.forcing), threads_(threads), active_(p.forcing.active()) {
+      : grid_(p.grid),
+        forcing_(p.forcing),
+        threads_(threads),
+        active_(p.forcing.active()),
+        cells_(!p.forcing.rain.rate.empty() || p.forcing.infiltration.model != InfiltrationModel::none ||
+               !p.forcing.manning.empty()) {
     if (!active_) return;
     const auto cells = static_cast<std::size_t>(grid_.cells());
     const auto check = [&](const std::vector<double>& v, const char* what) {
@@ -49,7 +54,25 @@ class CpuForcing {
 
   // The forcing of the step from t to t + dt on the padded state a.
   void apply(const StateArrays<Real>& a, double t, double dt, const PhysicsParams<Real>& p) {
-    if (!active_) return;
+    if (cells_) apply_cells(a, t, dt, p);
+    for (std::size_t s = 0; s < forcing_.sources.size(); ++s) apply_source(a, s, t, dt, p);
+  }
+
+  ForcingVolumes volumes() const { return state_.volumes(grid_.dx * grid_.dy); }
+
+  void read(ForcingState& out) const { out = state_; }
+
+  void load(const ForcingState& in) {
+    const auto sized = [](const std::vector<double>& a, const std::vector<double>& b) { return a.size() == b.size(); };
+    check_load_size(sized(in.infiltration, state_.infiltration) && sized(in.rain_rows, state_.rain_rows) &&
+                        sized(in.infiltration_rows, state_.infiltration_rows) && sized(in.sources, state_.sources),
+                    "load_forcing_state");
+    state_ = in;
+  }
+
+ private:
+  // Every active cell's forcing (apply_cell_forcing), rows in parallel.
+  void apply_cells(const StateArrays<Real>& a, double t, double dt, const PhysicsParams<Real>& p) {
     const double rain_depth = forcing_.rain.rate.empty() ? 0.0 : series_integral(forcing_.rain.rate.view(), t, t + dt);
     const Infiltration& inf = forcing_.infiltration;
     const Grid& g = grid_;
@@ -80,22 +103,8 @@ class CpuForcing {
       state_.rain_rows[static_cast<std::size_t>(j)] += rain;
       state_.infiltration_rows[static_cast<std::size_t>(j)] += taken;
     }
-    for (std::size_t s = 0; s < forcing_.sources.size(); ++s) apply_source(a, s, t, dt, p);
   }
 
-  ForcingVolumes volumes() const { return state_.volumes(grid_.dx * grid_.dy); }
-
-  void read(ForcingState& out) const { out = state_; }
-
-  void load(const ForcingState& in) {
-    const auto sized = [](const std::vector<double>& a, const std::vector<double>& b) { return a.size() == b.size(); };
-    check_load_size(sized(in.infiltration, state_.infiltration) && sized(in.rain_rows, state_.rain_rows) &&
-                        sized(in.infiltration_rows, state_.infiltration_rows) && sized(in.sources, state_.sources),
-                    "load_forcing_state");
-    state_ = in;
-  }
-
- private:
   void apply_source(const StateArrays<Real>& a, std::size_t s, double t, double dt, const PhysicsParams<Real>& p) {
     const VolumeSource& src = forcing_.sources[s];
     const double volume = series_integral(src.discharge.view(), t, t + dt);
@@ -123,6 +132,7 @@ class CpuForcing {
   Forcing forcing_;
   int threads_;
   bool active_;
+  bool cells_;  // rain, infiltration or a Manning map: the pass over the cells
   ForcingState state_;
 };
 
