@@ -14,7 +14,8 @@ namespace shallows {
 // Choices of the CUDA executor beyond BackendOptions (tuning, comparisons).
 struct CudaOptions {
   // lagged: one pass per step that also stores the next step's rhs;
-  // plain: thread per cell, rate kernel + update kernel (the reference).
+  // plain: thread per cell, rate kernel + update kernel (the reference; taken
+  // whatever is asked on several ranks and with forcing, Problem::forcing).
   std::string kernel = "lagged";
   bool dry_skip = true;          // skip chunks that are dry with dry neighbours (all but plain)
   bool compact = true;           // with dry_skip: launch warps only for the chunks listed on the device

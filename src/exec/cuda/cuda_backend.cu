@@ -14,6 +14,7 @@
 #include "batched_advance.cuh"
 #include "cuda_check.cuh"
 #include "device_array.cuh"
+#include "forcing_kernels.cuh"
 #include "read_back.cuh"
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/host_fields.hpp"
@@ -84,6 +85,28 @@ cudax::ChunkGrid make_chunk_grid(const Grid& g, int rows) {
   return cg;
 }
 
+// What the forcing kernels need of the step launched with A: its t (the
+// launch's, or the input slot's) and dt and the buffer of the state after it
+// (the output slot's), read on the device after the step's kernels.
+template <class Real>
+struct StepClock {
+  const Ctrl* ctrl;
+  int slot;
+  int use_t_in;
+  double t_in;
+  Real* h[2];
+  Real* hu[2];
+  Real* hv[2];
+
+  __device__ cudax::forcing::StepWindow<Real> window() const {
+    const Ctrl& in = ctrl[slot];
+    const Ctrl& out = ctrl[(slot + 1) % 3];
+    // Selects, not h[parity]: an index into the kernel's parameters would copy them to local memory.
+    const bool b = out.parity != 0;
+    return {out.stepped != 0, use_t_in ? t_in : in.t, out.dt, b ? h[1] : h[0], b ? hu[1] : hu[0], b ? hv[1] : hv[0]};
+  }
+};
+
 // Rows per chunk: the longest march that still gives every SM a few dozen warps.
 int choose_rows(const Grid& g, int sms) {
   const index_t strips = (g.nx + cudax::ChunkGrid{}.width - 1) / cudax::ChunkGrid{}.width;
@@ -101,7 +124,10 @@ class CudaExecutor final : public CudaBackend {
         // A rank of a distributed run: the plain kernels, whose rate the host
         // all-reduces between the rate and the update kernel of each step.
         distributed_(p.owned.cells() > 0),
-        kind_(distributed_ ? KernelKind::plain : parse_kernel(co.kernel)),
+        // With forcing too: the lagged kernel stores the next step's rhs from
+        // the state before the forcing changes it. Plain skips no dry chunk,
+        // so rain falls on dry ones as well.
+        kind_(distributed_ || p.forcing.active() ? KernelKind::plain : parse_kernel(co.kernel)),
         dry_skip_(co.dry_skip && kind_ != KernelKind::plain),
         compact_(dry_skip_ && co.compact),
         track_maxima_(o.track_maxima),
@@ -112,6 +138,10 @@ class CudaExecutor final : public CudaBackend {
     if (p.scheme != Scheme::roe1) {
       throw std::runtime_error("CUDA backend: only the first-order scheme (roe1) runs on the GPU so far; "
                                "use --backend cpu for this case");
+    }
+    if (distributed_ && p.forcing.active()) {
+      throw std::runtime_error(
+          "CUDA backend: rain, infiltration, sources and Manning maps run on one rank only so far");
     }
     int count = cuda_device_count();
     if (device_ < 0 || device_ >= count) {
@@ -140,10 +170,13 @@ class CudaExecutor final : public CudaBackend {
     if (dry_skip_) need += 3 * chunks;
     if (compact_) need += chunks * sizeof(unsigned) + 3 * sizeof(unsigned);
     if (track_maxima_) need += 3 * cells * sizeof(double);
+    need += cudax::forcing::ForcingDevice<Real>::bytes(p);
     char what[160];
     std::snprintf(what, sizeof what, "a %lldx%lld grid in %s", static_cast<long long>(grid_.nx),
                   static_cast<long long>(grid_.ny), sizeof(Real) == 4 ? "float" : "double");
     cudax::require_free_memory(need, what);
+    // First: it checks the forcing's sizes and cells, before the stream and pinned buffers exist.
+    forcing_ = cudax::forcing::ForcingDevice<Real>(p);
 
     SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_in_), sizeof(Ctrl)));
@@ -320,6 +353,10 @@ class CudaExecutor final : public CudaBackend {
   // order the atomics come: exact to round-off, not bit-identical to the CPU.
   double positivity_volume() const override { return cudax::read_scalar(gain_, stream_) * grid_.dx * grid_.dy; }
 
+  ForcingVolumes forcing_volumes() const override { return forcing_.volumes(stream_); }
+  void read_forcing_state(ForcingState& out) const override { forcing_.read(out, stream_); }
+  void load_forcing_state(const ForcingState& in) override { forcing_.load(in, stream_); }
+
   // Halo rectangles: strided copies of the current state through the host.
   void pack_box(const CellBox& box, std::byte* out) const override {
     const int parity = fetch_ctrl().parity;
@@ -483,6 +520,11 @@ class CudaExecutor final : public CudaBackend {
         SHALLOWS_CUDA_CHECK_LAUNCH("plain_update_kernel");
         break;
     }
+    if (forcing_.active()) {
+      forcing_.launch(StepClock<Real>{ctrl_.get(), a.slot, a.use_t_in, a.t_in, {h_[0].get(), h_[1].get()},
+                                      {hu_[0].get(), hu_[1].get()}, {hv_[0].get(), hv_[1].get()}},
+                      stream_);
+    }
     slot_ = (slot_ + 1) % 3;
     ++steps_launched_;
     if (track_maxima_) launch_maxima(slot_, false, 0.0);
@@ -543,6 +585,7 @@ class CudaExecutor final : public CudaBackend {
   DeviceArray<unsigned char> dry_[2], same_;
   DeviceArray<unsigned> list_, list_count_;
   DeviceArray<double> max_h_, max_speed_, arrival_;
+  cudax::forcing::ForcingDevice<Real> forcing_;
   int slot_ = 0;
   index_t steps_launched_ = 0;
   // Last: destroyed first, after the destructor has synchronised stream_.

@@ -7,7 +7,10 @@
 // U^n; march stage 1 (rhs of U^n, rate) -> dt_kernel -> apply_kernel (U1);
 // ghosts of U1; march stage 2 (U2); ghosts of U2; march stage 3 (U^{n+1}
 // in place of U^n); ghosts of U^{n+1}; end_kernel; maxima. Buffers: U^n, U1,
-// U2, the rhs of stage 1, the bed at the quadrature points.
+// U2, the rhs of stage 1, the bed at the quadrature points. With forcing
+// (forcing_kernels.cuh), forcing_start_kernel keeps the step's start time
+// after begin_kernel, and the forcing kernels run on U^{n+1} after stage 3,
+// before its ghosts are filled.
 // The bed's quadrature-point values are computed once (bed_kernel). Compiled with --fmad=false, the
 // results match the CPU's bit for bit.
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include "batched_advance.cuh"
 #include "cuda_check.cuh"
 #include "device_array.cuh"
+#include "forcing_kernels.cuh"
 #include "read_back.cuh"
 #include "roe3_kernels.cuh"
 #include "snapshot_stager.cuh"
@@ -39,6 +43,25 @@ namespace {
 using cudax::roe3k::Roe3Ctrl;
 
 unsigned blocks_for(index_t n, unsigned threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
+
+// The start of the step being taken, for the forcing (dt_kernel moves t on
+// before the stages run).
+__global__ void forcing_start_kernel(const Roe3Ctrl* ctrl, double* t0) {
+  if (ctrl->active) *t0 = ctrl->t;
+}
+
+// What the forcing kernels need of the step just taken: its start, its dt,
+// and U^{n+1}.
+template <class Real>
+struct StepClock {
+  const Roe3Ctrl* ctrl;
+  const double* t0;
+  Real* h;
+  Real* hu;
+  Real* hv;
+
+  __device__ cudax::forcing::StepWindow<Real> window() const { return {ctrl->active != 0, *t0, ctrl->dt, h, hu, hv}; }
+};
 
 // Rows per chunk: long marches (each costs two extra rows of
 // reconstructions) while the grid still gives about 2.5 waves of the warps
@@ -83,11 +106,15 @@ class CudaRoe3Backend final : public CudaBackend {
     const auto padded = static_cast<std::size_t>(grid_.padded_size());
     const auto cells = static_cast<std::size_t>(grid_.cells());
     const std::size_t need = padded * (10 * sizeof(Real) + sizeof(roe3::BedPoints<Real>)) +
-                             3 * cells * sizeof(Real) + (track_maxima_ ? 3 * cells * sizeof(double) : 0) + 4096;
+                             3 * cells * sizeof(Real) + (track_maxima_ ? 3 * cells * sizeof(double) : 0) + 4096 +
+                             cudax::forcing::ForcingDevice<Real>::bytes(p);
     char what[160];
     std::snprintf(what, sizeof what, "a %lldx%lld roe3 grid in %s", static_cast<long long>(grid_.nx),
                   static_cast<long long>(grid_.ny), sizeof(Real) == 4 ? "float" : "double");
     cudax::require_free_memory(need, what);
+    // First: it checks the forcing's sizes and cells, before the stream and pinned buffers exist.
+    forcing_ = cudax::forcing::ForcingDevice<Real>(p);
+    if (forcing_.active()) t0_ = DeviceArray<double>(1);
 
     SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_ctrl_), sizeof(Roe3Ctrl)));
@@ -217,6 +244,10 @@ class CudaRoe3Backend final : public CudaBackend {
   // Summed on the device (warp_add_nonzero): exact to round-off, not bit-identical to the CPU.
   double positivity_volume() const override { return cudax::read_scalar(gain_, stream_) * grid_.dx * grid_.dy; }
 
+  ForcingVolumes forcing_volumes() const override { return forcing_.volumes(stream_); }
+  void read_forcing_state(ForcingState& out) const override { forcing_.read(out, stream_); }
+  void load_forcing_state(const ForcingState& in) override { forcing_.load(in, stream_); }
+
   CudaStats stats() const override {
     CudaStats s;
     s.device = device_desc_;
@@ -288,6 +319,10 @@ class CudaRoe3Backend final : public CudaBackend {
     SHALLOWS_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     begin_kernel<<<1, 1, 0, stream_>>>(ctrl);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 begin_kernel");
+    if (forcing_.active()) {
+      forcing_start_kernel<<<1, 1, 0, stream_>>>(ctrl, t0_.get());
+      SHALLOWS_CUDA_CHECK_LAUNCH("roe3 forcing_start_kernel");
+    }
     launch_march<0>(march_args(0, 0));
     dt_kernel<<<1, 1, 0, stream_>>>(ctrl, cfl_);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 dt_kernel");
@@ -297,6 +332,9 @@ class CudaRoe3Backend final : public CudaBackend {
     launch_march<1>(march_args(1, 2));
     fill_ghosts(state(2), ctrl);
     launch_march<2>(march_args(2, 0));
+    if (forcing_.active()) {
+      forcing_.launch(StepClock<Real>{ctrl, t0_.get(), h_[0].get(), hu_[0].get(), hv_[0].get()}, stream_);
+    }
     fill_ghosts(state(0), ctrl);
     end_kernel<<<1, 1, 0, stream_>>>(ctrl);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 end_kernel");
@@ -380,6 +418,8 @@ class CudaRoe3Backend final : public CudaBackend {
   DeviceArray<Roe3Ctrl> ctrl_;
   DeviceArray<double> gain_;  // positivity account (depths; times dx dy on reading)
   DeviceArray<double> max_h_, max_speed_, arrival_;
+  cudax::forcing::ForcingDevice<Real> forcing_;
+  DeviceArray<double> t0_;  // with forcing: the start of the step being taken
   // Last: destroyed first, after the destructor has synchronised stream_.
   cudax::SnapshotStager<Real> stager_{grid_};
 };

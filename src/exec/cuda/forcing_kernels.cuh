@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The forcing of a Cartesian run (Problem::forcing: rain, infiltration, a
+// Manning map, volume sources) on the GPU, shared by the first- and
+// third-order CUDA executors. After the scheme's full step from t to t + dt:
+//
+//  1. cell_forcing_kernel, one block per row: every active cell gets
+//     apply_cell_forcing (physics/forcing.hpp) with the rain depth
+//     scale_i * series_integral(rate, t, t + dt); the row's rain and
+//     infiltration depths, summed by a fixed reduction tree, are added to
+//     per-row double accumulators, so the account is the same run after run.
+//  2. source_kernel, one block per VolumeSource: its volume over the step,
+//     the weights h^(5/3) of its cells summed by a fixed tree, then each
+//     cell's depth (source_depth). Sources follow the order of
+//     Problem::forcing.sources: those that share no cell with an earlier one
+//     of the same launch run side by side (a launch per "level", normally
+//     one), a source that shares a cell waits for the launch after.
+//
+// The executor supplies a Clock: a small struct whose window() says, on the
+// device, whether a step was taken, its t and dt, and where the state after
+// it lies. t and dt stay on the device (batched advance), so nothing
+// synchronises per step. The kernels are launched only for a problem with
+// forcing; a plain run does none of this work.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuda_check.cuh"
+#include "device_array.cuh"
+#include "shallows/core/math.hpp"
+#include "shallows/exec/host_fields.hpp"
+#include "shallows/mesh/structured/grid.hpp"
+#include "shallows/physics/forcing.hpp"
+#include "shallows/solver/backend.hpp"
+#include "shallows/solver/problem.hpp"
+
+namespace shallows::cudax::forcing {
+
+constexpr int kThreads = 128;
+
+// The step just taken, as a Clock gives it to the kernels.
+template <class Real>
+struct StepWindow {
+  bool taken;      // false: no step was taken by this launch (target reached, or the run failed)
+  double t0, dt;   // the step went from t0 to t0 + dt
+  Real* h;         // the state after the step (padded layout)
+  Real* hu;
+  Real* hv;
+};
+
+// A per-cell input of 0 values (the fallback), 1 (every cell) or one per cell:
+// a uniform value is not expanded on the device.
+struct CellValues {
+  const double* v = nullptr;
+  index_t n = 0;
+  __device__ __forceinline__ double at(index_t cell, double fallback) const {
+    return n == 0 ? fallback : v[n == 1 ? 0 : cell];
+  }
+};
+
+template <class Real>
+struct CellArgs {
+  Grid g;
+  const Real* z;             // padded; NaN: inactive
+  PhysicsParams<Real> phys;
+  SeriesView rain;           // device arrays; n = 0: no rain
+  CellValues rain_scale;     // fallback 1
+  CellValues manning;        // fallback -1 (no map)
+  InfiltrationModel model;
+  CellValues p0, p1, p2;     // fallback 0
+  double* infiltrated;       // cumulative infiltration F per cell, row-major (null without infiltration)
+  double* row_rain;          // per row: rain depth summed over its cells and the steps
+  double* row_infiltration;  // per row: infiltrated depth, likewise
+};
+
+template <class Real>
+struct SourceArgs {
+  Grid g;
+  Real h_dry;
+  double area;                // dx dy
+  const int* order;           // sources by launch (level), each launch's in Problem order
+  const index_t* cell_start;  // source k's cells: cells[cell_start[k] .. cell_start[k + 1])
+  const index_t* cells;       // row-major interior indices
+  const int* knot_start;      // source k's discharge: knots knot_start[k] .. knot_start[k + 1] of t, v
+  const double* t;
+  const double* v;
+  double* moved;              // per source: the volume it added (m^3, sinks negative), summed over steps
+};
+
+// The sum of v over the block by a fixed tree, the same bits on every run.
+// Every thread of the block calls it; s holds kThreads doubles.
+__device__ __forceinline__ double block_sum(double v, double* s) {
+  s[threadIdx.x] = v;
+  __syncthreads();
+#pragma unroll
+  for (int o = kThreads / 2; o > 0; o >>= 1) {
+    if (static_cast<int>(threadIdx.x) < o) s[threadIdx.x] += s[threadIdx.x + o];
+    __syncthreads();
+  }
+  const double r = s[0];
+  __syncthreads();  // s may be reused at once
+  return r;
+}
+
+// Row blockIdx.x: friction from the map, rain, infiltration of its active cells.
+template <class Real, class Clock>
+__global__ void __launch_bounds__(kThreads) cell_forcing_kernel(const CellArgs<Real> A, const Clock clock) {
+  const StepWindow<Real> w = clock.window();
+  if (!w.taken) return;
+  __shared__ double rain_depth;
+  __shared__ double sum_buf[kThreads];
+  if (threadIdx.x == 0) rain_depth = series_integral(A.rain, w.t0, w.t0 + w.dt);
+  __syncthreads();
+  const index_t j = blockIdx.x;
+  double rain_sum = 0, infiltration_sum = 0;
+  for (index_t i = threadIdx.x; i < A.g.nx; i += kThreads) {
+    const index_t k = A.g.index(i, j);
+    if (math::is_nan(A.z[k])) continue;
+    const index_t cell = j * A.g.nx + i;
+    CellForcing f;
+    f.rain = A.rain_scale.at(cell, 1.0) * rain_depth;
+    f.manning = A.manning.at(cell, -1.0);
+    f.model = A.model;
+    f.p0 = A.p0.at(cell, 0.0);
+    f.p1 = A.p1.at(cell, 0.0);
+    f.p2 = A.p2.at(cell, 0.0);
+    double F = A.infiltrated ? A.infiltrated[cell] : 0.0;
+    ForcingDepths moved;
+    const State<Real> q = apply_cell_forcing(State<Real>{w.h[k], w.hu[k], w.hv[k]}, f, w.dt, A.phys, F, moved);
+    w.h[k] = q.h;
+    w.hu[k] = q.hu;
+    w.hv[k] = q.hv;
+    if (A.infiltrated) A.infiltrated[cell] = F;
+    rain_sum += moved.rain;
+    infiltration_sum += moved.infiltration;
+  }
+  rain_sum = block_sum(rain_sum, sum_buf);
+  infiltration_sum = block_sum(infiltration_sum, sum_buf);
+  if (threadIdx.x == 0) {
+    A.row_rain[j] += rain_sum;
+    A.row_infiltration[j] += infiltration_sum;
+  }
+}
+
+// Source order[first + blockIdx.x]: its volume over the step shared between its cells.
+template <class Real, class Clock>
+__global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real> A, const Clock clock, int first) {
+  const StepWindow<Real> w = clock.window();
+  if (!w.taken) return;
+  const int src = A.order[first + static_cast<int>(blockIdx.x)];
+  const index_t c0 = A.cell_start[src], c1 = A.cell_start[src + 1];
+  __shared__ double volume;
+  __shared__ double sum_buf[kThreads];
+  if (threadIdx.x == 0) {
+    const int k0 = A.knot_start[src];
+    const SeriesView q{A.t + k0, A.v + k0, A.knot_start[src + 1] - k0};
+    volume = series_integral(q, w.t0, w.t0 + w.dt);
+  }
+  __syncthreads();
+  if (volume == 0 || c0 == c1) return;  // the whole block: nothing moves
+  const auto at = [&](index_t c) {
+    const index_t cell = A.cells[c];
+    return A.g.index(cell % A.g.nx, cell / A.g.nx);
+  };
+  double weights = 0;
+  for (index_t c = c0 + threadIdx.x; c < c1; c += kThreads) {
+    weights += source_weight(static_cast<double>(w.h[at(c)]));
+  }
+  const double sum_w = block_sum(weights, sum_buf);
+  const int count = static_cast<int>(c1 - c0);
+  double added = 0;
+  // A source's cells are distinct (checked on the host): each thread owns its cells.
+  for (index_t c = c0 + threadIdx.x; c < c1; c += kThreads) {
+    const index_t k = at(c);
+    const double h = static_cast<double>(w.h[k]);
+    const double d = source_depth(volume, source_weight(h), sum_w, count, A.area, h);
+    const Real hn = static_cast<Real>(h + d);
+    w.h[k] = hn;
+    if (hn <= A.h_dry) {
+      w.hu[k] = Real(0);
+      w.hv[k] = Real(0);
+    }
+    added += d;
+  }
+  added = block_sum(added, sum_buf);
+  if (threadIdx.x == 0) A.moved[src] += added * A.area;
+}
+
+// The forcing's data on the device and its launches, owned by an executor
+// (a default-constructed one is inactive: a problem without forcing).
+template <class Real>
+class ForcingDevice {
+ public:
+  ForcingDevice() = default;
+
+  // Checks and uploads p.forcing; waits for the copies.
+  explicit ForcingDevice(const Problem& p) : grid_(p.grid), area_(p.grid.dx * p.grid.dy) {
+    const Forcing& f = p.forcing;
+    active_ = f.active();
+    if (!active_) return;
+    const auto cells = static_cast<std::size_t>(grid_.cells());
+
+    cell_.g = grid_;
+    cell_.phys = to_precision<Real>(p.physics);
+    cell_.model = f.infiltration.model;
+    check_series(f.rain.rate, "forcing.rain.rate");
+    rain_t_ = upload(f.rain.rate.t);
+    rain_v_ = upload(f.rain.rate.v);
+    cell_.rain = {rain_t_.get(), rain_v_.get(), static_cast<int>(f.rain.rate.t.size())};
+    cell_.rain_scale = per_cell(f.rain.scale, rain_scale_, "forcing.rain.scale");
+    cell_.manning = per_cell(f.manning, manning_, "forcing.manning");
+    if (f.infiltration.model != InfiltrationModel::none) {
+      cell_.p0 = per_cell(f.infiltration.p0, p_[0], "forcing.infiltration.p0");
+      cell_.p1 = per_cell(f.infiltration.p1, p_[1], "forcing.infiltration.p1");
+      cell_.p2 = per_cell(f.infiltration.p2, p_[2], "forcing.infiltration.p2");
+      infiltrated_ = DeviceArray<double>(cells);
+      SHALLOWS_CUDA_CHECK(cudaMemset(infiltrated_.get(), 0, cells * sizeof(double)));
+    }
+    cell_.infiltrated = infiltrated_.get();
+    const auto ny = static_cast<std::size_t>(grid_.ny);
+    rows_ = DeviceArray<double>(2 * ny);
+    SHALLOWS_CUDA_CHECK(cudaMemset(rows_.get(), 0, 2 * ny * sizeof(double)));
+    cell_.row_rain = rows_.get();
+    cell_.row_infiltration = rows_.get() + ny;
+
+    upload_sources(f.sources);
+    // Pageable copies may still be in flight; the executor's stream does not wait for the legacy stream.
+    SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  // Device memory the forcing of p takes (for require_free_memory), with
+  // what the sizes would be before they are checked.
+  static std::size_t bytes(const Problem& p) {
+    const Forcing& f = p.forcing;
+    if (!f.active()) return 0;
+    std::size_t doubles = 2 * f.rain.rate.t.size() + f.rain.scale.size() + f.manning.size() +
+                          2 * static_cast<std::size_t>(p.grid.ny);
+    if (f.infiltration.model != InfiltrationModel::none) {
+      doubles += f.infiltration.p0.size() + f.infiltration.p1.size() + f.infiltration.p2.size() +
+                 static_cast<std::size_t>(p.grid.cells());
+    }
+    std::size_t other = 0;
+    for (const VolumeSource& s : f.sources) {
+      doubles += 2 * s.discharge.t.size() + 1;
+      other += s.cells.size() * sizeof(index_t) + sizeof(index_t) + 2 * sizeof(int);
+    }
+    return doubles * sizeof(double) + other + 2 * sizeof(index_t) + sizeof(int);
+  }
+
+  bool active() const { return active_; }
+
+  // The kernels of one step's forcing on stream (also inside a graph capture).
+  template <class Clock>
+  void launch(const Clock& clock, cudaStream_t stream) const {
+    if (!active_) return;
+    cell_forcing_kernel<Real, Clock><<<static_cast<unsigned>(grid_.ny), kThreads, 0, stream>>>(cell_, clock);
+    SHALLOWS_CUDA_CHECK_LAUNCH("forcing cell_forcing_kernel");
+    for (std::size_t l = 0; l + 1 < level_start_.size(); ++l) {
+      const int first = level_start_[l];
+      const auto count = static_cast<unsigned>(level_start_[l + 1] - first);
+      source_kernel<Real, Clock><<<count, kThreads, 0, stream>>>(source_, clock, first);
+      SHALLOWS_CUDA_CHECK_LAUNCH("forcing source_kernel");
+    }
+  }
+
+  // Backend::read_forcing_state: each cell's infiltration (empty without
+  // infiltration), the per-row accounts and the per-source volumes, as the
+  // CPU executor keeps them (all empty without forcing). Synchronises stream.
+  void read(ForcingState& out, cudaStream_t stream) const { read(out, true, stream); }
+
+  // Backend::forcing_volumes: the accounts summed on the host in row and
+  // source order (ForcingState::volumes, as on the CPU). Synchronises stream.
+  ForcingVolumes volumes(cudaStream_t stream) const {
+    ForcingState s;
+    read(s, false, stream);
+    return s.volumes(area_);
+  }
+
+  // Backend::load_forcing_state: a state read_forcing_state gave (sizes must match).
+  void load(const ForcingState& in, cudaStream_t stream) {
+    const auto ny = static_cast<std::size_t>(active_ ? grid_.ny : 0);
+    check_load_size(in.infiltration.size() == infiltrated_.size() && in.rain_rows.size() == ny &&
+                        in.infiltration_rows.size() == ny && in.sources.size() == moved_.size(),
+                    "load_forcing_state");
+    if (!active_) return;
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
+    infiltrated_.upload(in.infiltration.data(), in.infiltration.size());
+    rows_.upload(in.rain_rows.data(), ny);
+    SHALLOWS_CUDA_CHECK(cudaMemcpy(cell_.row_infiltration, in.infiltration_rows.data(), ny * sizeof(double),
+                                   cudaMemcpyHostToDevice));
+    moved_.upload(in.sources.data(), in.sources.size());
+    // Pageable copies may still be in flight; stream does not wait for the legacy stream.
+    SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+ private:
+  void read(ForcingState& out, bool with_infiltration, cudaStream_t stream) const {
+    out = {};
+    if (!active_) return;
+    const auto ny = static_cast<std::size_t>(grid_.ny);
+    const auto fetch = [&](std::vector<double>& v, const double* d, std::size_t n) {
+      v.resize(n);
+      if (n > 0) SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(v.data(), d, n * sizeof(double), cudaMemcpyDeviceToHost, stream));
+    };
+    if (with_infiltration) fetch(out.infiltration, infiltrated_.get(), infiltrated_.size());
+    fetch(out.rain_rows, cell_.row_rain, ny);
+    fetch(out.infiltration_rows, cell_.row_infiltration, ny);
+    fetch(out.sources, moved_.get(), moved_.size());
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+
+  static DeviceArray<double> upload(const std::vector<double>& v) {
+    DeviceArray<double> d(v.size());
+    d.upload(v.data(), v.size());
+    return d;
+  }
+
+  static void check_series(const TimeSeries& s, const std::string& what) {
+    if (s.t.size() != s.v.size()) {
+      throw std::invalid_argument("CUDA backend: " + what + " has " + std::to_string(s.t.size()) + " times but " +
+                                  std::to_string(s.v.size()) + " values");
+    }
+  }
+
+  CellValues per_cell(const std::vector<double>& v, DeviceArray<double>& d, const char* what) const {
+    const auto cells = static_cast<std::size_t>(grid_.cells());
+    if (v.size() > 1 && v.size() != cells) {
+      throw std::invalid_argument("CUDA backend: " + std::string(what) + " holds " + std::to_string(v.size()) +
+                                  " values; expected 1 or one per cell (" + std::to_string(cells) + ")");
+    }
+    d = upload(v);
+    return {d.get(), static_cast<index_t>(v.size())};
+  }
+
+  // The sources' cells and discharges, concatenated, and the launches: a
+  // source runs in the launch after the last one holding an earlier source
+  // that shares a cell with it, so each cell sees the sources in order.
+  void upload_sources(const std::vector<VolumeSource>& sources) {
+    source_count_ = sources.size();
+    std::vector<index_t> cell_start{0}, cells;
+    std::vector<int> knot_start{0}, level(sources.size(), 0);
+    std::vector<double> t, v;
+    // Per cell: the launch after the last that touched it, and the source that did.
+    std::map<index_t, std::pair<int, std::size_t>> touched;
+    int levels = sources.empty() ? 0 : 1;
+    for (std::size_t k = 0; k < sources.size(); ++k) {
+      const VolumeSource& s = sources[k];
+      const std::string name = "CUDA backend: source '" + s.name + "'";
+      check_series(s.discharge, "the discharge of source '" + s.name + "'");
+      for (index_t c : s.cells) {
+        if (c < 0 || c >= grid_.cells()) {
+          throw std::invalid_argument(name + " names cell " + std::to_string(c) + ", outside the grid's " +
+                                      std::to_string(grid_.cells()) + " cells");
+        }
+        const auto it = touched.find(c);
+        if (it == touched.end()) continue;
+        if (it->second.second == k) {
+          throw std::invalid_argument(name + " lists cell " + std::to_string(c) + " (i = " +
+                                      std::to_string(c % grid_.nx) + ", j = " + std::to_string(c / grid_.nx) +
+                                      ") twice");
+        }
+        level[k] = std::max(level[k], it->second.first);
+      }
+      for (index_t c : s.cells) touched[c] = {level[k] + 1, k};
+      levels = std::max(levels, level[k] + 1);
+      cells.insert(cells.end(), s.cells.begin(), s.cells.end());
+      cell_start.push_back(static_cast<index_t>(cells.size()));
+      t.insert(t.end(), s.discharge.t.begin(), s.discharge.t.end());
+      v.insert(v.end(), s.discharge.v.begin(), s.discharge.v.end());
+      knot_start.push_back(static_cast<int>(t.size()));
+    }
+    std::vector<int> order;
+    level_start_.assign(1, 0);
+    for (int l = 0; l < levels; ++l) {
+      for (std::size_t k = 0; k < sources.size(); ++k) {
+        if (level[k] == l) order.push_back(static_cast<int>(k));
+      }
+      level_start_.push_back(static_cast<int>(order.size()));
+    }
+    order_ = DeviceArray<int>(order.size());
+    order_.upload(order.data(), order.size());
+    cell_start_ = DeviceArray<index_t>(cell_start.size());
+    cell_start_.upload(cell_start.data(), cell_start.size());
+    cells_ = DeviceArray<index_t>(cells.size());
+    cells_.upload(cells.data(), cells.size());
+    knot_start_ = DeviceArray<int>(knot_start.size());
+    knot_start_.upload(knot_start.data(), knot_start.size());
+    source_t_ = upload(t);
+    source_v_ = upload(v);
+    moved_ = DeviceArray<double>(sources.size());
+    if (!sources.empty()) SHALLOWS_CUDA_CHECK(cudaMemset(moved_.get(), 0, sources.size() * sizeof(double)));
+    source_ = {grid_,        cell_.phys.h_dry, area_,           order_.get(),     cell_start_.get(),
+               cells_.get(), knot_start_.get(), source_t_.get(), source_v_.get(), moved_.get()};
+  }
+
+  Grid grid_{};
+  double area_ = 0;
+  bool active_ = false;
+  CellArgs<Real> cell_{};
+  SourceArgs<Real> source_{};
+  std::size_t source_count_ = 0;
+  std::vector<int> level_start_;  // launch l runs order[level_start_[l] .. level_start_[l + 1])
+  DeviceArray<double> rain_t_, rain_v_, rain_scale_, manning_, p_[3], infiltrated_, rows_;
+  DeviceArray<int> order_, knot_start_;
+  DeviceArray<index_t> cell_start_, cells_;
+  DeviceArray<double> source_t_, source_v_, moved_;
+};
+
+} // namespace shallows::cudax::forcing
