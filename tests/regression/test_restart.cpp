@@ -32,6 +32,24 @@ TEST(Restart, KilledGridRoe3ContinuesByteForByte) {
   kill_and_restart({"roe3-float", kGrid, "--precision float --set numerics.scheme=roe3 --set time.end=0.7", 0.4, 0.2});
 }
 
+// Rain, Green-Ampt soil, a Manning map, a source and a sink, and a side whose
+// level follows a CSV series: the infiltration of each cell and the accounts
+// travel in the checkpoint, so the restarted run's outputs (the volume
+// account in output.nc included) are the uninterrupted run's bytes.
+TEST(Restart, KilledGridRunWithForcingContinuesByteForByte) {
+  const fs::path dir = temp_dir("forcing-series");
+  const fs::path stage = dir / "stage.csv";
+  std::ofstream(stage) << "time,eta\n0,1.0\n1,1.5\n3,1.2\n";
+  const std::string forcing =
+      "--set 'rain.rate=180' "
+      "--set 'infiltration={model=\"green_ampt\",conductivity=30,suction=0.1,deficit=0.3}' "
+      "--set 'physics.manning=\"x < 5 ? 0.02 : 0.05\"' "
+      "--set 'source=[{name=\"well\",x=2.55,y=0.45,discharge=0.05},{name=\"pump\",x=7.5,y=0.5,discharge=-0.02}]' "
+      "--set 'boundary.west={type=\"level\",eta=\"" + stage.string() + "\"}' --set time.end=2";
+  kill_and_restart({"forcing-double", kGrid, forcing, 1.4, 0.7});
+  kill_and_restart({"forcing-roe3-float", kGrid, forcing + " --precision float --set numerics.scheme=roe3", 1.2, 0.6});
+}
+
 TEST(Restart, KilledMeshRunContinuesByteForByte) {
   kill_and_restart({"mesh-double", kMesh, "--set time.end=6 --set time.output_every=2", 4.5, 3.0});
   kill_and_restart({"mesh-float", kMesh, "--precision float --set time.end=6 --set time.output_every=2", 4.5, 3.0});

@@ -2,6 +2,7 @@
 // Host side of the CUDA executor: device memory, launches, time control.
 // The kernels and the design are described in step_kernels.cuh.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -177,6 +178,8 @@ class CudaExecutor final : public CudaBackend {
     cudax::require_free_memory(need, what);
     // First: it checks the forcing's sizes and cells, before the stream and pinned buffers exist.
     forcing_ = cudax::forcing::ForcingDevice<Real>(p);
+    boundary_ = p.forcing.boundary;
+    boundary_series_ = p.forcing.has_boundary_series();
 
     SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_in_), sizeof(Ctrl)));
@@ -275,6 +278,9 @@ class CudaExecutor final : public CudaBackend {
   std::string name() const override { return "cuda"; }
 
   double step(double t, double dt_max) override {
+    // Sides that follow a time series take its value at the step's start (as on the CPU).
+    for (std::size_t s = 0; s < 4; ++s)
+      if (!boundary_[s].empty()) base_.bc[s].value = static_cast<Real>(series_value(boundary_[s].view(), t));
     const Launch a{slot_, 1, t, std::numeric_limits<double>::infinity(), dt_max, std::numeric_limits<long long>::max()};
     if (distributed_) {
       step_reduced(a, t);
@@ -288,6 +294,8 @@ class CudaExecutor final : public CudaBackend {
 
   CudaAdvance advance(double t, double target, index_t max_steps) override {
     if (!(t < target) || max_steps <= 0) return {t, 0, 0};
+    // The host sets a time series' value in each launch: one step at a time.
+    if (boundary_series_) return Backend::advance(t, target, max_steps);
     host_in_->t = t;
     host_in_->steps = 0;
     // t and steps lead the struct: one small copy sets both.
@@ -586,6 +594,8 @@ class CudaExecutor final : public CudaBackend {
   DeviceArray<unsigned> list_, list_count_;
   DeviceArray<double> max_h_, max_speed_, arrival_;
   cudax::forcing::ForcingDevice<Real> forcing_;
+  std::array<TimeSeries, 4> boundary_;  // Forcing::boundary
+  bool boundary_series_ = false;
   int slot_ = 0;
   index_t steps_launched_ = 0;
   // Last: destroyed first, after the destructor has synchronised stream_.

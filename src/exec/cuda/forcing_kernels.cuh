@@ -204,6 +204,7 @@ class ForcingDevice {
     const Forcing& f = p.forcing;
     active_ = f.active();
     if (!active_) return;
+    cell_pass_ = !f.rain.rate.empty() || f.infiltration.model != InfiltrationModel::none || !f.manning.empty();
     const auto cells = static_cast<std::size_t>(grid_.cells());
 
     cell_.g = grid_;
@@ -259,8 +260,10 @@ class ForcingDevice {
   template <class Clock>
   void launch(const Clock& clock, cudaStream_t stream) const {
     if (!active_) return;
-    cell_forcing_kernel<Real, Clock><<<static_cast<unsigned>(grid_.ny), kThreads, 0, stream>>>(cell_, clock);
-    SHALLOWS_CUDA_CHECK_LAUNCH("forcing cell_forcing_kernel");
+    if (cell_pass_) {
+      cell_forcing_kernel<Real, Clock><<<static_cast<unsigned>(grid_.ny), kThreads, 0, stream>>>(cell_, clock);
+      SHALLOWS_CUDA_CHECK_LAUNCH("forcing cell_forcing_kernel");
+    }
     for (std::size_t l = 0; l + 1 < level_start_.size(); ++l) {
       const int first = level_start_[l];
       const auto count = static_cast<unsigned>(level_start_[l + 1] - first);
@@ -402,6 +405,7 @@ class ForcingDevice {
   Grid grid_{};
   double area_ = 0;
   bool active_ = false;
+  bool cell_pass_ = false;  // rain, infiltration or a Manning map: the pass over the cells (as CpuForcing)
   CellArgs<Real> cell_{};
   SourceArgs<Real> source_{};
   std::size_t source_count_ = 0;

@@ -115,6 +115,14 @@ class CudaRoe3Backend final : public CudaBackend {
     // First: it checks the forcing's sizes and cells, before the stream and pinned buffers exist.
     forcing_ = cudax::forcing::ForcingDevice<Real>(p);
     if (forcing_.active()) t0_ = DeviceArray<double>(1);
+    boundary_series_ = p.forcing.has_boundary_series();
+    for (std::size_t s = 0; s < 4; ++s) {
+      const TimeSeries& ts = p.forcing.boundary[s];
+      series_t_[s] = DeviceArray<double>(ts.t.size());
+      series_v_[s] = DeviceArray<double>(ts.v.size());
+      series_t_[s].upload(ts.t.data(), ts.t.size());
+      series_v_[s].upload(ts.v.data(), ts.v.size());
+    }
 
     SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_ctrl_), sizeof(Roe3Ctrl)));
@@ -273,14 +281,21 @@ class CudaRoe3Backend final : public CudaBackend {
     return std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s (roe3)");
   }
 
-  void fill_ghosts(const StateArrays<Real>& a, const Roe3Ctrl* ctrl) const {
+  // t: where the device holds the step's start time, at which sides with a
+  // time series take their value (nullptr: the constant values).
+  void fill_ghosts(const StateArrays<Real>& a, const Roe3Ctrl* ctrl, const double* t = nullptr) const {
     constexpr unsigned threads = 128;
+    cudax::roe3k::SideSeries series;
+    if (t) {
+      series.t = t;
+      for (int s = 0; s < 4; ++s) series.s[s] = {series_t_[s].get(), series_v_[s].get(), static_cast<int>(series_t_[s].size())};
+    }
     cudax::roe3k::ghost_we_kernel<Real><<<blocks_for(Grid::ghost * grid_.ny, threads), threads, 0, stream_>>>(
-        a, grid_, bc_[0], bc_[1], ctrl);
+        a, grid_, bc_[0], bc_[1], ctrl, series);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 ghost_we_kernel");
     cudax::roe3k::ghost_sn_kernel<Real>
-        <<<blocks_for(Grid::ghost * (grid_.nx + 2 * Grid::ghost), threads), threads, 0, stream_>>>(a, grid_, bc_[2],
-                                                                                                   bc_[3], ctrl);
+        <<<blocks_for(Grid::ghost * (grid_.nx + 2 * Grid::ghost), threads), threads, 0, stream_>>>(
+            a, grid_, bc_[2], bc_[3], ctrl, series);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 ghost_sn_kernel");
   }
 
@@ -323,19 +338,22 @@ class CudaRoe3Backend final : public CudaBackend {
       forcing_start_kernel<<<1, 1, 0, stream_>>>(ctrl, t0_.get());
       SHALLOWS_CUDA_CHECK_LAUNCH("roe3 forcing_start_kernel");
     }
+    // Sides with a time series: every ghost fill of the step at its start time, this one first.
+    const double* series_t = boundary_series_ ? t0_.get() : nullptr;
+    if (series_t) fill_ghosts(state(0), ctrl, series_t);
     launch_march<0>(march_args(0, 0));
     dt_kernel<<<1, 1, 0, stream_>>>(ctrl, cfl_);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 dt_kernel");
     apply_kernel<Real><<<blocks_for(grid_.cells(), 256), 256, 0, stream_>>>(march_args(0, 1));
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 apply_kernel");
-    fill_ghosts(state(1), ctrl);
+    fill_ghosts(state(1), ctrl, series_t);
     launch_march<1>(march_args(1, 2));
-    fill_ghosts(state(2), ctrl);
+    fill_ghosts(state(2), ctrl, series_t);
     launch_march<2>(march_args(2, 0));
     if (forcing_.active()) {
       forcing_.launch(StepClock<Real>{ctrl, t0_.get(), h_[0].get(), hu_[0].get(), hv_[0].get()}, stream_);
     }
-    fill_ghosts(state(0), ctrl);
+    fill_ghosts(state(0), ctrl, series_t);
     end_kernel<<<1, 1, 0, stream_>>>(ctrl);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 end_kernel");
     if (track_maxima_) launch_maxima(ctrl);
@@ -419,6 +437,8 @@ class CudaRoe3Backend final : public CudaBackend {
   DeviceArray<double> gain_;  // positivity account (depths; times dx dy on reading)
   DeviceArray<double> max_h_, max_speed_, arrival_;
   cudax::forcing::ForcingDevice<Real> forcing_;
+  bool boundary_series_ = false;
+  DeviceArray<double> series_t_[4], series_v_[4];  // Forcing::boundary on the device
   DeviceArray<double> t0_;  // with forcing: the start of the step being taken
   // Last: destroyed first, after the destructor has synchronised stream_.
   cudax::SnapshotStager<Real> stager_{grid_};

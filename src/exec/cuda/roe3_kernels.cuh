@@ -26,6 +26,7 @@
 #include "shallows/physics/flow_speed.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/numerics/roe3.hpp"
+#include "shallows/physics/forcing.hpp"
 #include "shallows/numerics/ssp_rk3.hpp"
 #include "warp.cuh"
 
@@ -262,11 +263,27 @@ __global__ void apply_kernel(const MarchArgs<Real> A) {
   warp_add_nonzero(A.gain, static_cast<double>(gain));
 }
 
+// Sides whose condition follows a time series (Forcing::boundary; n = 0:
+// the constant value), evaluated on the device at *t, the step's start time
+// (t null: the constant values).
+struct SideSeries {
+  SeriesView s[4];
+  const double* t = nullptr;
+};
+
+template <class Real>
+__device__ BoundaryCondition<Real> at_time(BoundaryCondition<Real> bc, const SideSeries& series, int side) {
+  if (series.t && series.s[side].n > 0) bc.value = static_cast<Real>(series_value(series.s[side], *series.t));
+  return bc;
+}
+
 // West/east ghosts, layers 0..ghost-1, rows 0..ny-1.
 template <class Real>
 __global__ void ghost_we_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<Real> west,
-                                BoundaryCondition<Real> east, const Roe3Ctrl* ctrl) {
+                                BoundaryCondition<Real> east, const Roe3Ctrl* ctrl, SideSeries series) {
   if (ctrl && !ctrl->active) return;
+  west = at_time(west, series, 0);
+  east = at_time(east, series, 1);
   const index_t n = static_cast<index_t>(Grid::ghost) * g.ny;
   const index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= n) return;
@@ -279,8 +296,10 @@ __global__ void ghost_we_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<R
 // South/north ghosts over the full padded width (corners from west/east).
 template <class Real>
 __global__ void ghost_sn_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<Real> south,
-                                BoundaryCondition<Real> north, const Roe3Ctrl* ctrl) {
+                                BoundaryCondition<Real> north, const Roe3Ctrl* ctrl, SideSeries series) {
   if (ctrl && !ctrl->active) return;
+  south = at_time(south, series, 2);
+  north = at_time(north, series, 3);
   const index_t w = g.nx + 2 * Grid::ghost;
   const index_t n = static_cast<index_t>(Grid::ghost) * w;
   const index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
