@@ -199,6 +199,7 @@ class CudaExecutor final : public CudaBackend {
       hv_[b] = DeviceArray<Real>(padded);
     }
     z_ = DeviceArray<Real>(padded);
+    forcing_.set_bed(z_.get());  // inactive cells (NaN bed) get no forcing
     if (lagged) {
       for (int b = 0; b < 2; ++b) {
         rh_[b] = DeviceArray<Real>(padded);

@@ -256,6 +256,9 @@ class ForcingDevice {
 
   bool active() const { return active_; }
 
+  // The executor's padded bed (NaN: an inactive cell, which gets no forcing), once it is allocated.
+  void set_bed(const Real* z) { cell_.z = z; }
+
   // The kernels of one step's forcing on stream (also inside a graph capture).
   template <class Clock>
   void launch(const Clock& clock, cudaStream_t stream) const {
@@ -349,28 +352,30 @@ class ForcingDevice {
     std::vector<index_t> cell_start{0}, cells;
     std::vector<int> knot_start{0}, level(sources.size(), 0);
     std::vector<double> t, v;
-    // Per cell: the launch after the last that touched it, and the source that did.
-    std::map<index_t, std::pair<int, std::size_t>> touched;
+    // Per cell: the launch after the last that touched it.
+    std::map<index_t, int> touched;
     int levels = sources.empty() ? 0 : 1;
     for (std::size_t k = 0; k < sources.size(); ++k) {
       const VolumeSource& s = sources[k];
       const std::string name = "CUDA backend: source '" + s.name + "'";
       check_series(s.discharge, "the discharge of source '" + s.name + "'");
+      std::vector<index_t> own(s.cells);
+      std::sort(own.begin(), own.end());
+      const auto twice = std::adjacent_find(own.begin(), own.end());
+      if (twice != own.end()) {
+        throw std::invalid_argument(name + " lists cell " + std::to_string(*twice) + " (i = " +
+                                    std::to_string(*twice % grid_.nx) + ", j = " + std::to_string(*twice / grid_.nx) +
+                                    ") twice");
+      }
       for (index_t c : s.cells) {
         if (c < 0 || c >= grid_.cells()) {
           throw std::invalid_argument(name + " names cell " + std::to_string(c) + ", outside the grid's " +
                                       std::to_string(grid_.cells()) + " cells");
         }
         const auto it = touched.find(c);
-        if (it == touched.end()) continue;
-        if (it->second.second == k) {
-          throw std::invalid_argument(name + " lists cell " + std::to_string(c) + " (i = " +
-                                      std::to_string(c % grid_.nx) + ", j = " + std::to_string(c / grid_.nx) +
-                                      ") twice");
-        }
-        level[k] = std::max(level[k], it->second.first);
+        if (it != touched.end()) level[k] = std::max(level[k], it->second);
       }
-      for (index_t c : s.cells) touched[c] = {level[k] + 1, k};
+      for (index_t c : s.cells) touched[c] = level[k] + 1;
       levels = std::max(levels, level[k] + 1);
       cells.insert(cells.end(), s.cells.begin(), s.cells.end());
       cell_start.push_back(static_cast<index_t>(cells.size()));

@@ -138,6 +138,7 @@ class CudaRoe3Backend final : public CudaBackend {
       hv_[b].upload(f.hv.data(), padded);
     }
     z_ = DeviceArray<Real>(padded);
+    forcing_.set_bed(z_.get());  // inactive cells (NaN bed) get no forcing
     z_.upload(f.z.data(), padded);
     for (auto* b : {&rh_, &rhu_, &rhv_}) *b = DeviceArray<Real>(cells);
 
