@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Runs with forcing on the CPU executors (roe1 and roe3): rain on a closed
-// basin, Green-Ampt and initial + constant loss under ponding against their
-// exact solutions, inflow hydrographs and sinks, a Manning map.
+// basin (a constant, a hyetograph, a raster, a stack of radar frames),
+// Green-Ampt and initial + constant loss under ponding against their exact
+// solutions, inflow hydrographs and sinks, a Manning map.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -104,6 +105,44 @@ TEST_P(ForcingRun, HyetographAndRainRasterDeliverTheirIntegral) {
   const double expected = depth * weighted * p.grid.dx * p.grid.dy;
   EXPECT_NEAR(r.moved.rain, expected, 1e-12 * expected);
   EXPECT_NEAR(r.final - r.initial - r.positivity, expected, tolerance(GetParam()) * std::max(r.initial, r.final));
+}
+
+// Radar rainfall: three frames, step-wise in time and different in every
+// cell, the first from before the start. The rain that fell is the exact sum
+// over the frames of rate x cell area x the part of the run the frame holds,
+// and the closed basin keeps it.
+TEST_P(ForcingRun, RainStackDeliversItsStepWiseIntegral) {
+  Problem p = basin(GetParam());
+  Rain& rain = p.forcing.rain;
+  rain.frame_times = {-30, 17.3, 41.1};
+  const double holds[3] = {17.3, 41.1 - 17.3, 60 - 41.1};
+  const std::size_t cells = p.z.size();
+  rain.frames.resize(3 * cells);
+  double expected = 0;
+  for (std::size_t k = 0; k < 3; ++k) {
+    for (std::size_t c = 0; c < cells; ++c) {
+      const double rate = (20.0 + 30.0 * double(k) + double(c % 11)) / 3.6e6;
+      rain.frames[k * cells + c] = rate;
+      if (!std::isnan(p.z[c])) expected += rate * holds[k];
+    }
+  }
+  expected *= p.grid.dx * p.grid.dy;
+  const Result r = run(p, 60);
+  EXPECT_NEAR(r.moved.rain, expected, 1e-12 * expected);
+  EXPECT_NEAR(r.final - r.initial - r.positivity, expected, tolerance(GetParam()) * std::max(r.initial, r.final));
+}
+
+// A stack of one uniform frame is a constant rate: the same bits.
+TEST_P(ForcingRun, StackOfOneUniformFrameEqualsConstantRain) {
+  Problem a = basin(GetParam());
+  Problem b = a;
+  a.forcing.rain.rate = TimeSeries::constant(40 / 3.6e6);
+  b.forcing.rain.frame_times = {0};
+  b.forcing.rain.frames.assign(b.z.size(), 40 / 3.6e6);
+  const Result ra = run(a, 30), rb = run(b, 30);
+  EXPECT_EQ(ra.state.h, rb.state.h);
+  EXPECT_EQ(ra.state.hu, rb.state.hu);
+  EXPECT_EQ(ra.moved.rain, rb.moved.rain);
 }
 
 // Deep ponded water on permeable soil: every cell's F(t) is the analytic
