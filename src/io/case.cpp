@@ -1111,13 +1111,13 @@ void read_rain_frames(const Reader& rd, const toml::table& t, const fs::path& ba
         frame[c] = 0;
         continue;
       }
+      if (std::isfinite(frame[c]) && frame[c] >= 0) continue;
       const std::string where = at_cell(at.x(c), at.y(c)) + " in the frame at t = " + num(s.times[k]) + " s";
       if (std::isnan(frame[c]))
         rd.fail_at(key, path.string() + ": '" + *variable + "' has no value (a fill value or NaN) " + where +
                             " (an active cell)");
-      if (frame[c] < 0)
-        rd.fail_at(key, path.string() + ": '" + *variable + "' is " + num(frame[c] / s.to_mps) + " " + s.units +
-                            " " + where + ": rain rates must be >= 0");
+      rd.fail_at(key, path.string() + ": '" + *variable + "' is " + num(frame[c] / s.to_mps) + " " + s.units + " " +
+                          where + (std::isinf(frame[c]) ? ": rain rates must be finite" : ": rain rates must be >= 0"));
     }
   }
 }

@@ -7,10 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <limits>
-#include <optional>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,10 +16,7 @@
 #include "shallows/io/gmsh.hpp"
 #include "shallows/io/time_series.hpp"
 #include "shallows/mesh/unstructured/generator.hpp"
-
-#if defined(SHALLOWS_HAVE_NETCDF)
-#include <netcdf.h>
-#endif
+#include "support/rain_stack_file.hpp"
 
 namespace fs = std::filesystem;
 using namespace shallows;
@@ -236,55 +230,9 @@ TEST_F(ForcingCaseTest, RainFromAnOverride) {
 
 namespace {
 
-// A NetCDF rain stack as a radar product might hold it: rr(time, y, x) in
-// float, the coordinate variables, optional units and fill value. By default
-// the grid of kBase (centres x = 1..9, y = 11..15), y written north first.
-struct StackFile {
-  std::string variable = "rr";
-  std::string time_name = "time";
-  std::vector<double> times{0, 600};
-  std::string time_units;  // none where empty
-  std::string units;       // none where empty
-  std::vector<double> x{1, 3, 5, 7, 9};
-  std::vector<double> y{15, 13, 11};
-  std::optional<float> fill;
-  // The value in the file at frame k, x index c, y index r (file order).
-  std::function<float(std::size_t, std::size_t, std::size_t)> value = [](std::size_t k, std::size_t c,
-                                                                         std::size_t r) {
-    return static_cast<float>(10 * double(k) + double(c) + 0.25 * double(r));
-  };
-};
-
+using test_support::StackFile;
 #if defined(SHALLOWS_HAVE_NETCDF)
-void nc_ok(int status) {
-  if (status != NC_NOERR) throw std::runtime_error(nc_strerror(status));
-}
-
-void write_stack(const fs::path& path, const StackFile& s) {
-  int nc = 0, dt = 0, dy = 0, dx = 0, vt = 0, vy = 0, vx = 0, v = 0;
-  nc_ok(nc_create(path.c_str(), NC_CLOBBER, &nc));
-  nc_ok(nc_def_dim(nc, s.time_name.c_str(), s.times.size(), &dt));
-  nc_ok(nc_def_dim(nc, "y", s.y.size(), &dy));
-  nc_ok(nc_def_dim(nc, "x", s.x.size(), &dx));
-  nc_ok(nc_def_var(nc, s.time_name.c_str(), NC_DOUBLE, 1, &dt, &vt));
-  nc_ok(nc_def_var(nc, "y", NC_DOUBLE, 1, &dy, &vy));
-  nc_ok(nc_def_var(nc, "x", NC_DOUBLE, 1, &dx, &vx));
-  const int dims[3] = {dt, dy, dx};
-  nc_ok(nc_def_var(nc, s.variable.c_str(), NC_FLOAT, 3, dims, &v));
-  if (!s.time_units.empty()) nc_ok(nc_put_att_text(nc, vt, "units", s.time_units.size(), s.time_units.c_str()));
-  if (!s.units.empty()) nc_ok(nc_put_att_text(nc, v, "units", s.units.size(), s.units.c_str()));
-  if (s.fill) nc_ok(nc_put_att_float(nc, v, "_FillValue", NC_FLOAT, 1, &*s.fill));
-  nc_ok(nc_enddef(nc));
-  nc_ok(nc_put_var_double(nc, vt, s.times.data()));
-  nc_ok(nc_put_var_double(nc, vy, s.y.data()));
-  nc_ok(nc_put_var_double(nc, vx, s.x.data()));
-  std::vector<float> values;
-  for (std::size_t k = 0; k < s.times.size(); ++k)
-    for (std::size_t r = 0; r < s.y.size(); ++r)
-      for (std::size_t c = 0; c < s.x.size(); ++c) values.push_back(s.value(k, c, r));
-  nc_ok(nc_put_var_float(nc, v, values.data()));
-  nc_ok(nc_close(nc));
-}
+using test_support::write_stack;
 #endif
 
 const std::string kStack = "[rain]\nrate = { file = \"radar.nc\", variable = \"rr\" }\n";
@@ -412,6 +360,13 @@ TEST_F(ForcingCaseTest, RainStackErrorsNameTheFileTheFrameAndTheCell) {
   negative.value = [](std::size_t, std::size_t c, std::size_t r) { return c == 0 && r == 2 ? -2.0f : 0.0f; };
   EXPECT_EQ(error_with(negative),
             at + "'rr' is -2 m/s at cell centre (x, y) = (1, 11) in the frame at t = 0 s: rain rates must be >= 0");
+
+  StackFile huge;
+  huge.value = [](std::size_t k, std::size_t c, std::size_t r) {
+    return k == 1 && c == 2 && r == 0 ? std::numeric_limits<float>::infinity() : 2.0f;
+  };
+  EXPECT_EQ(error_with(huge),
+            at + "'rr' is inf mm/h at cell centre (x, y) = (5, 15) in the frame at t = 600 s: rain rates must be finite");
 
   StackFile late;
   late.times = {60, 600};
