@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // NetCDF rain stacks for the tests, written with the NetCDF C API as a radar
-// product might hold one: rr(time, y, x) in float, the coordinate variables,
-// optional units and fill value. Only in a build with NetCDF.
+// product might hold one: rr(time, y, x) in float (or packed in shorts), the
+// coordinate variables, optional units and fill value. Only in a build with
+// NetCDF.
 #include <cstddef>
 #include <filesystem>
 #include <functional>
@@ -28,6 +29,8 @@ struct StackFile {
   std::vector<double> x{1, 3, 5, 7, 9};
   std::vector<double> y{15, 13, 11};
   std::optional<float> fill;
+  // Packed: the values stored as shorts, read as raw * scale_factor + add_offset (value() gives raw).
+  std::optional<double> scale_factor, add_offset;
   // The value in the file at frame k, x index c, y index r (file order).
   std::function<float(std::size_t, std::size_t, std::size_t)> value = [](std::size_t k, std::size_t c,
                                                                          std::size_t r) {
@@ -50,10 +53,18 @@ inline void write_stack(const std::filesystem::path& path, const StackFile& s) {
   nc_ok(nc_def_var(nc, "y", NC_DOUBLE, 1, &dy, &vy));
   nc_ok(nc_def_var(nc, "x", NC_DOUBLE, 1, &dx, &vx));
   const int dims[3] = {dt, dy, dx};
-  nc_ok(nc_def_var(nc, s.variable.c_str(), NC_FLOAT, 3, dims, &v));
+  const bool packed = s.scale_factor || s.add_offset;
+  nc_ok(nc_def_var(nc, s.variable.c_str(), packed ? NC_SHORT : NC_FLOAT, 3, dims, &v));
   if (!s.time_units.empty()) nc_ok(nc_put_att_text(nc, vt, "units", s.time_units.size(), s.time_units.c_str()));
   if (!s.units.empty()) nc_ok(nc_put_att_text(nc, v, "units", s.units.size(), s.units.c_str()));
-  if (s.fill) nc_ok(nc_put_att_float(nc, v, "_FillValue", NC_FLOAT, 1, &*s.fill));
+  if (s.fill && packed) {
+    const auto fill = static_cast<short>(*s.fill);
+    nc_ok(nc_put_att_short(nc, v, "_FillValue", NC_SHORT, 1, &fill));
+  } else if (s.fill) {
+    nc_ok(nc_put_att_float(nc, v, "_FillValue", NC_FLOAT, 1, &*s.fill));
+  }
+  if (s.scale_factor) nc_ok(nc_put_att_double(nc, v, "scale_factor", NC_DOUBLE, 1, &*s.scale_factor));
+  if (s.add_offset) nc_ok(nc_put_att_double(nc, v, "add_offset", NC_DOUBLE, 1, &*s.add_offset));
   nc_ok(nc_enddef(nc));
   nc_ok(nc_put_var_double(nc, vt, s.times.data()));
   nc_ok(nc_put_var_double(nc, vy, s.y.data()));
@@ -62,7 +73,7 @@ inline void write_stack(const std::filesystem::path& path, const StackFile& s) {
   for (std::size_t k = 0; k < s.times.size(); ++k)
     for (std::size_t r = 0; r < s.y.size(); ++r)
       for (std::size_t c = 0; c < s.x.size(); ++c) values.push_back(s.value(k, c, r));
-  nc_ok(nc_put_var_float(nc, v, values.data()));
+  nc_ok(nc_put_var_float(nc, v, values.data()));  // converted to shorts where packed
   nc_ok(nc_close(nc));
 }
 #endif

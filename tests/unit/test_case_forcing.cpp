@@ -297,6 +297,30 @@ TEST_F(ForcingCaseTest, RainStackLeavesInactiveCellsDry) {
   EXPECT_DOUBLE_EQ(r.frames[15 + 6], 1e-5);
 }
 
+// Packed rates (shorts times scale_factor plus add_offset) with a fill value.
+TEST_F(ForcingCaseTest, PackedRainStackIsUnpacked) {
+  write("holes.asc", kHoles);
+  StackFile s;
+  s.scale_factor = 0.5;
+  s.add_offset = 1.0;
+  s.fill = -1.0f;
+  s.value = [](std::size_t k, std::size_t c, std::size_t r) {
+    return c == 0 && r == 1 ? -1.0f : static_cast<float>(10 * k + c + 4 * r);
+  };
+  write_stack(dir_ / "radar.nc", s);
+  const Case c = parse(kBase + "[bathymetry]\nz = { file = \"holes.asc\" }\n" + kStack);
+  const Rain& r = c.problem.forcing.rain;
+  ASSERT_EQ(r.frames.size(), 30u);
+  EXPECT_EQ(r.frames[5], 0.0);  // the fill value, in the inactive cell (0, 1)
+  for (std::size_t k = 0; k < 2; ++k)
+    for (std::size_t j = 0; j < 3; ++j)
+      for (std::size_t i = 0; i < 5; ++i) {
+        if ((i == 0 && j == 1) || (i == 2 && j == 0)) continue;
+        const double raw = double(10 * k + i + 4 * (2 - j));
+        EXPECT_EQ(r.frames[k * 15 + j * 5 + i], (raw * 0.5 + 1.0) * kMmPerHour) << k << " " << i << " " << j;
+      }
+}
+
 // A coarser stack that covers the domain is resampled, as rasters are: here
 // each 2 m cell lies in one 6 m cell of the stack.
 TEST_F(ForcingCaseTest, CoarserRainStackIsResampledOntoTheGrid) {
