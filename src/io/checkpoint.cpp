@@ -7,8 +7,8 @@
 //   f64 positivity volume, string case text (strings: u32 length, bytes),
 //   h, hu, hv in the run's precision, then max_h, max_speed, arrival_time in
 //   double when the run tracks maxima, then the forcing state (infiltration
-//   per cell, rain and infiltration per row, volume per source: each a u64
-//   count and that many f64),
+//   per cell, rain and infiltration per row, volume per source, water in and
+//   out per side: each a u64 count and that many f64),
 //   u64 checksum of everything before it.
 #include "shallows/io/checkpoint.hpp"
 
@@ -242,11 +242,11 @@ Checkpoint read_file(const fs::path& file, const Case& c) {
     for (std::vector<double>* f : {&k.maxima.max_h, &k.maxima.max_speed, &k.maxima.arrival_time})
       *f = r.field<double>(n);
   // The forcing state: no longer than the run's cells, rows and sources.
-  const std::size_t limits[4] = {n, static_cast<std::size_t>(p.grid.ny), static_cast<std::size_t>(p.grid.ny),
-                                 p.forcing.sources.size()};
-  std::vector<double>* parts[4] = {&k.forcing.infiltration, &k.forcing.rain_rows, &k.forcing.infiltration_rows,
-                                   &k.forcing.sources};
-  for (int i = 0; i < 4; ++i) {
+  const std::size_t limits[5] = {n, static_cast<std::size_t>(p.grid.ny), static_cast<std::size_t>(p.grid.ny),
+                                 p.forcing.sources.size(), 8};
+  std::vector<double>* parts[5] = {&k.forcing.infiltration, &k.forcing.rain_rows, &k.forcing.infiltration_rows,
+                                   &k.forcing.sources, &k.forcing.boundary};
+  for (int i = 0; i < 5; ++i) {
     const auto count = r.value<std::uint64_t>();
     if (count > limits[i]) throw InputError(file.string() + ": checkpoint is inconsistent (forcing state)");
     *parts[i] = r.field<double>(static_cast<std::size_t>(count));
@@ -356,7 +356,7 @@ void write_checkpoint(const Case& c, const Checkpoint& k) {
     for (const std::vector<double>* f : {&k.maxima.max_h, &k.maxima.max_speed, &k.maxima.arrival_time})
       w.field<double>(*f);
   for (const std::vector<double>* f : {&k.forcing.infiltration, &k.forcing.rain_rows, &k.forcing.infiltration_rows,
-                                       &k.forcing.sources}) {
+                                       &k.forcing.sources, &k.forcing.boundary}) {
     w.value(static_cast<std::uint64_t>(f->size()));
     w.field<double>(*f);
   }

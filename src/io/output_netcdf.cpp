@@ -56,12 +56,14 @@ struct AccountSpec {
   const char* name;
   const char* long_name;
 };
-constexpr std::array<AccountSpec, 5> account_vars{{
+constexpr std::array<AccountSpec, 7> account_vars{{
     {"volume", "water volume on the active cells"},
     {"positivity_volume", "water the depth clamps added since the start"},
     {"rain_volume", "rain fallen on the active cells since the start"},
     {"infiltration_volume", "water infiltrated since the start"},
     {"source_volume", "net water the sources and inflow segments brought since the start"},
+    {"boundary_inflow_volume", "water that entered through the sides since the start"},
+    {"boundary_outflow_volume", "water that left through the sides since the start"},
 }};
 
 // SOURCE_DATE_EPOCH (reproducible-builds.org), where set, stands for now:
@@ -232,7 +234,8 @@ class NetcdfWriter final : public FormatWriter {
  private:
   // The volume account of a record (NaN, e.g. no positivity account on several ranks, is written as the fill value).
   void put_account(std::size_t index, const VolumeAccount& a) {
-    const double values[5] = {a.volume, a.positivity, a.rain, a.infiltration, a.sources};
+    const double values[7] = {a.volume,  a.positivity,  a.rain,        a.infiltration,
+                              a.sources, a.boundary_in, a.boundary_out};
     for (std::size_t v = 0; v < account_vars.size(); ++v) {
       const double x = std::isnan(values[v]) ? fill_double : values[v];
       check(nc_put_var1_double(ncid_, var_account_[v], &index, &x), account_vars[v].name);
@@ -470,7 +473,7 @@ class NetcdfWriter final : public FormatWriter {
   std::vector<std::size_t> count_;   // one record of a field: (1, space...)
   int var_time_ = 0, var_x_ = 0, var_y_ = 0, var_z_ = 0;
   int var_rec_[6] = {};
-  int var_account_[5] = {};
+  int var_account_[7] = {};
   int var_max_h_ = 0, var_max_speed_ = 0, var_arrival_ = 0, var_threshold_ = 0;
   int dim_node_ = 0, dim_face_nodes_ = 0, dim_edge_ = 0, dim_two_ = 0;
   int var_mesh_ = 0, var_node_x_ = 0, var_node_y_ = 0, var_face_nodes_ = 0, var_face_x_ = 0, var_face_y_ = 0;

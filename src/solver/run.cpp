@@ -85,6 +85,8 @@ void write_summary_json(const std::filesystem::path& dir, const RunSummary& s) {
       << "  \"rain_volume\": " << json_number(s.forcing.rain) << ",\n"
       << "  \"infiltration_volume\": " << json_number(s.forcing.infiltration) << ",\n"
       << "  \"source_volume\": " << json_number(s.forcing.sources) << ",\n"
+      << "  \"boundary_inflow_volume\": " << (s.boundary.kept() ? json_number(s.boundary.in) : "null") << ",\n"
+      << "  \"boundary_outflow_volume\": " << (s.boundary.kept() ? json_number(s.boundary.out) : "null") << ",\n"
       << "  \"closed_domain\": " << (s.mass_balance.closed ? "true" : "false") << ",\n"
       << "  \"mass_balance_residual\": "
       << (s.mass_balance.checked ? json_number(s.mass_balance.relative_residual) : "null") << ",\n"
@@ -302,7 +304,9 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   const auto queue_frame = [&] {
     if (keep_frames) {
       const ForcingVolumes moved = sim.backend().forcing_volumes();
-      const VolumeAccount account{sim.volume(), positivity_so_far(), moved.rain, moved.infiltration, moved.sources};
+      const BoundaryFlow sides = sim.backend().boundary_flow();
+      const VolumeAccount account{sim.volume(),       positivity_so_far(), moved.rain, moved.infiltration,
+                                  moved.sources,      sides.in,            sides.out};
       Snapshot snapshot = sim.snapshot();
       if (frames) frames->write(frame_times[written], std::move(snapshot), account);
     }
@@ -385,7 +389,8 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
       s.initial_volume > 0 ? (s.final_volume - s.initial_volume) / s.initial_volume : s.final_volume;
   s.positivity_volume = positivity_so_far();
   s.forcing = sim.backend().forcing_volumes();
-  s.mass_balance = mass_balance(p, s.initial_volume, s.final_volume, s.positivity_volume, s.forcing);
+  s.boundary = sim.backend().boundary_flow();
+  s.mass_balance = mass_balance(p, s.initial_volume, s.final_volume, s.positivity_volume, s.forcing, s.boundary);
   s.cell_updates_per_second = s.stepping_seconds > 0 ? static_cast<double>(s.cells) *
                                                            static_cast<double>(s.steps) / s.stepping_seconds
                                                      : 0;
@@ -416,10 +421,12 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
       std::printf("rain brought %.6g m^3, infiltration took %.6g m^3, sources brought %.6g m^3\n", s.forcing.rain,
                   s.forcing.infiltration, s.forcing.sources);
     }
+    if (s.boundary.kept())
+      std::printf("through the sides: %.6g m^3 in, %.6g m^3 out\n", s.boundary.in, s.boundary.out);
     std::printf("positivity fixes added %.3g m^3; %s\n", s.positivity_volume,
-                s.mass_balance.checked ? (s.mass_balance.ok ? "mass balance behind walls kept"
-                                                           : "mass balance behind walls MISSED")
-                                      : "mass balance not checked (open, inflow or level boundaries, or several ranks)");
+                s.mass_balance.checked ? (s.mass_balance.ok ? "mass balance kept" : "mass balance MISSED")
+                                      : "mass balance not checked (third order with open, inflow or level boundaries, "
+                                        "a mesh with them, or several ranks)");
     std::printf("outputs in %s\n", c.output.dir.string().c_str());
   }
   if (!s.mass_balance.ok) {

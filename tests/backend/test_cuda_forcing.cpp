@@ -121,6 +121,7 @@ struct Outcome {
   Fields state;
   std::vector<double> infiltration;
   ForcingVolumes moved;
+  BoundaryFlow sides;
   double volume0 = 0, volume = 0, positivity = 0;
 };
 
@@ -136,6 +137,7 @@ Outcome run(const Problem& p, const std::string& kind, double t_end) {
   sim.backend().read_forcing_state(state);
   r.infiltration = state.infiltration;
   r.moved = sim.backend().forcing_volumes();
+  r.sides = sim.backend().boundary_flow();
   r.volume = sim.volume();
   r.positivity = sim.backend().positivity_volume();
   return r;
@@ -271,6 +273,19 @@ TEST(CudaForcing, BoundaryTimeSeriesAgreeWithCpu) {
     EXPECT_LE(dh, 1e-12) << scheme_name(scheme);
     EXPECT_LE(dhu, 1e-12) << scheme_name(scheme);
     EXPECT_GT(rel_l1(gpu.state.h, p.h), 1e-3) << scheme_name(scheme);  // the boundaries moved the water
+    if (scheme == Scheme::roe1) {
+      // First order: both account for the water through the sides, and the balance closes with it.
+      ASSERT_TRUE(gpu.sides.kept() && cpu.sides.kept());
+      std::printf("    sides: in %.15e / %.15e, out %.15e / %.15e m^3\n", gpu.sides.in, cpu.sides.in, gpu.sides.out,
+                  cpu.sides.out);
+      EXPECT_GT(gpu.sides.in, 0.0);
+      EXPECT_LE(rel(gpu.sides.in, cpu.sides.in), 1e-12);
+      EXPECT_LE(std::abs(gpu.sides.out - cpu.sides.out), 1e-12 * gpu.sides.in);
+      const double expected = gpu.volume0 + gpu.positivity + gpu.sides.in - gpu.sides.out;
+      EXPECT_LE(rel(gpu.volume, expected), 1e-12);
+    } else {
+      EXPECT_FALSE(gpu.sides.kept());
+    }
   }
 }
 

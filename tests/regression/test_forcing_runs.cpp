@@ -14,6 +14,7 @@
 
 #include "shallows/io/case.hpp"
 #include "shallows/solver/backend.hpp"
+#include "shallows/solver/mass_balance.hpp"
 #include "shallows/solver/run.hpp"
 #include "support/problems.hpp"
 #include "support/rain_stack_file.hpp"
@@ -273,6 +274,43 @@ TEST(ForcingManningMap, RougherCellsFlowSlower) {
     }
   }
   EXPECT_LT(kr, 0.8 * ks);
+}
+
+// Water through open sides (first order): an inflow west, a level east, an
+// open north over a bed with an island; the sides' account closes the balance
+// to round-off, in both precisions, with rain and a source on top.
+TEST(BoundaryFlow, OpenSidesCloseTheBalance) {
+  for (Precision precision : {Precision::double_precision, Precision::single_precision}) {
+    Problem p = basin({Scheme::roe1, precision});
+    p.bc(Side::west) = {BoundaryKind::inflow, 0.3};
+    p.bc(Side::east) = {BoundaryKind::level, 0.5};
+    p.bc(Side::north) = {BoundaryKind::open, 0.0};
+    p.forcing.rain.rate = TimeSeries::constant(20 / 3.6e6);
+    VolumeSource well;
+    well.name = "well";
+    well.cells = {12 * p.grid.nx + 8};
+    well.discharge = TimeSeries::constant(0.2);
+    p.forcing.sources = {well};
+    BackendOptions o;
+    o.kind = "cpu";
+    o.threads = 1;
+    auto b = make_backend(p, o);
+    const double v0 = b->volume();
+    b->advance(0, 40, 1000000);
+    const BoundaryFlow sides = b->boundary_flow();
+    ASSERT_TRUE(sides.kept());
+    EXPECT_GT(sides.in, 0.0);
+    EXPECT_GT(sides.out, 0.0);
+    const MassBalance mb = mass_balance(p, v0, b->volume(), b->positivity_volume(), b->forcing_volumes(), sides);
+    EXPECT_FALSE(mb.closed);
+    EXPECT_TRUE(mb.checked);
+    EXPECT_LT(std::abs(mb.relative_residual), precision == Precision::double_precision ? 1e-13 : 1e-5)
+        << mb.relative_residual;
+  }
+  // Third order keeps no account of its sides.
+  Problem p = basin({Scheme::roe3, Precision::double_precision});
+  p.bc(Side::east) = {BoundaryKind::open, 0.0};
+  EXPECT_FALSE(make_backend(p, BackendOptions{})->boundary_flow().kept());
 }
 
 // A stage hydrograph on the west side of a walled channel: the level rises

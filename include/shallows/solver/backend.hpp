@@ -126,6 +126,9 @@ class Backend {
   // executors without forcing (make_backend refuses a problem with forcing
   // for them).
   virtual ForcingVolumes forcing_volumes() const { return {}; }
+  // Water that crossed the sides of a grid since the start (first order:
+  // boundary_flux.hpp); NaN (the default) where no account is kept.
+  virtual BoundaryFlow boundary_flow() const { return {}; }
   virtual void read_forcing_state(ForcingState& out) const { out = {}; }
   virtual void load_forcing_state(const ForcingState& in) { (void)in; }
 

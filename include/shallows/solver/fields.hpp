@@ -18,13 +18,15 @@ struct Maxima {
 
 // The water of a run at an output time (m^3): stored, and moved since the
 // start by the positivity fixes (NaN where no account is kept, several MPI
-// ranks) and by the forcing.
+// ranks), by the forcing and across the sides (NaN where not kept).
 struct VolumeAccount {
   double volume = 0;
   double positivity = 0;
   double rain = 0;
   double infiltration = 0;
   double sources = 0;
+  double boundary_in = 0;   // through the sides, where kept (else NaN)
+  double boundary_out = 0;
 };
 
 } // namespace shallows

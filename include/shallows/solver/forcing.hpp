@@ -5,6 +5,7 @@
 // problem's cell order; the executors turn them into views
 // (physics/forcing.hpp) and apply them after each step.
 #include <array>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,14 @@ struct ForcingVolumes {
   double sources = 0;       // net volume of the sources (sinks negative)
 };
 
+// Water that crossed the grid's sides since the start of a run (m^3); NaN
+// where the executor keeps no such account.
+struct BoundaryFlow {
+  double in = std::numeric_limits<double>::quiet_NaN();
+  double out = std::numeric_limits<double>::quiet_NaN();
+  bool kept() const { return !(in != in) && !(out != out); }
+};
+
 // What the forcing of a grid run carries from step to step: the cumulative
 // infiltration of each cell and the accounts of the volumes moved, kept per
 // grid row (depths summed over the row's cells and over the steps) and per
@@ -88,6 +97,9 @@ struct ForcingState {
   std::vector<double> infiltration;  // m, interior cells row-major; empty without infiltration
   std::vector<double> rain_rows, infiltration_rows;
   std::vector<double> sources;
+  // Water in and out through each side (m^3; west in, west out, east in, ...),
+  // where the executor keeps that account (Backend::boundary_flow).
+  std::vector<double> boundary;
 
   // The accounts summed in row and source order; area: a cell's area.
   ForcingVolumes volumes(double area) const {

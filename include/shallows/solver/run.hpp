@@ -48,6 +48,7 @@ struct RunSummary {
   int stopped_by = 0;
   double positivity_volume = 0;  // m^3 the positivity fixes added (Backend::positivity_volume)
   ForcingVolumes forcing;        // m^3 rain, infiltration and sources moved (Backend::forcing_volumes)
+  BoundaryFlow boundary;         // m^3 through the sides (Backend::boundary_flow; NaN: not kept)
   MassBalance mass_balance;
   // Several MPI ranks (exec/mpi): the process grid, the halo, each rank's
   // timings (on rank 0). One rank: ranks = 1 and no timings.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "batched_advance.cuh"
+#include "boundary_flow.cuh"
 #include "cuda_check.cuh"
 #include "device_array.cuh"
 #include "forcing_kernels.cuh"
@@ -180,6 +181,14 @@ class CudaExecutor final : public CudaBackend {
     forcing_ = cudax::forcing::ForcingDevice<Real>(p);
     boundary_ = p.forcing.boundary;
     boundary_series_ = p.forcing.has_boundary_series();
+    boundary_kept_ = !distributed_ && std::any_of(p.boundary.begin(), p.boundary.end(), [](const auto& bc) {
+                       return bc.kind != BoundaryKind::wall;
+                     });
+    if (boundary_kept_) {
+      boundary_rate_ = DeviceArray<double>(8);
+      boundary_flow_ = DeviceArray<double>(8);
+      SHALLOWS_CUDA_CHECK(cudaMemset(boundary_flow_.get(), 0, 8 * sizeof(double)));
+    }
 
     SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_in_), sizeof(Ctrl)));
@@ -362,8 +371,34 @@ class CudaExecutor final : public CudaBackend {
   double positivity_volume() const override { return cudax::read_scalar(gain_, stream_) * grid_.dx * grid_.dy; }
 
   ForcingVolumes forcing_volumes() const override { return forcing_.volumes(stream_); }
-  void read_forcing_state(ForcingState& out) const override { forcing_.read(out, stream_); }
-  void load_forcing_state(const ForcingState& in) override { forcing_.load(in, stream_); }
+
+  void read_forcing_state(ForcingState& out) const override {
+    forcing_.read(out, stream_);
+    if (boundary_kept_) out.boundary = read_boundary();
+  }
+
+  void load_forcing_state(const ForcingState& in) override {
+    check_load_size(in.boundary.size() == (boundary_kept_ ? 8u : 0u), "load_forcing_state");
+    ForcingState forcing = in;
+    forcing.boundary.clear();
+    forcing_.load(forcing, stream_);
+    if (boundary_kept_) {
+      SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      boundary_flow_.upload(in.boundary.data(), 8);
+    }
+  }
+
+  // Summed per side in the CPU executor's order.
+  BoundaryFlow boundary_flow() const override {
+    if (!boundary_kept_) return {};
+    const std::vector<double> v = read_boundary();
+    BoundaryFlow f{0, 0};
+    for (std::size_t s = 0; s < 4; ++s) {
+      f.in += v[2 * s];
+      f.out += v[2 * s + 1];
+    }
+    return f;
+  }
 
   // Halo rectangles: strided copies of the current state through the host.
   void pack_box(const CellBox& box, std::byte* out) const override {
@@ -503,6 +538,11 @@ class CudaExecutor final : public CudaBackend {
                                         sizeof(unsigned long long), cudaMemcpyHostToDevice, stream_));
     cudax::plain_update_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, a);
     SHALLOWS_CUDA_CHECK_LAUNCH("plain_update_kernel");
+    if (boundary_kept_) {
+      cudax::boundary_add_kernel<Real><<<1, 8, 0, stream_>>>(ctrl_.get(), (a.slot + 1) % 3, boundary_rate_.get(),
+                                                             boundary_flow_.get());
+      SHALLOWS_CUDA_CHECK_LAUNCH("boundary_add_kernel");
+    }
     slot_ = (slot_ + 1) % 3;
     ++steps_launched_;
     if (track_maxima_) launch_maxima(slot_, false, 0.0);
@@ -511,6 +551,11 @@ class CudaExecutor final : public CudaBackend {
   // The kernels of one step from slot_ (a no-op on the device once the
   // launch's target or step limit is reached), then the maxima.
   void launch_step(const Launch& a) {
+    if (boundary_kept_) {
+      cudax::boundary_rate_kernel<Real><<<4, cudax::forcing::kThreads, 0, stream_>>>(base_, a.slot, grid_.dx, grid_.dy,
+                                                                                     boundary_rate_.get());
+      SHALLOWS_CUDA_CHECK_LAUNCH("boundary_rate_kernel");
+    }
     if (compact_) {
       const unsigned threads = 128;
       const auto blocks = static_cast<unsigned>((cg_step_.chunks + threads - 1) / threads);
@@ -532,6 +577,11 @@ class CudaExecutor final : public CudaBackend {
       forcing_.launch(StepClock<Real>{ctrl_.get(), a.slot, a.use_t_in, a.t_in, {h_[0].get(), h_[1].get()},
                                       {hu_[0].get(), hu_[1].get()}, {hv_[0].get(), hv_[1].get()}},
                       stream_);
+    }
+    if (boundary_kept_) {
+      cudax::boundary_add_kernel<Real><<<1, 8, 0, stream_>>>(ctrl_.get(), (a.slot + 1) % 3, boundary_rate_.get(),
+                                                             boundary_flow_.get());
+      SHALLOWS_CUDA_CHECK_LAUNCH("boundary_add_kernel");
     }
     slot_ = (slot_ + 1) % 3;
     ++steps_launched_;
@@ -596,6 +646,17 @@ class CudaExecutor final : public CudaBackend {
   cudax::forcing::ForcingDevice<Real> forcing_;
   std::array<TimeSeries, 4> boundary_;  // Forcing::boundary
   bool boundary_series_ = false;
+  // Water in and out through each side (boundary_flow.cuh), on one process when a side is not a wall.
+  bool boundary_kept_ = false;
+  DeviceArray<double> boundary_rate_, boundary_flow_;
+
+  std::vector<double> read_boundary() const {
+    std::vector<double> v(8);
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(v.data(), boundary_flow_.get(), 8 * sizeof(double), cudaMemcpyDeviceToHost,
+                                        stream_));
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return v;
+  }
   int slot_ = 0;
   index_t steps_launched_ = 0;
   // Last: destroyed first, after the destructor has synchronised stream_.

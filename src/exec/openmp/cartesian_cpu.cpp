@@ -191,6 +191,10 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     row_gain_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
     // About 16k cells per block: large enough for the caches, small enough to interleave.
     rows_per_block_ = std::max<index_t>(1, 16384 / std::max<index_t>(grid_.nx, 1));
+    // The water crossing the sides, where one may cross (one process: a rank's block edges are not sides).
+    const bool open = std::any_of(p.boundary.begin(), p.boundary.end(),
+                                  [](const auto& bc) { return bc.kind != BoundaryKind::wall; });
+    this->boundary_kept_ = open && p.owned.cells() == 0;
     this->start();
   }
 
@@ -205,6 +209,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     const double rate = this->reduce_rate(local_rate);
     double dt = rate > 0 ? cfl_ / rate : dt_max;
     dt = std::min(dt, dt_max);
+    if (this->boundary_kept_) this->account_boundary(static_cast<double>(static_cast<Real>(dt)));
     apply_rhs(static_cast<Real>(dt));
     this->finish_step(t, dt);
     return dt;

@@ -13,6 +13,7 @@
 #include "forcing_cpu.hpp"
 #include "shallows/physics/flow_speed.hpp"
 #include "shallows/exec/host_fields.hpp"
+#include "shallows/mesh/structured/boundary_flux.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/solver/backend.hpp"
 
@@ -59,8 +60,27 @@ class CpuGridBackend : public Backend {
   double positivity_volume() const override { return positivity_depth_ * grid_.dx * grid_.dy; }
 
   ForcingVolumes forcing_volumes() const override { return forcing_.volumes(); }
-  void read_forcing_state(ForcingState& out) const override { forcing_.read(out); }
-  void load_forcing_state(const ForcingState& in) override { forcing_.load(in); }
+  void read_forcing_state(ForcingState& out) const override {
+    forcing_.read(out);
+    if (boundary_kept_) out.boundary.assign(boundary_.begin(), boundary_.end());
+  }
+  void load_forcing_state(const ForcingState& in) override {
+    check_load_size(in.boundary.size() == (boundary_kept_ ? boundary_.size() : 0), "load_forcing_state");
+    ForcingState forcing = in;
+    forcing.boundary.clear();
+    forcing_.load(forcing);
+    std::copy(in.boundary.begin(), in.boundary.end(), boundary_.begin());
+  }
+
+  BoundaryFlow boundary_flow() const override {
+    if (!boundary_kept_) return {};
+    BoundaryFlow f{0, 0};
+    for (std::size_t s = 0; s < 4; ++s) {
+      f.in += boundary_[2 * s];
+      f.out += boundary_[2 * s + 1];
+    }
+    return f;
+  }
 
   void pack_box(const CellBox& box, std::byte* out) const override {
     copy_box(box, [&](Real* field, index_t c, std::size_t k) {
@@ -89,7 +109,7 @@ class CpuGridBackend : public Backend {
         fields_(make_padded_fields<Real>(p)),
         forcing_(p, threads_) {
     for (int s = 0; s < 4; ++s) bc_[s] = to_precision<Real>(p.boundary[s]);
-    boundary_ = p.forcing.boundary;
+    boundary_series_values_ = p.forcing.boundary;
     boundary_series_ = p.forcing.has_boundary_series();
     if (track_maxima_) {
       const auto cells = static_cast<std::size_t>(grid_.cells());
@@ -116,10 +136,32 @@ class CpuGridBackend : public Backend {
   void boundary_at(double t) {
     if (!boundary_series_) return;
     for (std::size_t s = 0; s < 4; ++s) {
-      const TimeSeries& ts = boundary_[s];
+      const TimeSeries& ts = boundary_series_values_[s];
       if (!ts.empty()) bc_[s].value = static_cast<Real>(series_value(ts.view(), t));
     }
     fill_ghosts(state_arrays());
+  }
+
+  // First order, before the update of a step of dt: the water it moves
+  // across each side (boundary_flux.hpp), from the state it starts from.
+  void account_boundary(double dt) {
+    const Grid& g = grid_;
+    const double dt_dy = dt * g.dy, dt_dx = dt * g.dx;
+    const auto at = [&](index_t c) { return State<Real>{fields_.h[c], fields_.hu[c], fields_.hv[c]}; };
+    const auto add = [&](Side side, index_t ghost, index_t inside, double length) {
+      const double rate = boundary_inflow_rate(side, at(ghost), at(inside), fields_.z[inside], physics_);
+      const auto s = static_cast<std::size_t>(side);
+      if (rate > 0) boundary_[2 * s] += rate * length;
+      else boundary_[2 * s + 1] -= rate * length;
+    };
+    for (index_t j = 0; j < g.ny; ++j) {
+      add(Side::west, g.index(-1, j), g.index(0, j), dt_dy);
+      add(Side::east, g.index(g.nx, j), g.index(g.nx - 1, j), dt_dy);
+    }
+    for (index_t i = 0; i < g.nx; ++i) {
+      add(Side::south, g.index(i, -1), g.index(i, 0), dt_dx);
+      add(Side::north, g.index(i, g.ny), g.index(i, g.ny - 1), dt_dx);
+    }
   }
 
   // After the scheme's step from t to t + dt: the forcing, then what the next step reads.
@@ -187,8 +229,12 @@ class CpuGridBackend : public Backend {
   bool track_maxima_;
   double arrival_threshold_;
   BoundaryCondition<Real> bc_[4];
-  std::array<TimeSeries, 4> boundary_;  // Forcing::boundary
+  std::array<TimeSeries, 4> boundary_series_values_;  // Forcing::boundary
   bool boundary_series_ = false;
+  // Water in and out through each side (m^3; account_boundary), kept by the
+  // first-order executor of a single process when a side is not a wall.
+  bool boundary_kept_ = false;
+  std::array<double, 8> boundary_{};
   CellBox owned_;  // the cells whose rates set dt (Problem::owned_cells)
   PaddedFields<Real> fields_;
   std::vector<double> max_h_, max_speed_, arrival_;

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The water crossing a grid side, for the mass balance of runs with open,
+// inflow or level boundaries (first order). The fluctuations of a row of
+// edges telescope: the cells of a row gain sum(to_right + to_left) = the
+// numerical fluxes F* of the two boundary edges, and the boundary edge's F*
+// is the inside cell's flux less the fluctuation it receives (west:
+// F* = hu - to_right.h). Evaluated with the edge function the step uses, on
+// the state the step starts from, it gives the water the step moved across
+// the side to round-off.
+#include "shallows/bc/boundary.hpp"
+#include "shallows/mesh/structured/cartesian_edges.hpp"
+
+namespace shallows {
+
+// Flux (m^2/s, per unit length of the side) into the domain through the
+// boundary edge of the cell `inside` on `side`, whose ghost cell is `ghost`
+// (bed mirrored: z_ghost = z_inside).
+template <class Real>
+SHALLOWS_HD double boundary_inflow_rate(Side side, State<Real> ghost, State<Real> inside, Real z,
+                                        const PhysicsParams<Real>& p) {
+  switch (side) {
+    case Side::west:
+      return static_cast<double>(inside.hu) - static_cast<double>(cartesian_edge<0>(ghost, z, inside, z, p).to_right.h);
+    case Side::east:
+      return -(static_cast<double>(inside.hu) + static_cast<double>(cartesian_edge<0>(inside, z, ghost, z, p).to_left.h));
+    case Side::south:
+      return static_cast<double>(inside.hv) - static_cast<double>(cartesian_edge<1>(ghost, z, inside, z, p).to_right.h);
+    case Side::north:
+    default:
+      return -(static_cast<double>(inside.hv) + static_cast<double>(cartesian_edge<1>(inside, z, ghost, z, p).to_left.h));
+  }
+}
+
+}  // namespace shallows
