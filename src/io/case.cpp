@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "shallows/io/gmsh.hpp"
+#include "shallows/io/rain_stack.hpp"
 #include "shallows/io/raster.hpp"
 #include "shallows/io/time_series.hpp"
 #include "shallows/mesh/unstructured/build.hpp"
@@ -1020,16 +1021,124 @@ std::vector<double> forcing_parameter(const Reader& rd, const FieldSpec& f, cons
 }
 
 
-// [rain] rate (mm/h): a number, a CSV hyetograph { series = ... }, or a
-// field constant in time (an expression or a raster of rates).
+std::string describe_grid(const Grid& g) {
+  return std::to_string(g.nx) + " x " + std::to_string(g.ny) + " cells of " + num(g.dx) + " x " + num(g.dy) +
+         " m over [" + num(g.x0) + ", " + num(g.x1()) + "] x [" + num(g.y0) + ", " + num(g.y1()) + "]";
+}
+
+// rain.rate = { file = "radar.nc", variable = "rr" }: a NetCDF stack of rate
+// rasters over time (io/rain_stack.hpp) onto the grid, frame by frame: as it
+// is where it has the grid's cells, resampled where it has another
+// resolution and covers the domain. Every active cell needs a rate >= 0 in
+// every frame the run uses; inactive cells get 0.
+void read_rain_frames(const Reader& rd, const toml::table& t, const fs::path& base_dir, const CellCentres& at,
+                      Problem& p) {
+  const std::string key = "rain.rate";
+  rd.check_keys(t, key, {"file", "variable", "time", "resample"});
+  const auto file = rd.string(t, key, "file");
+  if (!file) rd.fail_at(key, "a NetCDF stack needs 'file' (e.g. { file = \"radar.nc\", variable = \"rr\" })");
+  if (file->empty()) rd.fail_at(key + ".file", "empty file name");
+  const auto variable = rd.string(t, key, "variable");
+  if (!variable) rd.fail_at(key, "a NetCDF stack needs 'variable' (the name of its rain-rate variable)");
+  if (variable->empty()) rd.fail_at(key + ".variable", "empty variable name");
+  const std::string time = rd.string(t, key, "time").value_or("");
+  if (t.contains("time") && time.empty()) rd.fail_at(key + ".time", "empty variable name");
+  FieldSpec spec;
+  spec.key = key;
+  if (const auto r = rd.string(t, key, "resample")) {
+    if (*r == "average") spec.resample = FieldSpec::Resample::average;
+    else if (*r == "bilinear") spec.resample = FieldSpec::Resample::bilinear;
+    else if (*r == "nearest") spec.resample = FieldSpec::Resample::nearest;
+    else rd.fail_at(key + ".resample", "unknown method '" + clip(*r) + "' (valid: average, bilinear, nearest)");
+  }
+  const fs::path path = fs::path(*file).is_absolute() ? fs::path(*file) : base_dir / *file;
+  RainStack s;
+  try {
+    s = read_rain_stack(path, *variable, time, p.t_end);
+  } catch (const InputError& e) {
+    rd.fail_at(key, e.what());
+  }
+
+  const Grid& g = p.grid;
+  const Grid& sg = s.grid;
+  const auto near = [](double a, double b, double scale) { return std::abs(a - b) <= 1e-6 * scale; };
+  const bool same_resolution = near(sg.dx, g.dx, g.dx) && near(sg.dy, g.dy, g.dy);
+  const bool same_grid = same_resolution && sg.nx == g.nx && sg.ny == g.ny && near(sg.x0, g.x0, g.dx) &&
+                         near(sg.y0, g.y0, g.dy);
+  const std::string grids = "the stack's grid (" + describe_grid(sg) + ") and the run's (" + describe_grid(g) + ")";
+  if (same_resolution && !same_grid)
+    rd.fail_at(key, path.string() + ": " + grids +
+                        " differ: at the grid's resolution a stack must have the grid's cells (at another it is "
+                        "resampled)");
+  if (!same_grid) {
+    if (!near(sg.dx, sg.dy, sg.dx))
+      rd.fail_at(key, path.string() + ": " + grids + " differ, and a stack is resampled onto the grid only where "
+                                                     "its cells are square");
+    const double tol = 1e-9 * sg.dx;
+    if (g.x0 < sg.x0 - tol || g.x1() > sg.x1() + tol || g.y0 < sg.y0 - tol || g.y1() > sg.y1() + tol)
+      rd.fail_at(key, path.string() + ": " + grids + " differ, and the stack does not cover the domain");
+  }
+
+  const auto frame_count = s.times.size();
+  const auto cells = static_cast<std::size_t>(g.cells());
+  Rain& rain = p.forcing.rain;
+  rain.frame_times = s.times;
+  if (same_grid) {
+    rain.frames = std::move(s.frames);
+  } else {
+    rain.frames.resize(frame_count * cells);
+    Raster r;
+    r.path = path;
+    r.ncols = sg.nx;
+    r.nrows = sg.ny;
+    r.x0 = sg.x0;
+    r.y0 = sg.y0;
+    r.cellsize = sg.dx;
+    const std::size_t stack_cells = static_cast<std::size_t>(sg.cells());
+    for (std::size_t k = 0; k < frame_count; ++k) {
+      const auto from = s.frames.begin() + static_cast<std::ptrdiff_t>(k * stack_cells);
+      r.values.assign(from, from + static_cast<std::ptrdiff_t>(stack_cells));
+      const std::vector<double> v = spec.resample == FieldSpec::Resample::bilinear
+                                        ? sample_raster(rd, spec, r, at)
+                                        : resample_raster(r, g, spec.resample);
+      std::copy(v.begin(), v.end(), rain.frames.begin() + static_cast<std::ptrdiff_t>(k * cells));
+    }
+  }
+  for (std::size_t k = 0; k < frame_count; ++k) {
+    double* frame = rain.frames.data() + k * cells;
+    for (std::size_t c = 0; c < cells; ++c) {
+      if (std::isnan(p.z[c])) {
+        frame[c] = 0;
+        continue;
+      }
+      if (std::isfinite(frame[c]) && frame[c] >= 0) continue;
+      const std::string where = at_cell(at.x(c), at.y(c)) + " in the frame at t = " + num(s.times[k]) + " s";
+      if (std::isnan(frame[c]))
+        rd.fail_at(key, path.string() + ": '" + *variable + "' has no value (a fill value or NaN) " + where +
+                            " (an active cell)");
+      rd.fail_at(key, path.string() + ": '" + *variable + "' is " + num(frame[c] / s.to_mps) + " " + s.units + " " +
+                          where + (std::isinf(frame[c]) ? ": rain rates must be finite" : ": rain rates must be >= 0"));
+    }
+  }
+}
+
+// [rain] rate (mm/h): a number, a CSV hyetograph { series = ... }, a field
+// constant in time (an expression or a raster of rates), or a NetCDF stack of
+// rasters over time { file = ..., variable = ... }.
 void read_rain(const Reader& rd, const toml::table& r, const fs::path& base_dir, const CellCentres& at,
                Problem& p) {
   rd.check_keys(r, "rain", find_section("rain")->keys);
   const toml::node* n = r.get("rate");
   if (!n)
-    rd.fail_at("rain.rate", "missing (mm/h: a number, an expression, { file = \"rain.tif\" } or "
-                            "{ series = \"hyetograph.csv\" })");
+    rd.fail_at("rain.rate", "missing (mm/h: a number, an expression, { file = \"rain.tif\" }, "
+                            "{ series = \"hyetograph.csv\" } or { file = \"radar.nc\", variable = \"rr\" })");
   Rain& rain = p.forcing.rain;
+  if (const toml::table* t = n->as_table(); t && (t->contains("variable") || t->contains("time"))) {
+    if (t->contains("series"))
+      rd.fail_at("rain.rate", "give either series (a CSV hyetograph) or variable (a NetCDF stack), not both");
+    read_rain_frames(rd, *t, base_dir, at, p);
+    return;
+  }
   if (const toml::table* t = n->as_table(); t && t->contains("series")) {
     if (t->contains("file"))
       rd.fail_at("rain.rate", "give either series (a CSV hyetograph) or file (a raster of rates), not both");

@@ -295,6 +295,11 @@ std::uint64_t case_fingerprint(const Case& c) {
                                        &forcing.infiltration.p1, &forcing.infiltration.p2, &forcing.manning})
     h.vector(*v);
   h.value(forcing.infiltration.model);
+  // Only where there is a stack, so that checkpoints of runs without one keep their fingerprint.
+  if (forcing.rain.has_frames()) {
+    h.vector(forcing.rain.frame_times);
+    h.vector(forcing.rain.frames);
+  }
   for (const TimeSeries& ts : forcing.boundary) {
     h.vector(ts.t);
     h.vector(ts.v);

@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: MIT
-// Case files with forcing (seed 004): CSV time series, rain, infiltration, a
-// Manning map, point sources and inflow segments along a side; their units,
-// the cells they reach, and the errors a user meets.
+// Case files with forcing (seed 004): CSV time series, rain (NetCDF stacks
+// included), infiltration, a Manning map, point sources and inflow segments
+// along a side; their units, the cells they reach, and the errors a user meets.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shallows/io/case.hpp"
 #include "shallows/io/gmsh.hpp"
 #include "shallows/io/time_series.hpp"
 #include "shallows/mesh/unstructured/generator.hpp"
+#include "support/rain_stack_file.hpp"
 
 namespace fs = std::filesystem;
 using namespace shallows;
@@ -222,6 +225,207 @@ TEST_F(ForcingCaseTest, RainFromAnOverride) {
   EXPECT_DOUBLE_EQ(c.problem.forcing.rain.rate.v.at(0), 1e-5);
   EXPECT_EQ(error_of(kBase, {"rain.rate=-3"}), "--set: rain.rate: must be >= 0 (mm/h), found -3");
 }
+
+// ------------------------------------------------------------------ rain stacks (NetCDF)
+
+namespace {
+
+using test_support::StackFile;
+#if defined(SHALLOWS_HAVE_NETCDF)
+using test_support::write_stack;
+#endif
+
+const std::string kStack = "[rain]\nrate = { file = \"radar.nc\", variable = \"rr\" }\n";
+
+}  // namespace
+
+#if defined(SHALLOWS_HAVE_NETCDF)
+
+// Frames in mm/h (no units attribute), times in minutes since a date taken
+// as the run's start; the frames the run [0, 1200 s] uses are kept: from the
+// last at or before 0 to the last before the end. Rows north first in the
+// file, south first in the frames.
+TEST_F(ForcingCaseTest, RainStackGivesFramesInMetresPerSecondFromTheRunsStart) {
+  StackFile s;
+  s.times = {-5, 0, 10, 20, 30};
+  s.time_units = "minutes since 2024-06-01 00:00:00";
+  write_stack(dir_ / "radar.nc", s);
+  const Case c = parse(kBase + kStack);
+  const Rain& r = c.problem.forcing.rain;
+  EXPECT_TRUE(c.problem.forcing.active());
+  EXPECT_TRUE(r.rate.empty());
+  EXPECT_TRUE(r.scale.empty());
+  EXPECT_EQ(r.frame_times, (std::vector<double>{0, 600}));
+  ASSERT_EQ(r.frames.size(), 2u * 15u);
+  for (std::size_t k = 0; k < 2; ++k)
+    for (std::size_t j = 0; j < 3; ++j)
+      for (std::size_t i = 0; i < 5; ++i)
+        EXPECT_EQ(r.frames[k * 15 + j * 5 + i], static_cast<double>(s.value(k + 1, i, 2 - j)) * kMmPerHour)
+            << "frame " << k << ", cell " << i << ", " << j;
+}
+
+TEST_F(ForcingCaseTest, RainStackHonoursUnitsAndATimeVariableNamedInTheCase) {
+  StackFile s;
+  s.time_name = "t";
+  s.times = {-0.5, 0.25};
+  s.time_units = "hours";
+  s.y = {11, 13, 15};  // south first
+  for (const auto& [units, to_mps] : std::vector<std::pair<std::string, double>>{
+           {"mm h-1", kMmPerHour}, {"mm/hr", kMmPerHour}, {"m s-1", 1.0}, {"kg m-2 s-1", 1e-3}}) {
+    s.units = units;
+    write_stack(dir_ / "radar.nc", s);
+    const Case c = parse(kBase + "[rain]\nrate = { file = \"radar.nc\", variable = \"rr\", time = \"t\" }\n");
+    const Rain& r = c.problem.forcing.rain;
+    EXPECT_EQ(r.frame_times, (std::vector<double>{-1800, 900})) << units;
+    ASSERT_EQ(r.frames.size(), 30u) << units;
+    EXPECT_EQ(r.frames[15 + 2 * 5 + 4], static_cast<double>(s.value(1, 4, 2)) * to_mps) << units;
+  }
+}
+
+// A fill value where the bed is NODATA is no error; inactive cells get 0.
+TEST_F(ForcingCaseTest, RainStackLeavesInactiveCellsDry) {
+  write("holes.asc", kHoles);
+  StackFile s;
+  s.fill = -9999.0f;
+  s.value = [](std::size_t, std::size_t c, std::size_t r) { return c == 0 && r == 1 ? -9999.0f : 36.0f; };
+  write_stack(dir_ / "radar.nc", s);
+  const Case c = parse(kBase + "[bathymetry]\nz = { file = \"holes.asc\" }\n" + kStack);
+  const Rain& r = c.problem.forcing.rain;
+  ASSERT_EQ(r.frames.size(), 30u);
+  EXPECT_EQ(r.frames[5], 0.0);  // (0, 1)
+  EXPECT_EQ(r.frames[2], 0.0);  // (2, 0)
+  EXPECT_DOUBLE_EQ(r.frames[15 + 6], 1e-5);
+}
+
+// Packed rates (shorts times scale_factor plus add_offset) with a fill value.
+TEST_F(ForcingCaseTest, PackedRainStackIsUnpacked) {
+  write("holes.asc", kHoles);
+  StackFile s;
+  s.scale_factor = 0.5;
+  s.add_offset = 1.0;
+  s.fill = -1.0f;
+  s.value = [](std::size_t k, std::size_t c, std::size_t r) {
+    return c == 0 && r == 1 ? -1.0f : static_cast<float>(10 * k + c + 4 * r);
+  };
+  write_stack(dir_ / "radar.nc", s);
+  const Case c = parse(kBase + "[bathymetry]\nz = { file = \"holes.asc\" }\n" + kStack);
+  const Rain& r = c.problem.forcing.rain;
+  ASSERT_EQ(r.frames.size(), 30u);
+  EXPECT_EQ(r.frames[5], 0.0);  // the fill value, in the inactive cell (0, 1)
+  for (std::size_t k = 0; k < 2; ++k)
+    for (std::size_t j = 0; j < 3; ++j)
+      for (std::size_t i = 0; i < 5; ++i) {
+        if ((i == 0 && j == 1) || (i == 2 && j == 0)) continue;
+        const double raw = double(10 * k + i + 4 * (2 - j));
+        EXPECT_EQ(r.frames[k * 15 + j * 5 + i], (raw * 0.5 + 1.0) * kMmPerHour) << k << " " << i << " " << j;
+      }
+}
+
+// A coarser stack that covers the domain is resampled, as rasters are: here
+// each 2 m cell lies in one 6 m cell of the stack.
+TEST_F(ForcingCaseTest, CoarserRainStackIsResampledOntoTheGrid) {
+  StackFile s;
+  s.x = {3, 9};
+  s.y = {13, 19};
+  s.value = [](std::size_t k, std::size_t c, std::size_t r) { return static_cast<float>(1 + k + 2 * c + 4 * r); };
+  write_stack(dir_ / "radar.nc", s);
+  for (const char* method : {"", ", resample = \"nearest\""}) {
+    const Case c = parse(kBase + "[rain]\nrate = { file = \"radar.nc\", variable = \"rr\"" + method + " }\n");
+    const Rain& r = c.problem.forcing.rain;
+    ASSERT_EQ(r.frames.size(), 30u);
+    for (std::size_t k = 0; k < 2; ++k)
+      for (std::size_t j = 0; j < 3; ++j)
+        for (std::size_t i = 0; i < 5; ++i)
+          EXPECT_DOUBLE_EQ(r.frames[k * 15 + j * 5 + i], double(1 + k + 2 * (i < 3 ? 0 : 1)) * kMmPerHour) << method;
+  }
+}
+
+TEST_F(ForcingCaseTest, RainStackErrorsNameTheFileTheFrameAndTheCell) {
+  const std::string file = (dir_ / "radar.nc").string();
+  const std::string at = "case.toml: rain.rate: " + file + ": ";
+  const auto error_with = [&](const StackFile& s, const std::string& rain = kStack) {
+    write_stack(dir_ / "radar.nc", s);
+    return error_of(kBase + rain);
+  };
+  StackFile s;
+  EXPECT_EQ(error_with(s, "[rain]\nrate = { file = \"radar.nc\", variable = \"rain\" }\n"),
+            at + "no variable 'rain' (variables: time, y, x, rr)");
+  EXPECT_EQ(error_with(s, "[rain]\nrate = { file = \"radar.nc\", time = \"time\" }\n"),
+            "case.toml: rain.rate: a NetCDF stack needs 'variable' (the name of its rain-rate variable)");
+  EXPECT_EQ(error_with(s, "[rain]\nrate = { file = \"radar.nc\", variable = \"rr\", time = \"t\" }\n"),
+            at + "no variable 't' (the time of each frame of 'rr'; variables: time, y, x, rr)");
+
+  StackFile shifted;
+  shifted.x = {2, 4, 6, 8, 10};
+  EXPECT_EQ(error_with(shifted),
+            at + "the stack's grid (5 x 3 cells of 2 x 2 m over [1, 11] x [10, 16]) and the run's (5 x 3 cells of "
+                 "2 x 2 m over [0, 10] x [10, 16]) differ: at the grid's resolution a stack must have the grid's "
+                 "cells (at another it is resampled)");
+  StackFile small;  // 6 m cells over [2, 14] x [10, 22]
+  small.x = {5, 11};
+  small.y = {13, 19};
+  EXPECT_TRUE(has(error_with(small), "differ, and the stack does not cover the domain"));
+
+  StackFile gap;
+  gap.fill = -1.0f;
+  gap.value = [](std::size_t k, std::size_t c, std::size_t r) { return k == 1 && c == 1 && r == 1 ? -1.0f : 2.0f; };
+  EXPECT_EQ(error_with(gap),
+            at + "'rr' has no value (a fill value or NaN) at cell centre (x, y) = (3, 13) in the frame at t = 600 s "
+                 "(an active cell)");
+  StackFile nan;
+  nan.value = [](std::size_t k, std::size_t c, std::size_t r) {
+    return k == 0 && c == 4 && r == 0 ? std::numeric_limits<float>::quiet_NaN() : 2.0f;
+  };
+  EXPECT_EQ(error_with(nan),
+            at + "'rr' has no value (a fill value or NaN) at cell centre (x, y) = (9, 15) in the frame at t = 0 s "
+                 "(an active cell)");
+  StackFile negative;
+  negative.units = "m/s";
+  negative.value = [](std::size_t, std::size_t c, std::size_t r) { return c == 0 && r == 2 ? -2.0f : 0.0f; };
+  EXPECT_EQ(error_with(negative),
+            at + "'rr' is -2 m/s at cell centre (x, y) = (1, 11) in the frame at t = 0 s: rain rates must be >= 0");
+
+  StackFile huge;
+  huge.value = [](std::size_t k, std::size_t c, std::size_t r) {
+    return k == 1 && c == 2 && r == 0 ? std::numeric_limits<float>::infinity() : 2.0f;
+  };
+  EXPECT_EQ(error_with(huge),
+            at + "'rr' is inf mm/h at cell centre (x, y) = (5, 15) in the frame at t = 600 s: rain rates must be finite");
+
+  StackFile late;
+  late.times = {60, 600};
+  EXPECT_EQ(error_with(late),
+            at + "the first frame of 'rr' is at t = 60 s, after the run's start (t = 0): the stack must begin at "
+                 "or before it");
+  StackFile inches;
+  inches.units = "in/h";
+  EXPECT_EQ(error_with(inches), at + "variable 'rr' has units 'in/h' (known: mm/h, mm h-1, mm/hr, mm hr-1, mm/s, "
+                                     "mm s-1, m/s, m s-1, kg m-2 s-1; none: mm/h)");
+  StackFile weeks;
+  weeks.time_units = "weeks since 2024-01-01";
+  EXPECT_TRUE(has(error_with(weeks), at + "time variable 'time' has units 'weeks since 2024-01-01' (known: s,"));
+  StackFile backwards;
+  backwards.times = {0, 600, 300};
+  EXPECT_EQ(error_with(backwards), at + "the times of 'time' must increase strictly, found 300 s after 600 s");
+  StackFile uneven;
+  uneven.x = {1, 3, 5, 7, 10};
+  EXPECT_TRUE(has(error_with(uneven), at + "'x' is not evenly spaced"));
+
+  EXPECT_TRUE(has(error_of(kBase + "[rain]\nrate = { file = \"none.nc\", variable = \"rr\" }\n"),
+                  "case.toml: rain.rate: " + (dir_ / "none.nc").string() + ": cannot open as NetCDF"));
+  EXPECT_EQ(error_of(kBase + "[rain]\nrate = { file = \"radar.nc\", variable = \"rr\", series = \"a.csv\" }\n"),
+            "case.toml: rain.rate: give either series (a CSV hyetograph) or variable (a NetCDF stack), not both");
+}
+
+#else
+
+TEST_F(ForcingCaseTest, RainStackNeedsABuildWithNetCdf) {
+  EXPECT_EQ(error_of(kBase + kStack), "case.toml: rain.rate: " + (dir_ / "radar.nc").string() +
+                                          ": a NetCDF rain stack needs a build with NetCDF (libnetcdf-dev); this "
+                                          "build has none");
+}
+
+#endif
 
 // ------------------------------------------------------------------ infiltration
 

@@ -25,6 +25,16 @@ struct TimeSeries {
 struct Rain {
   TimeSeries rate;            // m/s; empty: no rain
   std::vector<double> scale;  // per cell, times rate (a rain raster gives its rates here and rate = 1); empty: 1
+  // A stack of rate rasters over time (radar rainfall), used instead of rate
+  // and scale where it has frames: frame k's rates (m/s, one per cell) hold
+  // on [frame_times[k], frame_times[k + 1]), the last frame's to the end of
+  // the run (physics/rain_frames.hpp). frames[k * cells + cell], cells
+  // row-major; frame_times increase and frame_times[0] <= 0.
+  std::vector<double> frame_times;
+  std::vector<double> frames;
+
+  bool has_frames() const { return !frame_times.empty(); }
+  bool active() const { return !rate.empty() || has_frames(); }
 };
 
 struct Infiltration {
@@ -58,7 +68,7 @@ struct Forcing {
 
   // Whether anything beyond the boundary conditions' constant values acts.
   bool active() const {
-    return !rain.rate.empty() || infiltration.model != InfiltrationModel::none || !manning.empty() ||
+    return rain.active() || infiltration.model != InfiltrationModel::none || !manning.empty() ||
            !sources.empty() || has_boundary_series();
   }
 };

@@ -6,7 +6,9 @@
 //
 //  1. cell_forcing_kernel, one block per row: every active cell gets
 //     apply_cell_forcing (physics/forcing.hpp) with the rain depth
-//     scale_i * series_integral(rate, t, t + dt); the row's rain and
+//     scale_i * series_integral(rate, t, t + dt), or with a rain stack the
+//     sum over the frames that overlap the step (physics/rain_frames.hpp,
+//     the frames found once per block); the row's rain and
 //     infiltration depths, summed by a fixed reduction tree, are added to
 //     per-row double accumulators, so the account is the same run after run.
 //  2. source_kernel, one block per VolumeSource: its volume over the step,
@@ -37,6 +39,7 @@
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/mesh/structured/grid.hpp"
 #include "shallows/physics/forcing.hpp"
+#include "shallows/physics/rain_frames.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/problem.hpp"
 
@@ -71,6 +74,7 @@ struct CellArgs {
   PhysicsParams<Real> phys;
   SeriesView rain;           // device arrays; n = 0: no rain
   CellValues rain_scale;     // fallback 1
+  RainFrames frames;         // device arrays; n > 0: rain from the stack (rain and rain_scale unused)
   CellValues manning;        // fallback -1 (no map)
   InfiltrationModel model;
   CellValues p0, p1, p2;     // fallback 0
@@ -114,8 +118,13 @@ __global__ void __launch_bounds__(kThreads) cell_forcing_kernel(const CellArgs<R
   const StepWindow<Real> w = clock.window();
   if (!w.taken) return;
   __shared__ double rain_depth;
+  __shared__ FrameRange over;
   __shared__ double sum_buf[kThreads];
-  if (threadIdx.x == 0) rain_depth = series_integral(A.rain, w.t0, w.t0 + w.dt);
+  const double t1 = w.t0 + w.dt;
+  if (threadIdx.x == 0) {
+    rain_depth = series_integral(A.rain, w.t0, t1);
+    over = frames_over(A.frames, w.t0, t1);
+  }
   __syncthreads();
   const index_t j = blockIdx.x;
   double rain_sum = 0, infiltration_sum = 0;
@@ -124,7 +133,8 @@ __global__ void __launch_bounds__(kThreads) cell_forcing_kernel(const CellArgs<R
     if (math::is_nan(A.z[k])) continue;
     const index_t cell = j * A.g.nx + i;
     CellForcing f;
-    f.rain = A.rain_scale.at(cell, 1.0) * rain_depth;
+    f.rain = A.frames.n > 0 ? frames_rain_depth(A.frames, over, cell, w.t0, t1)
+                            : A.rain_scale.at(cell, 1.0) * rain_depth;
     f.manning = A.manning.at(cell, -1.0);
     f.model = A.model;
     f.p0 = A.p0.at(cell, 0.0);
@@ -204,7 +214,7 @@ class ForcingDevice {
     const Forcing& f = p.forcing;
     active_ = f.active();
     if (!active_) return;
-    cell_pass_ = !f.rain.rate.empty() || f.infiltration.model != InfiltrationModel::none || !f.manning.empty();
+    cell_pass_ = f.rain.active() || f.infiltration.model != InfiltrationModel::none || !f.manning.empty();
     const auto cells = static_cast<std::size_t>(grid_.cells());
 
     cell_.g = grid_;
@@ -215,6 +225,10 @@ class ForcingDevice {
     rain_v_ = upload(f.rain.rate.v);
     cell_.rain = {rain_t_.get(), rain_v_.get(), static_cast<int>(f.rain.rate.t.size())};
     cell_.rain_scale = per_cell(f.rain.scale, rain_scale_, "forcing.rain.scale");
+    check_frames(f.rain, cells);
+    frame_t_ = upload(f.rain.frame_times);
+    frames_ = upload(f.rain.frames);
+    cell_.frames = {frame_t_.get(), frames_.get(), static_cast<int>(f.rain.frame_times.size()), grid_.cells()};
     cell_.manning = per_cell(f.manning, manning_, "forcing.manning");
     if (f.infiltration.model != InfiltrationModel::none) {
       cell_.p0 = per_cell(f.infiltration.p0, p_[0], "forcing.infiltration.p0");
@@ -240,8 +254,8 @@ class ForcingDevice {
   static std::size_t bytes(const Problem& p) {
     const Forcing& f = p.forcing;
     if (!f.active()) return 0;
-    std::size_t doubles = 2 * f.rain.rate.t.size() + f.rain.scale.size() + f.manning.size() +
-                          2 * static_cast<std::size_t>(p.grid.ny);
+    std::size_t doubles = 2 * f.rain.rate.t.size() + f.rain.scale.size() + f.rain.frame_times.size() +
+                          f.rain.frames.size() + f.manning.size() + 2 * static_cast<std::size_t>(p.grid.ny);
     if (f.infiltration.model != InfiltrationModel::none) {
       doubles += f.infiltration.p0.size() + f.infiltration.p1.size() + f.infiltration.p2.size() +
                  static_cast<std::size_t>(p.grid.cells());
@@ -334,6 +348,22 @@ class ForcingDevice {
     }
   }
 
+  // A rain stack: one rate per cell and frame, frames in time order.
+  static void check_frames(const Rain& r, std::size_t cells) {
+    if (r.frames.size() != r.frame_times.size() * cells) {
+      throw std::invalid_argument("CUDA backend: forcing.rain.frames holds " + std::to_string(r.frames.size()) +
+                                  " values; expected " + std::to_string(r.frame_times.size()) + " frames of " +
+                                  std::to_string(cells) + " cells");
+    }
+    for (std::size_t k = 1; k < r.frame_times.size(); ++k) {
+      if (!(r.frame_times[k] > r.frame_times[k - 1])) {
+        throw std::invalid_argument("CUDA backend: forcing.rain.frame_times must increase, found " +
+                                    std::to_string(r.frame_times[k]) + " s after " +
+                                    std::to_string(r.frame_times[k - 1]) + " s");
+      }
+    }
+  }
+
   CellValues per_cell(const std::vector<double>& v, DeviceArray<double>& d, const char* what) const {
     const auto cells = static_cast<std::size_t>(grid_.cells());
     if (v.size() > 1 && v.size() != cells) {
@@ -415,7 +445,7 @@ class ForcingDevice {
   SourceArgs<Real> source_{};
   std::size_t source_count_ = 0;
   std::vector<int> level_start_;  // launch l runs order[level_start_[l] .. level_start_[l + 1])
-  DeviceArray<double> rain_t_, rain_v_, rain_scale_, manning_, p_[3], infiltrated_, rows_;
+  DeviceArray<double> rain_t_, rain_v_, rain_scale_, frame_t_, frames_, manning_, p_[3], infiltrated_, rows_;
   DeviceArray<int> order_, knot_start_;
   DeviceArray<index_t> cell_start_, cells_;
   DeviceArray<double> source_t_, source_v_, moved_;

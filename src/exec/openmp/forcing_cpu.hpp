@@ -7,10 +7,12 @@
 
 #include <cstddef>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/physics/forcing.hpp"
+#include "shallows/physics/rain_frames.hpp"
 #include "shallows/solver/backend.hpp"
 
 namespace shallows::detail {
@@ -21,6 +23,22 @@ inline double per_cell(const std::vector<double>& v, std::size_t k, double dflt)
   return v.size() == 1 ? v[0] : v[k];
 }
 
+// A rain stack's sizes: one rate per cell and frame, frames in time order.
+inline void check_frames(const Rain& r, std::size_t cells) {
+  if (r.frames.size() != r.frame_times.size() * cells) {
+    throw std::invalid_argument("forcing: rain.frames has " + std::to_string(r.frames.size()) + " values for " +
+                                std::to_string(r.frame_times.size()) + " frames of " + std::to_string(cells) +
+                                " cells");
+  }
+  for (std::size_t k = 1; k < r.frame_times.size(); ++k) {
+    if (!(r.frame_times[k] > r.frame_times[k - 1])) {
+      throw std::invalid_argument("forcing: rain.frame_times must increase, found " +
+                                  std::to_string(r.frame_times[k]) + " s after " +
+                                  std::to_string(r.frame_times[k - 1]) + " s");
+    }
+  }
+}
+
 template <class Real>
 class CpuForcing {
  public:
@@ -29,7 +47,7 @@ class CpuForcing {
         forcing_(p.forcing),
         threads_(threads),
         active_(p.forcing.active()),
-        cells_(!p.forcing.rain.rate.empty() || p.forcing.infiltration.model != InfiltrationModel::none ||
+        cells_(p.forcing.rain.active() || p.forcing.infiltration.model != InfiltrationModel::none ||
                !p.forcing.manning.empty()) {
     if (!active_) return;
     const auto cells = static_cast<std::size_t>(grid_.cells());
@@ -40,6 +58,7 @@ class CpuForcing {
       }
     };
     check(forcing_.rain.scale, "rain.scale");
+    check_frames(forcing_.rain, cells);
     check(forcing_.manning, "manning");
     check(forcing_.infiltration.p0, "infiltration.p0");
     check(forcing_.infiltration.p1, "infiltration.p1");
@@ -73,7 +92,11 @@ class CpuForcing {
  private:
   // Every active cell's forcing (apply_cell_forcing), rows in parallel.
   void apply_cells(const StateArrays<Real>& a, double t, double dt, const PhysicsParams<Real>& p) {
-    const double rain_depth = forcing_.rain.rate.empty() ? 0.0 : series_integral(forcing_.rain.rate.view(), t, t + dt);
+    const Rain& rain_in = forcing_.rain;
+    const double rain_depth = rain_in.rate.empty() ? 0.0 : series_integral(rain_in.rate.view(), t, t + dt);
+    const RainFrames frames{rain_in.frame_times.data(), rain_in.frames.data(),
+                            static_cast<int>(rain_in.frame_times.size()), grid_.cells()};
+    const FrameRange over = frames_over(frames, t, t + dt);
     const Infiltration& inf = forcing_.infiltration;
     const Grid& g = grid_;
 #pragma omp parallel for num_threads(threads_) schedule(static)
@@ -84,7 +107,8 @@ class CpuForcing {
         if (math::is_nan(a.z[c])) continue;
         const auto k = static_cast<std::size_t>(j * g.nx + i);
         CellForcing f;
-        f.rain = per_cell(forcing_.rain.scale, k, 1.0) * rain_depth;
+        f.rain = rain_in.has_frames() ? frames_rain_depth(frames, over, static_cast<index_t>(k), t, t + dt)
+                                      : per_cell(rain_in.scale, k, 1.0) * rain_depth;
         f.manning = per_cell(forcing_.manning, k, -1.0);
         f.model = inf.model;
         f.p0 = per_cell(inf.p0, k, 0.0);
