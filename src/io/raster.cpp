@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "shallows/io/raster.hpp"
 
+#include "text_tokens.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -62,28 +64,11 @@ std::string_view first_token(std::string_view line) {
 }
 
 // A double from a whole token; false if the token is not exactly one finite number.
-bool parse_double(std::string_view tok, double& out) {
-  if (!tok.empty() && tok.front() == '+') tok.remove_prefix(1);
-  if (tok.empty()) return false;
-  const char* end = tok.data() + tok.size();
-  auto [ptr, ec] = std::from_chars(tok.data(), end, out);
-  return ec == std::errc() && ptr == end && std::isfinite(out);
-}
+bool parse_double(std::string_view tok, double& out) { return detail::parse_token(tok, out) && std::isfinite(out); }
 
-bool parse_int(std::string_view tok, index_t& out) {
-  if (!tok.empty() && tok.front() == '+') tok.remove_prefix(1);
-  if (tok.empty()) return false;
-  const char* end = tok.data() + tok.size();
-  auto [ptr, ec] = std::from_chars(tok.data(), end, out);
-  return ec == std::errc() && ptr == end;
-}
+bool parse_int(std::string_view tok, index_t& out) { return detail::parse_token(tok, out); }
 
-std::string quoted(std::string_view tok) {
-  constexpr std::size_t max_len = 40;
-  std::string s(tok.substr(0, max_len));
-  if (tok.size() > max_len) s += "...";
-  return "'" + s + "'";
-}
+using detail::quoted;
 
 bool looks_like_header(std::string_view tok) {
   if (tok.empty() || !std::isalpha(static_cast<unsigned char>(tok.front()))) return false;

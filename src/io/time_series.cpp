@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "shallows/io/time_series.hpp"
 
+#include "text_tokens.hpp"
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -28,20 +30,9 @@ std::string_view trim(std::string_view s) {
 }
 
 // A double from a whole token (nan and inf included: the caller says why they are refused).
-bool parse_number(std::string_view tok, double& out) {
-  if (!tok.empty() && tok.front() == '+') tok.remove_prefix(1);
-  if (tok.empty()) return false;
-  const char* end = tok.data() + tok.size();
-  const auto [ptr, ec] = std::from_chars(tok.data(), end, out);
-  return ec == std::errc() && ptr == end;
-}
+bool parse_number(std::string_view tok, double& out) { return detail::parse_token(tok, out); }
 
-std::string quoted(std::string_view tok) {
-  constexpr std::size_t max_len = 40;
-  std::string s(tok.substr(0, max_len));
-  if (tok.size() > max_len) s += "...";
-  return "'" + s + "'";
-}
+using detail::quoted;
 
 std::string num(double v) {
   char buf[64];

@@ -12,38 +12,16 @@
 #include <sstream>
 #include <string>
 
+#include "support/cli_runs.hpp"
+
 namespace {
 
+using shallows::test_support::read;
+using shallows::test_support::Result;
+using shallows::test_support::shell;
+using shallows::test_support::temp_dir;
+
 namespace fs = std::filesystem;
-
-struct Result {
-  int code;
-  std::string output;
-};
-
-Result shell(const std::string& args) {
-  const std::string cmd = std::string(SHALLOWS_CLI) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe)) out += buf.data();
-  const int status = pclose(pipe);
-  return {WEXITSTATUS(status), out};
-}
-
-fs::path temp_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("shallows-cli-" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::string read(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 const std::string kCase = std::string(SHALLOWS_SOURCE_DIR) + "/cases/s000-t1/case.toml";
 

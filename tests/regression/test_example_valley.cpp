@@ -17,7 +17,14 @@
 #include <utility>
 #include <vector>
 
+#include "support/cli_runs.hpp"
+
 namespace {
+
+using shallows::test_support::read;
+using shallows::test_support::Result;
+using shallows::test_support::shell;
+using shallows::test_support::temp_dir;
 
 namespace fs = std::filesystem;
 
@@ -29,35 +36,6 @@ const fs::path kCaseDir = fs::path(SHALLOWS_SOURCE_DIR) / "cases" / "valley";
 constexpr int kNx = 40, kNy = 30;
 constexpr double kX0 = 500000.0, kX1 = 502000.0, kY0 = 5200000.0, kY1 = 5201500.0;
 constexpr double kEnd = 4000.0;
-
-struct Result {
-  int code;
-  std::string output;
-};
-
-Result shell(const std::string& args) {
-  const std::string cmd = std::string(SHALLOWS_CLI) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe)) out += buf.data();
-  const int status = pclose(pipe);
-  return {WEXITSTATUS(status), out};
-}
-
-fs::path temp_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("shallows-valley-" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::string read(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 // summary.json's "key": number, or NaN when the key is missing or null.
 double summary_number(const std::string& summary, const std::string& key) {

@@ -15,35 +15,12 @@
 #include <set>
 #include <string>
 
+#include "support/cli_runs.hpp"
 #include "support/output_files.hpp"
 
 namespace shallows::test_support {
 
 namespace fs = std::filesystem;
-
-struct Result {
-  int code;  // exit status, or 128 + signal when a signal ended the process
-  std::string output;
-};
-
-inline Result shell(const std::string& env, const std::string& args) {
-  const std::string cmd = env + " " + std::string(SHALLOWS_CLI) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe)) out += buf.data();
-  const int status = pclose(pipe);
-  // sh reports a child killed by signal s as exit status 128 + s.
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
-
-inline fs::path temp_dir(const std::string& name) {
-  // One folder per process: ctest runs the tests of this binary side by side.
-  const fs::path d = fs::temp_directory_path() / ("shallows-restart-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
 
 inline bool is_checkpoint(const fs::path& rel) { return rel.filename().string().rfind("checkpoint.", 0) == 0; }
 

@@ -12,6 +12,8 @@
 #include "shallows/io/case.hpp"
 #include "shallows/io/raster.hpp"
 
+#include "support/case_fixture.hpp"
+
 namespace fs = std::filesystem;
 using shallows::BoundaryKind;
 using shallows::Precision;
@@ -23,36 +25,8 @@ using shallows::io::parse_case;
 
 namespace {
 
-class CaseTest : public ::testing::Test {
+class CaseTest : public shallows::test_support::CaseFixture {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) / ("shallows_test_case_" + std::string(info->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  fs::path write(const std::string& name, const std::string& text) const {
-    const fs::path p = dir_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-
-  Case parse(const std::string& text, const std::vector<std::string>& overrides = {}) const {
-    return parse_case(text, "case.toml", dir_, overrides);
-  }
-
-  // The InputError message of parse(text), or "" when it parses.
-  std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) const {
-    try {
-      parse(text, overrides);
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "";
-  }
-
   std::string raster_error(const std::string& name, const std::string& text) const {
     const fs::path p = write(name, text);
     try {
@@ -62,8 +36,6 @@ class CaseTest : public ::testing::Test {
     }
     return "";
   }
-
-  fs::path dir_;
 };
 
 // A minimal valid case; tests append or substitute sections.

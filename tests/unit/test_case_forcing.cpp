@@ -18,6 +18,8 @@
 #include "shallows/mesh/unstructured/generator.hpp"
 #include "support/rain_stack_file.hpp"
 
+#include "support/case_fixture.hpp"
+
 namespace fs = std::filesystem;
 using namespace shallows;
 using shallows::io::Case;
@@ -25,38 +27,7 @@ using shallows::io::InputError;
 
 namespace {
 
-class ForcingCaseTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) / ("shallows_test_case_forcing_" + std::string(info->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  fs::path write(const std::string& name, const std::string& text) const {
-    const fs::path p = dir_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-
-  Case parse(const std::string& text, const std::vector<std::string>& overrides = {}) const {
-    return io::parse_case(text, "case.toml", dir_, overrides);
-  }
-
-  // The InputError message of parse(text), or "" when it parses.
-  std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) const {
-    try {
-      parse(text, overrides);
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "";
-  }
-
-  fs::path dir_;
-};
+class ForcingCaseTest : public shallows::test_support::CaseFixture {};
 
 std::string series_error(std::string_view text) {
   try {
