@@ -50,7 +50,7 @@ class Hasher {
       word(w);
     }
     std::uint64_t tail = 0;
-    std::memcpy(&tail, p + k, n - k);
+    if (k < n) std::memcpy(&tail, p + k, n - k);  // an empty vector's data() may be null
     word(tail ^ (static_cast<std::uint64_t>(n - k) << 56));
   }
   template <class T>
