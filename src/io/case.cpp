@@ -480,18 +480,26 @@ void check_speeds(const Reader& rd, const Problem& p, const std::string& first_k
                         ", " + num(at.y(k)) + ")," + bound);
   }
   const double max_discharge = max_speed * max_speed * max_speed / p.physics.g;
-  const auto check_inflow = [&](const BoundaryCondition<double>& bc, const std::string& name) {
-    if (bc.kind != BoundaryKind::inflow || std::abs(bc.value) <= max_discharge) return;
+  // A constant discharge, or each value of a side's series (when: " at t = ... s").
+  const auto check_discharge = [&](double q, const std::string& name, const std::string& when) {
+    if (std::abs(q) <= max_discharge) return;
     rd.fail_at("boundary." + name + ".discharge",
-               "discharge " + num(bc.value) + " m^2/s exceeds max_speed^3 / g = " + num(max_discharge) +
+               "discharge " + num(q) + " m^2/s" + when + " exceeds max_speed^3 / g = " + num(max_discharge) +
                    " m^2/s, the discharge of critical flow at physics.max_speed = " + num(max_speed) +
                    " m/s (raise physics.max_speed if the flow is meant to be that fast)");
   };
+  const auto check_inflow = [&](const BoundaryCondition<double>& bc, const TimeSeries* series, const std::string& name) {
+    if (bc.kind != BoundaryKind::inflow) return;
+    if (!series || series->empty()) return check_discharge(bc.value, name, "");
+    for (std::size_t k = 0; k < series->v.size(); ++k)
+      check_discharge(series->v[k], name, " at t = " + num(series->t[k]) + " s");
+  };
   if (mesh) {
-    for (std::size_t g = 0; g < p.mesh_boundary.size(); ++g) check_inflow(p.mesh_boundary[g], mesh->boundary_names[g]);
+    for (std::size_t g = 0; g < p.mesh_boundary.size(); ++g)
+      check_inflow(p.mesh_boundary[g], nullptr, mesh->boundary_names[g]);
   } else {
     const char* sides[4] = {"west", "east", "south", "north"};
-    for (int s = 0; s < 4; ++s) check_inflow(p.boundary[static_cast<std::size_t>(s)], sides[s]);
+    for (std::size_t s = 0; s < 4; ++s) check_inflow(p.boundary[s], &p.forcing.boundary[s], sides[s]);
   }
 }
 
@@ -1634,14 +1642,6 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
     const std::string key = std::string("boundary.") + sides[s] + (p.boundary[s].kind == BoundaryKind::level ? ".eta" : ".discharge");
     if (ts.t.size() > 1 && ts.t.back() < p.t_end)
       rd.fail_at(key, "the run lasts until " + num(p.t_end) + " s but the series ends at " + num(ts.t.back()) + " s");
-    const double max_discharge = max_speed * max_speed * max_speed / p.physics.g;
-    if (p.boundary[s].kind == BoundaryKind::inflow)
-      for (std::size_t k = 0; k < ts.v.size(); ++k)
-        if (std::abs(ts.v[k]) > max_discharge)
-          rd.fail_at(key, "discharge " + num(ts.v[k]) + " m^2/s at t = " + num(ts.t[k]) +
-                              " s exceeds max_speed^3 / g = " + num(max_discharge) +
-                              " m^2/s, the discharge of critical flow at physics.max_speed = " + num(max_speed) +
-                              " m/s (raise physics.max_speed if the flow is meant to be that fast)");
   }
   const auto every = rd.number(*tt, "time", "output_every");
   const toml::node* times = tt->get("output_times");

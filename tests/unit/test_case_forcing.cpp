@@ -137,6 +137,23 @@ TEST_F(ForcingCaseTest, RainHyetographFromCsv) {
   EXPECT_TRUE(r.scale.empty());
 }
 
+// A side whose condition follows a CSV series: its values, the run's length, and the speed bound on every value.
+TEST_F(ForcingCaseTest, BoundarySeriesFromCsv) {
+  write("tide.csv", "time,eta\n0,1.0\n1200,1.5\n");
+  write("short.csv", "time,eta\n0,1.0\n600,1.5\n");
+  write("q.csv", "time,q\n0,1\n600,200000\n1200,1\n");
+  const Case c = parse(kBase + "[boundary]\neast = { type = \"level\", eta = \"tide.csv\" }\n");
+  const TimeSeries& tide = c.problem.forcing.boundary[static_cast<int>(Side::east)];
+  EXPECT_EQ(tide.v, (std::vector<double>{1.0, 1.5}));
+  EXPECT_EQ(c.problem.bc(Side::east).value, 1.0);
+  EXPECT_NE(error_of(kBase + "[boundary]\neast = { type = \"level\", eta = \"short.csv\" }\n")
+                .find("boundary.east.eta: the run lasts until 1200 s but the series ends at 600 s"),
+            std::string::npos);
+  EXPECT_NE(error_of(kBase + "[boundary]\nwest = { type = \"inflow\", discharge = \"q.csv\" }\n")
+                .find("boundary.west.discharge: discharge 200000 m^2/s at t = 600 s exceeds max_speed^3 / g"),
+            std::string::npos);
+}
+
 TEST_F(ForcingCaseTest, RainFieldGivesPerCellRates) {
   const Case c = parse(kBase + "[rain]\nrate = \"3.6 * x\"\n");
   const Rain& r = c.problem.forcing.rain;

@@ -8,6 +8,7 @@
 #pragma once
 #include "shallows/core/config.hpp"
 #include "shallows/core/math.hpp"
+#include "shallows/physics/forcing.hpp"
 
 namespace shallows {
 
@@ -28,14 +29,10 @@ struct FrameRange {
 SHALLOWS_HD FrameRange frames_over(const RainFrames& f, double a, double b) {
   if (f.n <= 0 || !(b > a)) return {0, -1};
   // The last frame that starts at or before a (frame_times[0] <= 0 <= a), then those that start before b.
-  int lo = 0, hi = f.n - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (f.t[mid] <= a) lo = mid; else hi = mid - 1;
-  }
-  int last = lo;
+  const int first = series_knot(SeriesView{f.t, nullptr, f.n}, a);
+  int last = first;
   while (last + 1 < f.n && f.t[last + 1] < b) ++last;
-  return {lo, last};
+  return {first, last};
 }
 
 // The length of [a, b] within [t_k, t_{k+1}) (t_K = +inf).

@@ -66,10 +66,14 @@ struct Forcing {
     return false;
   }
 
+  // Whether the executors' pass over the cells has work: rain, infiltration or a Manning map.
+  bool forces_cells() const {
+    return rain.active() || infiltration.model != InfiltrationModel::none || !manning.empty();
+  }
+
   // Whether anything beyond the boundary conditions' constant values acts.
   bool active() const {
-    return rain.active() || infiltration.model != InfiltrationModel::none || !manning.empty() ||
-           !sources.empty() || has_boundary_series();
+    return forces_cells() || !sources.empty() || has_boundary_series();
   }
 };
 

@@ -20,6 +20,7 @@
 #include "read_back.cuh"
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/host_fields.hpp"
+#include "shallows/solver/mass_balance.hpp"
 #include "snapshot_stager.cuh"
 #include "step_kernels.cuh"
 
@@ -181,9 +182,7 @@ class CudaExecutor final : public CudaBackend {
     forcing_ = cudax::forcing::ForcingDevice<Real>(p);
     boundary_ = p.forcing.boundary;
     boundary_series_ = p.forcing.has_boundary_series();
-    boundary_kept_ = !distributed_ && std::any_of(p.boundary.begin(), p.boundary.end(), [](const auto& bc) {
-                       return bc.kind != BoundaryKind::wall;
-                     });
+    boundary_kept_ = !distributed_ && !closed_domain(p);
     if (boundary_kept_) {
       boundary_rate_ = DeviceArray<double>(8);
       boundary_flow_ = DeviceArray<double>(8);

@@ -214,7 +214,7 @@ class ForcingDevice {
     const Forcing& f = p.forcing;
     active_ = f.active();
     if (!active_) return;
-    cell_pass_ = f.rain.active() || f.infiltration.model != InfiltrationModel::none || !f.manning.empty();
+    cell_pass_ = f.forces_cells();
     const auto cells = static_cast<std::size_t>(grid_.cells());
 
     cell_.g = grid_;
@@ -440,7 +440,7 @@ class ForcingDevice {
   Grid grid_{};
   double area_ = 0;
   bool active_ = false;
-  bool cell_pass_ = false;  // rain, infiltration or a Manning map: the pass over the cells (as CpuForcing)
+  bool cell_pass_ = false;  // Forcing::forces_cells: the pass over the cells
   CellArgs<Real> cell_{};
   SourceArgs<Real> source_{};
   std::size_t source_count_ = 0;

@@ -19,6 +19,7 @@
 
 #include "cpu_grid_backend.hpp"
 #include "shallows/exec/cpu_backend.hpp"
+#include "shallows/solver/mass_balance.hpp"
 #include "shallows/exec/cpu_backend_roe3.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/mesh/structured/cartesian_edges.hpp"
@@ -192,9 +193,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     // About 16k cells per block: large enough for the caches, small enough to interleave.
     rows_per_block_ = std::max<index_t>(1, 16384 / std::max<index_t>(grid_.nx, 1));
     // The water crossing the sides, where one may cross (one process: a rank's block edges are not sides).
-    const bool open = std::any_of(p.boundary.begin(), p.boundary.end(),
-                                  [](const auto& bc) { return bc.kind != BoundaryKind::wall; });
-    this->boundary_kept_ = open && p.owned.cells() == 0;
+    this->boundary_kept_ = !closed_domain(p) && p.owned.cells() == 0;
     this->start();
   }
 

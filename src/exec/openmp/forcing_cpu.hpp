@@ -43,13 +43,8 @@ template <class Real>
 class CpuForcing {
  public:
   CpuForcing(const Problem& p, int threads)
-      : grid_(p.grid),
-        forcing_(p.forcing),
-        threads_(threads),
-        active_(p.forcing.active()),
-        cells_(p.forcing.rain.active() || p.forcing.infiltration.model != InfiltrationModel::none ||
-               !p.forcing.manning.empty()) {
-    if (!active_) return;
+      : grid_(p.grid), forcing_(p.forcing), threads_(threads), cells_(p.forcing.forces_cells()) {
+    if (!p.forcing.active()) return;
     const auto cells = static_cast<std::size_t>(grid_.cells());
     const auto check = [&](const std::vector<double>& v, const char* what) {
       if (v.size() > 1 && v.size() != cells) {
@@ -68,8 +63,6 @@ class CpuForcing {
     state_.infiltration_rows.assign(static_cast<std::size_t>(grid_.ny), 0.0);
     state_.sources.assign(forcing_.sources.size(), 0.0);
   }
-
-  bool active() const { return active_; }
 
   // The forcing of the step from t to t + dt on the padded state a.
   void apply(const StateArrays<Real>& a, double t, double dt, const PhysicsParams<Real>& p) {
@@ -155,7 +148,6 @@ class CpuForcing {
   Grid grid_;
   Forcing forcing_;
   int threads_;
-  bool active_;
   bool cells_;  // rain, infiltration or a Manning map: the pass over the cells
   ForcingState state_;
 };
