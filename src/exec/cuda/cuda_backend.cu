@@ -538,11 +538,6 @@ class CudaExecutor final : public CudaBackend {
                                         sizeof(unsigned long long), cudaMemcpyHostToDevice, stream_));
     cudax::plain_update_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, a);
     SHALLOWS_CUDA_CHECK_LAUNCH("plain_update_kernel");
-    if (boundary_kept_) {
-      cudax::boundary_add_kernel<Real><<<1, 8, 0, stream_>>>(ctrl_.get(), (a.slot + 1) % 3, boundary_rate_.get(),
-                                                             boundary_flow_.get());
-      SHALLOWS_CUDA_CHECK_LAUNCH("boundary_add_kernel");
-    }
     slot_ = (slot_ + 1) % 3;
     ++steps_launched_;
     if (track_maxima_) launch_maxima(slot_, false, 0.0);
