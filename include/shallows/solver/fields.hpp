@@ -8,6 +8,9 @@ namespace shallows {
 
 struct Fields {
   std::vector<double> h, hu, hv;
+  // Passive scalars, Problem::scalars order: the amount h c per unit area
+  // (the conserved state; concentration() gives c).
+  std::vector<std::vector<double>> hc;
 };
 
 struct Maxima {

@@ -15,6 +15,7 @@
 #include "shallows/mesh/unstructured/mesh.hpp"
 #include "shallows/physics/params.hpp"
 #include "shallows/solver/forcing.hpp"
+#include "shallows/solver/scalars.hpp"
 
 namespace shallows {
 
@@ -37,6 +38,8 @@ struct Problem {
   // Rain, infiltration, a Manning map, volume sources (grids). With a Manning
   // map, physics.n_manning is 0 and the map's friction is applied by the forcing.
   Forcing forcing{};
+  // Passive scalars (grids, first order), transported with the flow's mass flux.
+  std::vector<PassiveScalar> scalars;
   Scheme scheme = Scheme::roe1;
   double cfl = 0.9;  // gamma of seed 000 eq. 8, in (0, 1]
   Precision precision = Precision::double_precision;

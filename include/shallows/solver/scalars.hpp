@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Passive scalars (seed 004, appendix): solutes or tracers carried by the
+// flow. The state of scalar s is its amount per unit area h c (Fields::hc);
+// a run reports the concentration c = h c / h (concentration()). Host data
+// of the Problem; the transport itself is physics/scalar_transport.hpp.
+#include <array>
+#include <string>
+#include <vector>
+
+namespace shallows {
+
+struct PassiveScalar {
+  std::string name;             // the output variable
+  std::vector<double> c;        // initial concentration per cell (problem cell order); one value: uniform
+  std::array<double, 4> side{};  // concentration of the water entering through each side (indexed by Side)
+  double rain = 0;              // concentration of the rain
+  // Concentration of the water each Forcing::sources entry brings (point
+  // sources and inflow segments, in their order); empty: 0 for all. A sink
+  // takes the cell's own concentration.
+  std::vector<double> sources;
+};
+
+}  // namespace shallows
