@@ -95,6 +95,13 @@ std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptio
                                          "far; this run is ") +
                              (problem.on_mesh() ? "on a mesh" : "on several MPI ranks"));
   }
+  if (!problem.scalars.empty() && (problem.on_mesh() || mpi::active() || problem.scheme != Scheme::roe1)) {
+    throw std::runtime_error(std::string("passive scalars run on grids, first order (scheme roe1), in one process so "
+                                         "far; this run is ") +
+                             (problem.on_mesh() ? "on a mesh"
+                              : mpi::active()   ? "on several MPI ranks"
+                                                : "third order"));
+  }
   if (!mpi::active()) return make_local_backend(problem, options);
   BackendOptions local = options;
 #ifdef SHALLOWS_HAVE_CUDA

@@ -3,6 +3,8 @@
 // Conversion between a Problem's interior double fields and the padded
 // arrays of precision Real that every backend starts from.
 #include <cmath>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "shallows/mesh/structured/grid.hpp"
@@ -51,6 +53,30 @@ PaddedFields<Real> make_padded_fields(const Problem& p) {
     }
   }
   return f;
+}
+
+// The passive scalars' initial amounts h c on padded arrays (zero outside
+// the active interior), one array per scalar. Throws std::invalid_argument
+// when a scalar's initial concentration has neither one value nor one per cell.
+template <class Real>
+std::vector<std::vector<Real>> make_padded_scalars(const Problem& p) {
+  const Grid& g = p.grid;
+  std::vector<std::vector<Real>> out;
+  for (const PassiveScalar& s : p.scalars) {
+    if (s.c.size() != 1 && s.c.size() != static_cast<std::size_t>(g.cells())) {
+      throw std::invalid_argument("scalar '" + s.name + "': " + std::to_string(s.c.size()) +
+                                  " initial concentrations for " + std::to_string(g.cells()) + " cells");
+    }
+    std::vector<Real>& hc = out.emplace_back(static_cast<std::size_t>(g.padded_size()), Real(0));
+    for (index_t j = 0; j < g.ny; ++j) {
+      for (index_t i = 0; i < g.nx; ++i) {
+        const auto k = static_cast<std::size_t>(j * g.nx + i);
+        const double c = s.c.size() == 1 ? s.c[0] : s.c[k];
+        if (!std::isnan(p.z[k])) hc[static_cast<std::size_t>(g.index(i, j))] = static_cast<Real>(c * p.h[k]);
+      }
+    }
+  }
+  return out;
 }
 
 // Interior of padded arrays back to row-major double.

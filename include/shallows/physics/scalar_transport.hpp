@@ -13,9 +13,10 @@
 //     c' = (h c - dt div G) / (h - dt div F),
 // a convex combination of its own and its inflowing neighbours'
 // concentrations while no cell sends more water than it holds (the flow's
-// CFL condition): a uniform concentration stays uniform to the last bit,
-// with wet/dry fronts, and no new extremum appears (c' is also clipped to
-// that range, so that a step beyond the CFL bound cannot make one). The
+// CFL condition): a uniform concentration stays uniform to round-off (c' =
+// c (1 + O(eps)) per step), with wet/dry fronts, and no new extremum appears
+// (c' is also clipped to that range, so that a step beyond the CFL bound
+// cannot make one). The
 // state h c is then c' times the flow's new depth. The flow's depth comes
 // from the fluctuations, not from F, so h c is conserved to round-off of the
 // fluxes (the difference of the two depths), not bit for bit.

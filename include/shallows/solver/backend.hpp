@@ -162,6 +162,13 @@ inline void check_load_size(bool sizes_match, const char* what) {
 inline bool fields_sized(const Fields& f, std::size_t n) {
   return f.h.size() == n && f.hu.size() == n && f.hv.size() == n;
 }
+// Whether f holds `scalars` scalar fields of n values each.
+inline bool scalars_sized(const Fields& f, std::size_t scalars, std::size_t n) {
+  if (f.hc.size() != scalars) return false;
+  for (const auto& v : f.hc)
+    if (v.size() != n) return false;
+  return true;
+}
 inline bool maxima_sized(const Maxima& m, std::size_t n) {
   return m.max_h.size() == n && m.max_speed.size() == n && m.arrival_time.size() == n;
 }

@@ -106,7 +106,8 @@ struct StepClock {
     const Ctrl& out = ctrl[(slot + 1) % 3];
     // Selects, not h[parity]: an index into the kernel's parameters would copy them to local memory.
     const bool b = out.parity != 0;
-    return {out.stepped != 0, use_t_in ? t_in : in.t, out.dt, b ? h[1] : h[0], b ? hu[1] : hu[0], b ? hv[1] : hv[0]};
+    return {out.stepped != 0, use_t_in ? t_in : in.t, out.dt, b ? h[1] : h[0], b ? hu[1] : hu[0], b ? hv[1] : hv[0],
+            out.parity};
   }
 };
 
@@ -129,8 +130,9 @@ class CudaExecutor final : public CudaBackend {
         distributed_(p.owned.cells() > 0),
         // With forcing too: the lagged kernel stores the next step's rhs from
         // the state before the forcing changes it. Plain skips no dry chunk,
-        // so rain falls on dry ones as well.
-        kind_(distributed_ || p.forcing.active() ? KernelKind::plain : parse_kernel(co.kernel)),
+        // so rain falls on dry ones as well. Passive scalars are transported
+        // by the plain update kernel.
+        kind_(distributed_ || p.forcing.active() || !p.scalars.empty() ? KernelKind::plain : parse_kernel(co.kernel)),
         dry_skip_(co.dry_skip && kind_ != KernelKind::plain),
         compact_(dry_skip_ && co.compact),
         track_maxima_(o.track_maxima),
@@ -168,8 +170,8 @@ class CudaExecutor final : public CudaBackend {
     const auto cells = static_cast<std::size_t>(grid_.cells());
     const auto chunks = static_cast<std::size_t>(cg_step_.chunks);
     const bool lagged = kind_ == KernelKind::lagged;
-    std::size_t need = (lagged ? 13 : 7) * padded * sizeof(Real) + 3 * sizeof(Ctrl) + sizeof(unsigned long long) +
-                       static_cast<std::size_t>(grid_.ny) * sizeof(double);
+    std::size_t need = ((lagged ? 13 : 7) + 2 * p.scalars.size()) * padded * sizeof(Real) + 3 * sizeof(Ctrl) +
+                       sizeof(unsigned long long) + static_cast<std::size_t>(grid_.ny) * sizeof(double);
     if (dry_skip_) need += 3 * chunks;
     if (compact_) need += chunks * sizeof(unsigned) + 3 * sizeof(unsigned);
     if (track_maxima_) need += 3 * cells * sizeof(double);
@@ -199,6 +201,19 @@ class CudaExecutor final : public CudaBackend {
     }
     z_ = DeviceArray<Real>(padded);
     forcing_.set_bed(z_.get());  // inactive cells (NaN bed) get no forcing
+    if (!p.scalars.empty()) {
+      std::vector<Real*> pointers;
+      std::vector<Real> side;
+      for (const PassiveScalar& sc : p.scalars) {
+        for (int b = 0; b < 2; ++b) pointers.push_back(hc_.emplace_back(padded).get());
+        for (double c : sc.side) side.push_back(static_cast<Real>(c));
+      }
+      hc_ptrs_ = DeviceArray<Real*>(pointers.size());
+      hc_ptrs_.upload(pointers.data(), pointers.size());
+      scalar_side_ = DeviceArray<Real>(side.size());
+      scalar_side_.upload(side.data(), side.size());
+      forcing_.set_scalars(p, hc_ptrs_.get());
+    }
     if (lagged) {
       for (int b = 0; b < 2; ++b) {
         rh_[b] = DeviceArray<Real>(padded);
@@ -259,11 +274,15 @@ class CudaExecutor final : public CudaBackend {
     base_.dry_skip = dry_skip_ ? 1 : 0;
     base_.cg = cg_step_;
     base_.owned = p.owned_cells();
+    base_.hc = hc_ptrs_.get();
+    base_.scalar_side = scalar_side_.get();
+    base_.scalars = static_cast<int>(p.scalars.size());
 
     {
       const PaddedFields<Real> f = make_padded_fields<Real>(p);
       SHALLOWS_CUDA_CHECK(cudaMemcpy(z_.get(), f.z.data(), padded * sizeof(Real), cudaMemcpyHostToDevice));
       set_state(f.h, f.hu, f.hv);
+      set_scalars(make_padded_scalars<Real>(p));
     }
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(computed_.get(), 0, sizeof(unsigned long long), stream_));
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(gain_.get(), 0, sizeof(double), stream_));
@@ -322,16 +341,27 @@ class CudaExecutor final : public CudaBackend {
   void read_state(Fields& out) const override {
     const Ctrl c = fetch_ctrl();
     cudax::download_state(grid_, h_[c.parity], hu_[c.parity], hv_[c.parity], out);
+    const auto padded = static_cast<std::size_t>(grid_.padded_size());
+    std::vector<Real> buf(padded);
+    out.hc.resize(hc_.size() / 2);
+    for (std::size_t s = 0; s < out.hc.size(); ++s) {
+      hc_[2 * s + static_cast<std::size_t>(c.parity)].download(buf.data(), padded);
+      copy_interior(grid_, buf.data(), out.hc[s]);
+    }
   }
 
   void load_state(const Fields& in) override {
-    check_load_size(fields_sized(in, static_cast<std::size_t>(grid_.cells())), "load_state");
+    const auto cells = static_cast<std::size_t>(grid_.cells());
+    check_load_size(fields_sized(in, cells) && scalars_sized(in, hc_.size() / 2, cells), "load_state");
     const auto padded = static_cast<std::size_t>(grid_.padded_size());
     std::vector<Real> h(padded, Real(0)), hu(padded, Real(0)), hv(padded, Real(0));
     copy_into_interior(grid_, in.h, h.data());
     copy_into_interior(grid_, in.hu, hu.data());
     copy_into_interior(grid_, in.hv, hv.data());
     set_state(h, hu, hv);
+    std::vector<std::vector<Real>> hc(in.hc.size(), std::vector<Real>(padded, Real(0)));
+    for (std::size_t s = 0; s < hc.size(); ++s) copy_into_interior(grid_, in.hc[s], hc[s].data());
+    set_scalars(hc);
   }
 
   void load_maxima(const Maxima& in) override {
@@ -343,6 +373,8 @@ class CudaExecutor final : public CudaBackend {
   // few bytes, synchronising); the fields go to the host through the stager
   // (a D2D copy on stream_, the rest on the stager's copy stream).
   Snapshot snapshot() override {
+    // With scalars: a synchronous read (the stager copies h, hu, hv only).
+    if (!hc_.empty()) return Backend::snapshot();
     const Ctrl c = fetch_ctrl();
     return stager_.snapshot(stream_, h_[c.parity].get(), hu_[c.parity].get(), hv_[c.parity].get());
   }
@@ -458,6 +490,15 @@ class CudaExecutor final : public CudaBackend {
 
   std::runtime_error not_finite(double t) const {
     return std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");
+  }
+
+  // Padded h c of each scalar into both of its buffers.
+  void set_scalars(const std::vector<std::vector<Real>>& hc) {
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    for (std::size_t s = 0; s < hc.size(); ++s) {
+      for (std::size_t b = 0; b < 2; ++b) hc_[2 * s + b].upload(hc[s].data(), hc[s].size());
+    }
+    SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   // A padded state into both buffers, and what the step kernels keep about it
@@ -630,6 +671,11 @@ class CudaExecutor final : public CudaBackend {
   Ctrl* host_in_ = nullptr;
   Ctrl* host_out_ = nullptr;
   DeviceArray<Real> h_[2], hu_[2], hv_[2], z_;
+  // Passive scalars: h c of scalar s in hc_[2 s + parity], their device
+  // pointers (Params::hc) and the sides' concentrations.
+  std::vector<DeviceArray<Real>> hc_;
+  DeviceArray<Real*> hc_ptrs_;
+  DeviceArray<Real> scalar_side_;
   DeviceArray<Real> rh_[2], rhu_[2], rhv_[2];
   DeviceArray<Ctrl> ctrl_;
   DeviceArray<unsigned long long> computed_;

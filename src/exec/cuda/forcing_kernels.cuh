@@ -40,6 +40,7 @@
 #include "shallows/mesh/structured/grid.hpp"
 #include "shallows/physics/forcing.hpp"
 #include "shallows/physics/rain_frames.hpp"
+#include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/problem.hpp"
 
@@ -55,6 +56,20 @@ struct StepWindow {
   Real* h;         // the state after the step (padded layout)
   Real* hu;
   Real* hv;
+  int parity = 0;  // buffer parity of that state (the scalars': ScalarArgs)
+};
+
+// The passive scalars the forcing carries (first order): h c of scalar s in
+// hc[2 s + parity], the rain's concentration, and each source's at
+// source_c[s * sources + k]. scalars = 0: none.
+template <class Real>
+struct ScalarArgs {
+  Real* const* hc = nullptr;
+  int scalars = 0;
+  const double* rain_c = nullptr;
+  const double* source_c = nullptr;
+  int sources = 0;
+  __device__ __forceinline__ Real* at(int s, int parity) const { return hc[2 * s + parity]; }
 };
 
 // A per-cell input of 0 values (the fallback), 1 (every cell) or one per cell:
@@ -81,6 +96,7 @@ struct CellArgs {
   double* infiltrated;       // cumulative infiltration F per cell, row-major (null without infiltration)
   double* row_rain;          // per row: rain depth summed over its cells and the steps
   double* row_infiltration;  // per row: infiltrated depth, likewise
+  ScalarArgs<Real> scalars;
 };
 
 template <class Real>
@@ -95,6 +111,7 @@ struct SourceArgs {
   const double* t;
   const double* v;
   double* moved;              // per source: the volume it added (m^3, sinks negative), summed over steps
+  ScalarArgs<Real> scalars;
 };
 
 // The sum of v over the block by a fixed tree, the same bits on every run.
@@ -142,7 +159,12 @@ __global__ void __launch_bounds__(kThreads) cell_forcing_kernel(const CellArgs<R
     f.p2 = A.p2.at(cell, 0.0);
     double F = A.infiltrated ? A.infiltrated[cell] : 0.0;
     ForcingDepths moved;
+    const double h_before = static_cast<double>(w.h[k]);
     const State<Real> q = apply_cell_forcing(State<Real>{w.h[k], w.hu[k], w.hv[k]}, f, w.dt, A.phys, F, moved);
+    for (int s = 0; s < A.scalars.scalars; ++s) {
+      Real* hc = A.scalars.at(s, w.parity);
+      hc[k] = static_cast<Real>(forced_scalar(static_cast<double>(hc[k]), h_before, moved, A.scalars.rain_c[s]));
+    }
     w.h[k] = q.h;
     w.hu[k] = q.hu;
     w.hv[k] = q.hv;
@@ -192,6 +214,11 @@ __global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real>
     const double d = source_depth(volume, source_weight(h), sum_w, count, A.area, h);
     const Real hn = static_cast<Real>(h + d);
     w.h[k] = hn;
+    for (int s = 0; s < A.scalars.scalars; ++s) {
+      Real* hc = A.scalars.at(s, w.parity);
+      const double given = A.scalars.source_c[s * A.scalars.sources + src];
+      hc[k] = static_cast<Real>(sourced_scalar(static_cast<double>(hc[k]), h, d, given));
+    }
     if (hn <= A.h_dry) {
       w.hu[k] = Real(0);
       w.hv[k] = Real(0);
@@ -272,6 +299,31 @@ class ForcingDevice {
 
   // The executor's padded bed (NaN: an inactive cell, which gets no forcing), once it is allocated.
   void set_bed(const Real* z) { cell_.z = z; }
+
+  // The executor's scalar buffers (hc[2 s + parity], device pointers) and
+  // the concentrations p's rain and sources bring.
+  void set_scalars(const Problem& p, Real* const* hc) {
+    const std::size_t count = p.scalars.size(), sources = p.forcing.sources.size();
+    if (count == 0 || !active_) return;
+    std::vector<double> rain, given(count * sources, 0.0);
+    for (std::size_t s = 0; s < count; ++s) {
+      const PassiveScalar& sc = p.scalars[s];
+      rain.push_back(sc.rain);
+      if (sc.sources.empty()) continue;
+      if (sc.sources.size() != sources) {
+        throw std::invalid_argument("CUDA backend: scalar '" + sc.name + "' has " + std::to_string(sc.sources.size()) +
+                                    " source concentrations for " + std::to_string(sources) + " sources");
+      }
+      std::copy(sc.sources.begin(), sc.sources.end(), given.begin() + static_cast<std::ptrdiff_t>(s * sources));
+    }
+    scalar_rain_ = upload(rain);
+    scalar_sources_ = upload(given);
+    const ScalarArgs<Real> a{hc, static_cast<int>(count), scalar_rain_.get(), scalar_sources_.get(),
+                             static_cast<int>(sources)};
+    cell_.scalars = a;
+    source_.scalars = a;
+    SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
+  }
 
   // The kernels of one step's forcing on stream (also inside a graph capture).
   template <class Clock>
@@ -449,6 +501,7 @@ class ForcingDevice {
   DeviceArray<int> order_, knot_start_;
   DeviceArray<index_t> cell_start_, cells_;
   DeviceArray<double> source_t_, source_v_, moved_;
+  DeviceArray<double> scalar_rain_, scalar_sources_;
 };
 
 } // namespace shallows::cudax::forcing

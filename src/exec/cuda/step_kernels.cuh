@@ -52,6 +52,7 @@
 #include "shallows/bc/boundary.hpp"
 #include "shallows/mesh/structured/cartesian_edges.hpp"
 #include "shallows/physics/cell_update.hpp"
+#include "shallows/physics/scalar_transport.hpp"
 #include "warp.cuh"
 
 namespace shallows::cudax {
@@ -133,6 +134,11 @@ struct Params {
   Ctrl* ctrl;
   double* gain;            // positivity account: clamp gains (depths) summed over cells and steps
   CellBox owned;           // plain kernel: the cells whose rates count (Problem::owned_cells)
+  // Passive scalars (plain kernels): h c of scalar s in hc[2 s + parity], the
+  // concentration entering through side k in scalar_side[4 s + k].
+  Real* const* hc;
+  const Real* scalar_side;
+  int scalars;
 
   __device__ __forceinline__ index_t index(index_t i, index_t j) const {
     return (j + Grid::ghost) * pitch + (i + Grid::ghost);
@@ -723,6 +729,36 @@ __global__ void __launch_bounds__(kBlockThreads) plain_rate_kernel(const Params<
   block_max_to(best, &P.ctrl[A.slot].rate_bits);
 }
 
+// The scalars of active cell (i, j) (padded index k) over the step of dt
+// whose edges are fw..fn (scalar_transport.hpp, as the CPU executor's
+// transport_scalars): h c of state n + 1 = the transported concentration
+// times the cell's new depth h1.
+template <class Real>
+__device__ __forceinline__ void transport_scalars(const Params<Real>& P, int parity, index_t i, index_t j, index_t k,
+                                                  const Cell<Real>& q, const Cell<Real>& w, const Cell<Real>& e,
+                                                  const Cell<Real>& s, const Cell<Real>& n,
+                                                  const EdgeFluctuation<Real>& fw, const EdgeFluctuation<Real>& fe,
+                                                  const EdgeFluctuation<Real>& fs, const EdgeFluctuation<Real>& fn,
+                                                  Real h1, Real dt) {
+  const Real mw = edge_mass_flux(w.hu, q.hu, fw, !math::is_nan(w.z));
+  const Real me = edge_mass_flux(q.hu, e.hu, fe, !math::is_nan(e.z));
+  const Real ms = edge_mass_flux(s.hv, q.hv, fs, !math::is_nan(s.z));
+  const Real mn = edge_mass_flux(q.hv, n.hv, fn, !math::is_nan(n.z));
+  for (int sc = 0; sc < P.scalars; ++sc) {
+    const Real* __restrict__ hc = P.hc[2 * sc + parity];
+    const Real* given = P.scalar_side + 4 * sc;
+    const Real cc = concentration(hc[k], q.h);
+    // A neighbour beyond a side is its ghost: ghost_concentration.
+    const auto beyond = [&](bool outside, int side, index_t x, Real h) {
+      return outside ? ghost_concentration(side_bc(P, side).kind, cc, given[side]) : concentration(hc[x], h);
+    };
+    const ScalarStencil<Real> stencil{mw, me, ms, mn, cc, beyond(i == 0, 0, k - 1, w.h),
+                                      beyond(i == P.nx - 1, 1, k + 1, e.h), beyond(j == 0, 2, k - P.pitch, s.h),
+                                      beyond(j == P.ny - 1, 3, k + P.pitch, n.h)};
+    P.hc[2 * sc + 1 - parity][k] = transported_concentration(stencil, q.h, dt, P.inv_dx, P.inv_dy) * h1;
+  }
+}
+
 template <class Real>
 __global__ void __launch_bounds__(kBlockThreads) plain_update_kernel(const Params<Real> P, const Launch A) {
   const Ctrl c = P.ctrl[A.slot];
@@ -748,6 +784,7 @@ __global__ void __launch_bounds__(kBlockThreads) plain_update_kernel(const Param
       const auto fs = cartesian_edge<1>(st(s), s.z, st(q), q.z, P.phys);
       const auto fn = cartesian_edge<1>(st(q), q.z, st(n), n.z, P.phys);
       q1 = advance_cell(st(q), cell_rhs(P, fw.to_right, fe.to_left, fs.to_right, fn.to_left), dt, P.phys, gain);
+      if (P.scalars > 0) transport_scalars(P, c.parity, i, j, P.index(i, j), q, w, e, s, n, fw, fe, fs, fn, q1.h, dt);
     }
     const index_t k = P.index(i, j);
     P.h[1 - c.parity][k] = q1.h;

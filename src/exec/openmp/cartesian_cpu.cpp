@@ -25,6 +25,7 @@
 #include "shallows/mesh/structured/cartesian_edges.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/physics/cell_update.hpp"
+#include "shallows/physics/scalar_transport.hpp"
 
 namespace shallows {
 namespace {
@@ -181,7 +182,8 @@ struct RowSweep {
 template <class Real>
 class CpuBackend final : public detail::CpuGridBackend<Real> {
   using Base = detail::CpuGridBackend<Real>;
-  using Base::grid_, Base::physics_, Base::cfl_, Base::threads_, Base::fields_, Base::owned_;
+  using Base::grid_, Base::physics_, Base::cfl_, Base::threads_, Base::fields_, Base::owned_, Base::hc_, Base::bc_,
+      Base::scalar_side_;
 
  public:
   CpuBackend(const Problem& p, const BackendOptions& o) : Base(p, o) {
@@ -190,6 +192,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     rhs_hu_.assign(cells, Real(0));
     rhs_hv_.assign(cells, Real(0));
     row_gain_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
+    c_next_.assign(hc_.size(), std::vector<Real>(cells, Real(0)));
     // About 16k cells per block: large enough for the caches, small enough to interleave.
     rows_per_block_ = std::max<index_t>(1, 16384 / std::max<index_t>(grid_.nx, 1));
     // The water crossing the sides, where one may cross (one process: a rank's block edges are not sides).
@@ -209,7 +212,9 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     double dt = rate > 0 ? cfl_ / rate : dt_max;
     dt = std::min(dt, dt_max);
     if (this->boundary_kept_) this->account_boundary(static_cast<double>(static_cast<Real>(dt)));
+    if (!hc_.empty()) transport_scalars(static_cast<Real>(dt));
     apply_rhs(static_cast<Real>(dt));
+    if (!hc_.empty()) store_scalars();
     this->finish_step(t, dt);
     return dt;
   }
@@ -246,6 +251,55 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
       }
     }
     return finite ? max_rate : std::numeric_limits<double>::quiet_NaN();
+  }
+
+  // Before the update: each scalar's concentration after the step, from the
+  // state the step starts from, with the mass fluxes of the step's own edges
+  // (scalar_transport.hpp), into c_next_.
+  void transport_scalars(Real dt) {
+    const Grid& g = grid_;
+    const Real inv_dx = Real(1.0 / g.dx), inv_dy = Real(1.0 / g.dy);
+    const PaddedFields<Real>& f = fields_;
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (index_t j = 0; j < g.ny; ++j) {
+      for (index_t i = 0; i < g.nx; ++i) {
+        const index_t c = g.index(i, j);
+        if (math::is_nan(f.z[c])) continue;
+        const index_t w = g.index(i - 1, j), e = g.index(i + 1, j), s = g.index(i, j - 1), n = g.index(i, j + 1);
+        const auto at = [&](index_t x) { return State<Real>{f.h[x], f.hu[x], f.hv[x]}; };
+        const auto active = [&](index_t x) { return !math::is_nan(f.z[x]); };
+        const Real fw = edge_mass_flux(f.hu[w], f.hu[c], cartesian_edge<0>(at(w), f.z[w], at(c), f.z[c], physics_), active(w));
+        const Real fe = edge_mass_flux(f.hu[c], f.hu[e], cartesian_edge<0>(at(c), f.z[c], at(e), f.z[e], physics_), active(e));
+        const Real fs = edge_mass_flux(f.hv[s], f.hv[c], cartesian_edge<1>(at(s), f.z[s], at(c), f.z[c], physics_), active(s));
+        const Real fn = edge_mass_flux(f.hv[c], f.hv[n], cartesian_edge<1>(at(c), f.z[c], at(n), f.z[n], physics_), active(n));
+        for (std::size_t q = 0; q < hc_.size(); ++q) {
+          const Real* hc = hc_[q].data();
+          const auto& given = scalar_side_[q];
+          const Real cc = concentration(hc[c], f.h[c]);
+          // A neighbour beyond a side is its ghost: ghost_concentration.
+          const auto beyond = [&](bool outside, Side side, index_t x) {
+            const auto k = static_cast<std::size_t>(side);
+            return outside ? ghost_concentration(bc_[k].kind, cc, given[k]) : concentration(hc[x], f.h[x]);
+          };
+          const ScalarStencil<Real> st{fw, fe, fs, fn, cc, beyond(i == 0, Side::west, w), beyond(i == g.nx - 1, Side::east, e),
+                                       beyond(j == 0, Side::south, s), beyond(j == g.ny - 1, Side::north, n)};
+          c_next_[q][static_cast<std::size_t>(j * g.nx + i)] = transported_concentration(st, f.h[c], dt, inv_dx, inv_dy);
+        }
+      }
+    }
+  }
+
+  // After the update: h c = c' h' in every active cell.
+  void store_scalars() {
+    const Grid& g = grid_;
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (index_t j = 0; j < g.ny; ++j) {
+      for (index_t i = 0; i < g.nx; ++i) {
+        const index_t c = g.index(i, j);
+        if (math::is_nan(fields_.z[c])) continue;
+        for (std::size_t q = 0; q < hc_.size(); ++q) hc_[q][c] = c_next_[q][static_cast<std::size_t>(j * g.nx + i)] * fields_.h[c];
+      }
+    }
   }
 
   // Second pass: q += dt rhs, then the point-wise corrections.
@@ -300,6 +354,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
 
   std::vector<Real> rhs_h_, rhs_hu_, rhs_hv_;
   std::vector<double> row_gain_;  // clamp gains of the last step, per row
+  std::vector<std::vector<Real>> c_next_;  // per scalar: the concentrations after the step (transport_scalars)
   index_t rows_per_block_ = 1;
 };
 

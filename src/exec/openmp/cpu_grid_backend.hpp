@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -26,6 +27,8 @@ class CpuGridBackend : public Backend {
     copy_interior(grid_, fields_.h.data(), out.h);
     copy_interior(grid_, fields_.hu.data(), out.hu);
     copy_interior(grid_, fields_.hv.data(), out.hv);
+    out.hc.resize(hc_.size());
+    for (std::size_t s = 0; s < hc_.size(); ++s) copy_interior(grid_, hc_[s].data(), out.hc[s]);
   }
 
   void read_maxima(Maxima& out) const override {
@@ -35,7 +38,9 @@ class CpuGridBackend : public Backend {
   }
 
   void load_state(const Fields& in) override {
-    check_load_size(fields_sized(in, static_cast<std::size_t>(grid_.cells())), "load_state");
+    const auto cells = static_cast<std::size_t>(grid_.cells());
+    check_load_size(fields_sized(in, cells) && scalars_sized(in, hc_.size(), cells), "load_state");
+    for (std::size_t s = 0; s < hc_.size(); ++s) copy_into_interior(grid_, in.hc[s], hc_[s].data());
     copy_into_interior(grid_, in.h, fields_.h.data());
     copy_into_interior(grid_, in.hu, fields_.hu.data());
     copy_into_interior(grid_, in.hv, fields_.hv.data());
@@ -107,8 +112,13 @@ class CpuGridBackend : public Backend {
         arrival_threshold_(o.arrival_threshold),
         owned_(p.owned_cells()),
         fields_(make_padded_fields<Real>(p)),
+        hc_(make_padded_scalars<Real>(p)),
         forcing_(p, threads_) {
     for (int s = 0; s < 4; ++s) bc_[s] = to_precision<Real>(p.boundary[s]);
+    for (const PassiveScalar& s : p.scalars) {
+      auto& side = scalar_side_.emplace_back();
+      for (int k = 0; k < 4; ++k) side[static_cast<std::size_t>(k)] = static_cast<Real>(s.side[static_cast<std::size_t>(k)]);
+    }
     boundary_series_values_ = p.forcing.boundary;
     boundary_series_ = p.forcing.has_boundary_series();
     if (track_maxima_) {
@@ -166,7 +176,7 @@ class CpuGridBackend : public Backend {
 
   // After the scheme's step from t to t + dt: the forcing, then what the next step reads.
   void finish_step(double t, double dt) {
-    forcing_.apply(state_arrays(), t, dt, physics_);
+    forcing_.apply(state_arrays(), hc_, t, dt, physics_);
     fill_ghosts(state_arrays());
     if (track_maxima_) update_maxima(t + dt);
   }
@@ -237,6 +247,11 @@ class CpuGridBackend : public Backend {
   std::array<double, 8> boundary_{};
   CellBox owned_;  // the cells whose rates set dt (Problem::owned_cells)
   PaddedFields<Real> fields_;
+  // Passive scalars (first order): h c of each on the padded grid (ghosts
+  // unused: scalar_transport.hpp's ghost_concentration), and the
+  // concentration entering through each side.
+  std::vector<std::vector<Real>> hc_;
+  std::vector<std::array<Real, 4>> scalar_side_;
   std::vector<double> max_h_, max_speed_, arrival_;
   double positivity_depth_ = 0;  // sum of clamp_gain over cells and steps
   CpuForcing<Real> forcing_;

@@ -13,6 +13,7 @@
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/physics/forcing.hpp"
 #include "shallows/physics/rain_frames.hpp"
+#include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/backend.hpp"
 
 namespace shallows::detail {
@@ -45,6 +46,15 @@ class CpuForcing {
   CpuForcing(const Problem& p, int threads)
       : grid_(p.grid), forcing_(p.forcing), threads_(threads), cells_(p.forcing.forces_cells()) {
     if (!p.forcing.active()) return;
+    for (const PassiveScalar& s : p.scalars) {
+      scalar_rain_.push_back(s.rain);
+      if (!s.sources.empty() && s.sources.size() != forcing_.sources.size()) {
+        throw std::invalid_argument("scalar '" + s.name + "': " + std::to_string(s.sources.size()) +
+                                    " source concentrations for " + std::to_string(forcing_.sources.size()) +
+                                    " sources");
+      }
+      scalar_sources_.push_back(s.sources);
+    }
     const auto cells = static_cast<std::size_t>(grid_.cells());
     const auto check = [&](const std::vector<double>& v, const char* what) {
       if (v.size() > 1 && v.size() != cells) {
@@ -64,10 +74,12 @@ class CpuForcing {
     state_.sources.assign(forcing_.sources.size(), 0.0);
   }
 
-  // The forcing of the step from t to t + dt on the padded state a.
-  void apply(const StateArrays<Real>& a, double t, double dt, const PhysicsParams<Real>& p) {
-    if (cells_) apply_cells(a, t, dt, p);
-    for (std::size_t s = 0; s < forcing_.sources.size(); ++s) apply_source(a, s, t, dt, p);
+  // The forcing of the step from t to t + dt on the padded state a and the
+  // scalars' h c (what the water brings or takes of them).
+  void apply(const StateArrays<Real>& a, std::vector<std::vector<Real>>& hc, double t, double dt,
+             const PhysicsParams<Real>& p) {
+    if (cells_) apply_cells(a, hc, t, dt, p);
+    for (std::size_t s = 0; s < forcing_.sources.size(); ++s) apply_source(a, hc, s, t, dt, p);
   }
 
   ForcingVolumes volumes() const { return state_.volumes(grid_.dx * grid_.dy); }
@@ -84,7 +96,8 @@ class CpuForcing {
 
  private:
   // Every active cell's forcing (apply_cell_forcing), rows in parallel.
-  void apply_cells(const StateArrays<Real>& a, double t, double dt, const PhysicsParams<Real>& p) {
+  void apply_cells(const StateArrays<Real>& a, std::vector<std::vector<Real>>& hc, double t, double dt,
+                   const PhysicsParams<Real>& p) {
     const Rain& rain_in = forcing_.rain;
     const double rain_depth = rain_in.rate.empty() ? 0.0 : series_integral(rain_in.rate.view(), t, t + dt);
     const RainFrames frames{rain_in.frame_times.data(), rain_in.frames.data(),
@@ -110,7 +123,11 @@ class CpuForcing {
         double unused = 0;
         double& F = state_.infiltration.empty() ? unused : state_.infiltration[k];
         ForcingDepths moved;
+        const double h_before = static_cast<double>(a.h[c]);
         const State<Real> q = apply_cell_forcing(State<Real>{a.h[c], a.hu[c], a.hv[c]}, f, dt, p, F, moved);
+        for (std::size_t s = 0; s < hc.size(); ++s) {
+          hc[s][c] = static_cast<Real>(forced_scalar(static_cast<double>(hc[s][c]), h_before, moved, scalar_rain_[s]));
+        }
         a.h[c] = q.h;
         a.hu[c] = q.hu;
         a.hv[c] = q.hv;
@@ -122,7 +139,8 @@ class CpuForcing {
     }
   }
 
-  void apply_source(const StateArrays<Real>& a, std::size_t s, double t, double dt, const PhysicsParams<Real>& p) {
+  void apply_source(const StateArrays<Real>& a, std::vector<std::vector<Real>>& hc, std::size_t s, double t,
+                    double dt, const PhysicsParams<Real>& p) {
     const VolumeSource& src = forcing_.sources[s];
     const double volume = series_integral(src.discharge.view(), t, t + dt);
     if (volume == 0 || src.cells.empty()) return;
@@ -139,6 +157,10 @@ class CpuForcing {
       const double d = source_depth(volume, source_weight(h), sum_w, n, area, h);
       const Real hn = static_cast<Real>(h + d);
       a.h[c] = hn;
+      for (std::size_t q = 0; q < hc.size(); ++q) {
+        const double given = scalar_sources_[q].empty() ? 0.0 : scalar_sources_[q][s];
+        hc[q][c] = static_cast<Real>(sourced_scalar(static_cast<double>(hc[q][c]), h, d, given));
+      }
       if (hn <= p.h_dry) a.hu[c] = a.hv[c] = Real(0);
       moved += d;
     }
@@ -150,6 +172,9 @@ class CpuForcing {
   int threads_;
   bool cells_;  // rain, infiltration or a Manning map: the pass over the cells
   ForcingState state_;
+  // Per scalar: the concentration of the rain and of each source's water.
+  std::vector<double> scalar_rain_;
+  std::vector<std::vector<double>> scalar_sources_;
 };
 
 }  // namespace shallows::detail
