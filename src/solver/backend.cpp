@@ -95,6 +95,10 @@ std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptio
                                          "far; this run is ") +
                              (problem.on_mesh() ? "on a mesh" : "on several MPI ranks"));
   }
+  if (!problem.segments.empty() && (problem.on_mesh() || mpi::active())) {
+    throw std::runtime_error(std::string("boundary segments run on grids in one process so far; this run is ") +
+                             (problem.on_mesh() ? "on a mesh" : "on several MPI ranks"));
+  }
   if (!problem.scalars.empty() && (problem.on_mesh() || mpi::active() || problem.scheme != Scheme::roe1)) {
     throw std::runtime_error(std::string("passive scalars run on grids, first order (scheme roe1), in one process so "
                                          "far; this run is ") +

@@ -10,7 +10,8 @@ namespace shallows {
 bool closed_domain(const Problem& p) {
   const auto wall = [](const BoundaryCondition<double>& bc) { return bc.kind == BoundaryKind::wall; };
   if (p.on_mesh()) return std::all_of(p.mesh_boundary.begin(), p.mesh_boundary.end(), wall);
-  return std::all_of(p.boundary.begin(), p.boundary.end(), wall);
+  return std::all_of(p.boundary.begin(), p.boundary.end(), wall) &&
+         std::all_of(p.segments.begin(), p.segments.end(), [&](const BoundarySegment& s) { return wall(s.where.bc); });
 }
 
 MassBalance mass_balance(const Problem& p, double initial, double final, double positivity,

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shallows/physics/scalar_transport.hpp"
@@ -18,6 +19,17 @@
 namespace {
 
 using namespace shallows;
+
+// A scalar with its initial concentration, the rain's and the sources'.
+PassiveScalar scalar(const std::string& name, std::vector<double> c, double rain = 0,
+                     std::vector<double> sources = {}) {
+  PassiveScalar s;
+  s.name = name;
+  s.c = std::move(c);
+  s.rain = rain;
+  s.sources = std::move(sources);
+  return s;
+}
 
 #define SHALLOWS_REQUIRE_GPU()                                                                         \
   do {                                                                                                 \
@@ -52,12 +64,12 @@ Problem everything(Precision precision) {
   p.forcing.infiltration.p1 = {0.1};
   p.forcing.infiltration.p2 = {0.3};
   p.forcing.sources.push_back({"well", {static_cast<index_t>(20 * 61 + 10)}, TimeSeries{{0, 20}, {3.0, 0.5}}});
-  PassiveScalar uniform{"uniform", {0.8}, {}, 0.8, {0.8}};
+  PassiveScalar uniform = scalar("uniform", {0.8}, 0.8, {0.8});
   uniform.side = {0.8, 0.8, 0.8, 0.8};
-  PassiveScalar square{"square", {}, {}, 0, {}};
+  PassiveScalar square = scalar("square", {});
   for (index_t j = 0; j < p.grid.ny; ++j)
     for (index_t i = 0; i < p.grid.nx; ++i) square.c.push_back(i > 5 && i < 15 && j > 10 && j < 25 ? 4.0 : 0.5);
-  PassiveScalar brought{"brought", {0.0}, {}, 0.1, {7.0}};
+  PassiveScalar brought = scalar("brought", {0.0}, 0.1, {7.0});
   brought.side[static_cast<std::size_t>(Side::west)] = 2.0;
   p.scalars = {uniform, square, brought};
   return p;

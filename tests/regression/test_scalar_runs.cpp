@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shallows/physics/scalar_transport.hpp"
@@ -21,6 +22,17 @@ namespace shallows {
 namespace {
 
 using test_support::make_problem;
+
+// A scalar with its initial concentration, the rain's and the sources'.
+PassiveScalar scalar(const std::string& name, std::vector<double> c, double rain = 0,
+                     std::vector<double> sources = {}) {
+  PassiveScalar s;
+  s.name = name;
+  s.c = std::move(c);
+  s.rain = rain;
+  s.sources = std::move(sources);
+  return s;
+}
 
 class ScalarRun : public ::testing::TestWithParam<Precision> {
  protected:
@@ -75,8 +87,8 @@ double initial_mass(const Problem& p, const PassiveScalar& s) {
 
 TEST_P(ScalarRun, UniformConcentrationStaysUniformAcrossWetDryFronts) {
   Problem p = dam_break(GetParam());
-  p.scalars.push_back({"salt", {0.37}, {}, 0, {}});
-  p.scalars.push_back({"one", {1.0}, {}, 0, {}});
+  p.scalars.push_back(scalar("salt", {0.37}));
+  p.scalars.push_back(scalar("one", {1.0}));
   const Result r = run(p, 40);
   int wet = 0;
   for (std::size_t k = 0; k < p.z.size(); ++k) {
@@ -94,7 +106,7 @@ TEST_P(ScalarRun, UniformConcentrationStaysUniformAcrossWetDryFronts) {
 // their initial range.
 TEST_P(ScalarRun, MassConservedAndNoNewExtremum) {
   Problem p = dam_break(GetParam());
-  PassiveScalar square{"square", {}, {}, 0, {}}, ramp{"ramp", {}, {}, 0, {}};
+  PassiveScalar square = scalar("square", {}), ramp = scalar("ramp", {});
   for (index_t j = 0; j < p.grid.ny; ++j) {
     for (index_t i = 0; i < p.grid.nx; ++i) {
       const double x = p.grid.x_center(i), y = p.grid.y_center(j);
@@ -122,7 +134,7 @@ TEST_P(ScalarRun, MassConservedAndNoNewExtremum) {
 // The threads split the rows: the same bits for any count.
 TEST_P(ScalarRun, SameBitsForAnyThreadCount) {
   Problem p = dam_break(GetParam());
-  PassiveScalar s{"tracer", {}, {}, 0, {}};
+  PassiveScalar s = scalar("tracer", {});
   for (index_t k = 0; k < p.grid.cells(); ++k) s.c.push_back(static_cast<double>(k % 13) / 13.0);
   p.scalars = {s};
   const Result one = run(p, 10, 1), four = run(p, 10, 4);
@@ -142,7 +154,7 @@ double advection_error(index_t nx, Precision precision) {
   p.bc(Side::west) = {BoundaryKind::inflow, 1.0};
   p.bc(Side::east) = {BoundaryKind::open, 0.0};
   const auto profile = [&](double x) { return std::exp(-std::pow((x - x0) / sigma, 2)); };
-  PassiveScalar s{"gauss", {}, {}, 0, {}};
+  PassiveScalar s = scalar("gauss", {});
   for (index_t j = 0; j < 2; ++j)
     for (index_t i = 0; i < nx; ++i) s.c.push_back(profile(p.grid.x_center(i)));
   p.scalars = {s};
@@ -178,7 +190,7 @@ TEST_P(ScalarRun, InflowSideBringsItsConcentration) {
   std::fill(p.hu.begin(), p.hu.end(), 1.0);
   p.bc(Side::west) = {BoundaryKind::inflow, 1.0};
   p.bc(Side::east) = {BoundaryKind::open, 0.0};
-  PassiveScalar s{"dye", {0.0}, {}, 0, {}};
+  PassiveScalar s = scalar("dye", {0.0});
   s.side[static_cast<std::size_t>(Side::west)] = 2.5;
   p.scalars = {s};
   const double t_end = 4;
@@ -195,8 +207,8 @@ TEST_P(ScalarRun, SourceAndRainOnAClosedBasin) {
   Problem p = dam_break(GetParam());
   p.forcing.rain.rate = TimeSeries::constant(30.0 / 3.6e6);
   p.forcing.sources.push_back({"well", {static_cast<index_t>(10 * 48 + 5)}, TimeSeries::constant(2.0)});
-  p.scalars.push_back({"salt", {0.5}, {}, 0.0, {4.0}});
-  p.scalars.push_back({"acid", {0.0}, {}, 0.2, {}});
+  p.scalars.push_back(scalar("salt", {0.5}, 0.0, {4.0}));
+  p.scalars.push_back(scalar("acid", {0.0}, 0.2, {}));
   const double t_end = 30;
   const Result r = run(p, t_end);
   const double m0 = initial_mass(p, p.scalars[0]);
@@ -212,7 +224,7 @@ TEST_P(ScalarRun, SourceAndRainOnAClosedBasin) {
 // A state read out and loaded into a new executor continues with the same bits.
 TEST_P(ScalarRun, RestartContinuesBitForBit) {
   Problem p = dam_break(GetParam());
-  PassiveScalar s{"tracer", {}, {}, 0, {}};
+  PassiveScalar s = scalar("tracer", {});
   for (index_t k = 0; k < p.grid.cells(); ++k) s.c.push_back(static_cast<double>(k % 5));
   p.scalars = {s};
   BackendOptions o;
@@ -244,7 +256,7 @@ INSTANTIATE_TEST_SUITE_P(Precisions, ScalarRun,
 TEST(ScalarRunRefusal, ThirdOrderIsRefused) {
   Problem p = dam_break(Precision::double_precision);
   p.scheme = Scheme::roe3;
-  p.scalars.push_back({"salt", {1.0}, {}, 0, {}});
+  p.scalars.push_back(scalar("salt", {1.0}));
   BackendOptions o;
   o.kind = "cpu";
   try {

@@ -199,7 +199,8 @@ struct MovingVortex {
   Fields exact(const Grid& grid, double t) const {
     return {cell_averages(grid, [&](double x, double y) { return at(x, y, t).h; }),
             cell_averages(grid, [&](double x, double y) { return at(x, y, t).hu; }),
-            cell_averages(grid, [&](double x, double y) { return at(x, y, t).hv; })};
+            cell_averages(grid, [&](double x, double y) { return at(x, y, t).hv; }),
+            {}};
   }
 
   Problem problem(double dx) const {

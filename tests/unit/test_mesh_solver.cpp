@@ -148,7 +148,8 @@ TEST(MeshExecutor, QuadMeshOfAGridMatchesTheCartesianSolver) {
   EXPECT_NEAR(a.time(), b.time(), 1e-12 * a.time());
   const Fields fa = a.state(), fb = b.state();
   // Mesh cells to grid cells by centroid.
-  Fields mapped{std::vector<double>(fa.h.size()), std::vector<double>(fa.h.size()), std::vector<double>(fa.h.size())};
+  Fields mapped{std::vector<double>(fa.h.size()), std::vector<double>(fa.h.size()), std::vector<double>(fa.h.size()),
+                {}};
   const UnstructuredMesh& m = *mesh.mesh;
   for (std::size_t c = 0; c < fb.h.size(); ++c) {
     const auto i = static_cast<index_t>(m.cell_x[c] / grid.grid.dx);

@@ -128,7 +128,7 @@ TEST(Snapshot, TakeOnceOnly) {
   EXPECT_FALSE(empty.valid());
   EXPECT_THROW(empty.take(), std::logic_error);
 
-  Snapshot ready(Fields{{1.0}, {2.0}, {3.0}});
+  Snapshot ready(Fields{{1.0}, {2.0}, {3.0}, {}});
   Snapshot moved = std::move(ready);
   EXPECT_FALSE(ready.valid());  // NOLINT(bugprone-use-after-move): moved-from state is specified
   EXPECT_TRUE(moved.valid());
@@ -144,7 +144,7 @@ class CountingPending final : public Snapshot::Pending {
   Fields take() override {
     ++takes_;
     if (fail_) throw std::runtime_error("copy failed");
-    return Fields{{4.0}, {5.0}, {6.0}};
+    return Fields{{4.0}, {5.0}, {6.0}, {}};
   }
 
  private:

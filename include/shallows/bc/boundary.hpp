@@ -3,6 +3,7 @@
 // Boundary conditions of a Cartesian grid, imposed through ghost cells.
 // A ghost cell at distance k outside a side mirrors the interior cell at
 // distance k inside, with the bed copied from it (no step at the boundary).
+#include "shallows/core/config.hpp"
 #include "shallows/core/math.hpp"
 #include "shallows/core/state.hpp"
 
@@ -23,6 +24,36 @@ struct BoundaryCondition {
   BoundaryKind kind = BoundaryKind::wall;
   Real value = Real(0);
 };
+
+// A condition on a stretch of a side: the boundary cells begin <= s < end
+// along it (s = j on west and east, i on south and north) take bc instead
+// of the side's.
+template <class Real>
+struct SegmentCondition {
+  Side side = Side::west;
+  index_t begin = 0, end = 0;
+  BoundaryCondition<Real> bc{};
+};
+
+// The segment that holds boundary cell s of a side (segments do not
+// overlap), or -1.
+template <class Real>
+SHALLOWS_HD int segment_at(Side side, index_t s, const SegmentCondition<Real>* segments, int count) {
+  for (int k = 0; k < count; ++k) {
+    const SegmentCondition<Real>& g = segments[k];
+    if (g.side == side && s >= g.begin && s < g.end) return k;
+  }
+  return -1;
+}
+
+// The condition of the ghost cell beyond boundary cell s of a side: its
+// segment's, else the side's.
+template <class Real>
+SHALLOWS_HD BoundaryCondition<Real> condition_at(Side side, index_t s, BoundaryCondition<Real> side_bc,
+                                                 const SegmentCondition<Real>* segments, int count) {
+  const int k = segment_at(side, s, segments, count);
+  return k >= 0 ? segments[k].bc : side_bc;
+}
 
 // Ghost state for a side, from the mirrored interior cell (state q, bed z).
 template <class Real>

@@ -19,6 +19,34 @@
 
 namespace shallows {
 
+// A condition on a stretch of a grid side ([[boundary.segment]] of type
+// level, open or wall): where.bc holds for the side's boundary cells
+// [where.begin, where.end); a level's eta may follow a time series (empty:
+// where.bc.value), each step taking its value at the step's start. Inflow
+// segments are volume sources (Forcing::sources).
+struct BoundarySegment {
+  std::string name;  // for messages: "segment west 120-380"
+  SegmentCondition<double> where;
+  TimeSeries value;
+};
+
+// The segments' conditions at time t (their series' values), in a run's precision.
+template <class Real>
+std::vector<SegmentCondition<Real>> segments_at(const std::vector<BoundarySegment>& segments, double t) {
+  std::vector<SegmentCondition<Real>> out;
+  for (const BoundarySegment& s : segments) {
+    const double value = s.value.empty() ? s.where.bc.value : series_value(s.value.view(), t);
+    out.push_back({s.where.side, s.where.begin, s.where.end, {s.where.bc.kind, static_cast<Real>(value)}});
+  }
+  return out;
+}
+
+inline bool segments_follow_series(const std::vector<BoundarySegment>& segments) {
+  for (const BoundarySegment& s : segments)
+    if (!s.value.empty()) return true;
+  return false;
+}
+
 // roe1: first order (seed 000); roe3: third order, compact reconstruction + SSP-RK3 (seed 003).
 enum class Scheme { roe1, roe3 };
 
@@ -34,6 +62,7 @@ struct Problem {
   std::vector<double> hu;  // unit discharge along x (m^2/s)
   std::vector<double> hv;  // unit discharge along y (m^2/s)
   std::array<BoundaryCondition<double>, 4> boundary{};  // indexed by Side
+  std::vector<BoundarySegment> segments;               // grids: conditions on stretches of sides
   PhysicsParams<double> physics{};
   // Rain, infiltration, a Manning map, volume sources (grids). With a Manning
   // map, physics.n_manning is 0 and the map's friction is applied by the forcing.

@@ -19,6 +19,9 @@ struct PassiveScalar {
   // sources and inflow segments, in their order); empty: 0 for all. A sink
   // takes the cell's own concentration.
   std::vector<double> sources;
+  // Concentration of the water entering through each Problem::segments
+  // entry (level segments; an open one carries the cell's own); empty: 0.
+  std::vector<double> segments;
 };
 
 }  // namespace shallows

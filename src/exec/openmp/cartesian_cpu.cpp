@@ -193,6 +193,14 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     rhs_hv_.assign(cells, Real(0));
     row_gain_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
     c_next_.assign(hc_.size(), std::vector<Real>(cells, Real(0)));
+    for (const PassiveScalar& sc : p.scalars) {
+      if (!sc.segments.empty() && sc.segments.size() != p.segments.size()) {
+        throw std::invalid_argument("scalar '" + sc.name + "': " + std::to_string(sc.segments.size()) +
+                                    " segment concentrations for " + std::to_string(p.segments.size()) + " segments");
+      }
+      auto& given = scalar_segment_.emplace_back(p.segments.size(), Real(0));
+      for (std::size_t k = 0; k < sc.segments.size(); ++k) given[k] = static_cast<Real>(sc.segments[k]);
+    }
     // About 16k cells per block: large enough for the caches, small enough to interleave.
     rows_per_block_ = std::max<index_t>(1, 16384 / std::max<index_t>(grid_.nx, 1));
     // The water crossing the sides, where one may cross (one process: a rank's block edges are not sides).
@@ -276,13 +284,25 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
           const Real* hc = hc_[q].data();
           const auto& given = scalar_side_[q];
           const Real cc = concentration(hc[c], f.h[c]);
-          // A neighbour beyond a side is its ghost: ghost_concentration.
-          const auto beyond = [&](bool outside, Side side, index_t x) {
-            const auto k = static_cast<std::size_t>(side);
-            return outside ? ghost_concentration(bc_[k].kind, cc, given[k]) : concentration(hc[x], f.h[x]);
+          // A neighbour beyond a side is its ghost: ghost_concentration with
+          // the condition and concentration of its segment, else its side's.
+          const auto beyond = [&](bool outside, Side side, index_t along, index_t x) {
+            if (!outside) return concentration(hc[x], f.h[x]);
+            const int k = segment_at(side, along, this->segments_.data(), static_cast<int>(this->segments_.size()));
+            const auto sd = static_cast<std::size_t>(side);
+            return k >= 0 ? ghost_concentration(this->segments_[static_cast<std::size_t>(k)].bc.kind, cc,
+                                                scalar_segment_[q][static_cast<std::size_t>(k)])
+                          : ghost_concentration(bc_[sd].kind, cc, given[sd]);
           };
-          const ScalarStencil<Real> st{fw, fe, fs, fn, cc, beyond(i == 0, Side::west, w), beyond(i == g.nx - 1, Side::east, e),
-                                       beyond(j == 0, Side::south, s), beyond(j == g.ny - 1, Side::north, n)};
+          const ScalarStencil<Real> st{fw,
+                                       fe,
+                                       fs,
+                                       fn,
+                                       cc,
+                                       beyond(i == 0, Side::west, j, w),
+                                       beyond(i == g.nx - 1, Side::east, j, e),
+                                       beyond(j == 0, Side::south, i, s),
+                                       beyond(j == g.ny - 1, Side::north, i, n)};
           c_next_[q][static_cast<std::size_t>(j * g.nx + i)] = transported_concentration(st, f.h[c], dt, inv_dx, inv_dy);
         }
       }
@@ -355,6 +375,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
   std::vector<Real> rhs_h_, rhs_hu_, rhs_hv_;
   std::vector<double> row_gain_;  // clamp gains of the last step, per row
   std::vector<std::vector<Real>> c_next_;  // per scalar: the concentrations after the step (transport_scalars)
+  std::vector<std::vector<Real>> scalar_segment_;  // per scalar: the concentration entering through each segment
   index_t rows_per_block_ = 1;
 };
 

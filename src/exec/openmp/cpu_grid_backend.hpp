@@ -120,7 +120,9 @@ class CpuGridBackend : public Backend {
       for (int k = 0; k < 4; ++k) side[static_cast<std::size_t>(k)] = static_cast<Real>(s.side[static_cast<std::size_t>(k)]);
     }
     boundary_series_values_ = p.forcing.boundary;
-    boundary_series_ = p.forcing.has_boundary_series();
+    segment_specs_ = p.segments;
+    segments_ = segments_at<Real>(p.segments, 0.0);
+    boundary_series_ = p.forcing.has_boundary_series() || segments_follow_series(p.segments);
     if (track_maxima_) {
       const auto cells = static_cast<std::size_t>(grid_.cells());
       max_h_.assign(cells, 0.0);
@@ -141,14 +143,15 @@ class CpuGridBackend : public Backend {
     for (double g : gain) positivity_depth_ += g;
   }
 
-  // Before a step from t: the sides whose condition follows a time series
-  // take its value at t, and their ghost cells are filled again.
+  // Before a step from t: the sides and segments whose condition follows a
+  // time series take its value at t, and the ghost cells are filled again.
   void boundary_at(double t) {
     if (!boundary_series_) return;
     for (std::size_t s = 0; s < 4; ++s) {
       const TimeSeries& ts = boundary_series_values_[s];
       if (!ts.empty()) bc_[s].value = static_cast<Real>(series_value(ts.view(), t));
     }
+    segments_ = segments_at<Real>(segment_specs_, t);
     fill_ghosts(state_arrays());
   }
 
@@ -185,19 +188,23 @@ class CpuGridBackend : public Backend {
     return {fields_.h.data(), fields_.hu.data(), fields_.hv.data(), fields_.z.data()};
   }
 
-  // West/east first, then south/north over the full padded width (corners).
+  // West/east first, then south/north over the full padded width (corners);
+  // a segment's cells take its condition.
   void fill_ghosts(const StateArrays<Real>& a) const {
     const Grid& g = grid_;
+    const auto bc = [&](Side side, index_t s) {
+      return condition_at(side, s, bc_[static_cast<int>(side)], segments_.data(), static_cast<int>(segments_.size()));
+    };
     for (int k = 0; k < Grid::ghost; ++k) {
       for (index_t j = 0; j < g.ny; ++j) {
-        fill_ghost_cell(a, g, Side::west, k, j, bc_[0]);
-        fill_ghost_cell(a, g, Side::east, k, j, bc_[1]);
+        fill_ghost_cell(a, g, Side::west, k, j, bc(Side::west, j));
+        fill_ghost_cell(a, g, Side::east, k, j, bc(Side::east, j));
       }
     }
     for (int k = 0; k < Grid::ghost; ++k) {
       for (index_t i = -Grid::ghost; i < g.nx + Grid::ghost; ++i) {
-        fill_ghost_cell(a, g, Side::south, k, i, bc_[2]);
-        fill_ghost_cell(a, g, Side::north, k, i, bc_[3]);
+        fill_ghost_cell(a, g, Side::south, k, i, bc(Side::south, i));
+        fill_ghost_cell(a, g, Side::north, k, i, bc(Side::north, i));
       }
     }
   }
@@ -240,7 +247,9 @@ class CpuGridBackend : public Backend {
   double arrival_threshold_;
   BoundaryCondition<Real> bc_[4];
   std::array<TimeSeries, 4> boundary_series_values_;  // Forcing::boundary
-  bool boundary_series_ = false;
+  std::vector<BoundarySegment> segment_specs_;        // Problem::segments
+  std::vector<SegmentCondition<Real>> segments_;      // their conditions at the current step
+  bool boundary_series_ = false;                      // a side or segment follows a time series
   // Water in and out through each side (m^3; account_boundary), kept by the
   // first-order executor of a single process when a side is not a wall.
   bool boundary_kept_ = false;
