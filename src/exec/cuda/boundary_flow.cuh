@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(forcing::kThreads)
     const index_t c = P.index(i, j);
     const State<Real> q{h[c], hu[c], hv[c]};
     const Real z = P.z[c];
-    const State<Real> ghost = ghost_state(q, z, static_cast<Side>(side), side_bc(P, side));
+    const State<Real> ghost = ghost_state(q, z, static_cast<Side>(side), boundary_cell_bc(P, side, k));
     const double r = boundary_inflow_rate(static_cast<Side>(side), ghost, q, z, P.phys);
     if (r > 0) in += r;
     else out -= r;

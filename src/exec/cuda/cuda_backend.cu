@@ -131,8 +131,10 @@ class CudaExecutor final : public CudaBackend {
         // With forcing too: the lagged kernel stores the next step's rhs from
         // the state before the forcing changes it. Plain skips no dry chunk,
         // so rain falls on dry ones as well. Passive scalars are transported
-        // by the plain update kernel.
-        kind_(distributed_ || p.forcing.active() || !p.scalars.empty() ? KernelKind::plain : parse_kernel(co.kernel)),
+        // by the plain update kernel, which also knows boundary segments.
+        kind_(distributed_ || p.forcing.active() || !p.scalars.empty() || !p.segments.empty()
+                  ? KernelKind::plain
+                  : parse_kernel(co.kernel)),
         dry_skip_(co.dry_skip && kind_ != KernelKind::plain),
         compact_(dry_skip_ && co.compact),
         track_maxima_(o.track_maxima),
@@ -183,7 +185,8 @@ class CudaExecutor final : public CudaBackend {
     // First: it checks the forcing's sizes and cells, before the stream and pinned buffers exist.
     forcing_ = cudax::forcing::ForcingDevice<Real>(p);
     boundary_ = p.forcing.boundary;
-    boundary_series_ = p.forcing.has_boundary_series();
+    boundary_series_ = p.forcing.has_boundary_series() || segments_follow_series(p.segments);
+    segment_specs_ = p.segments;
     boundary_kept_ = !distributed_ && !closed_domain(p);
     if (boundary_kept_) {
       boundary_rate_ = DeviceArray<double>(8);
@@ -213,6 +216,23 @@ class CudaExecutor final : public CudaBackend {
       scalar_side_ = DeviceArray<Real>(side.size());
       scalar_side_.upload(side.data(), side.size());
       forcing_.set_scalars(p, hc_ptrs_.get());
+    }
+    if (!p.segments.empty()) {
+      const std::vector<SegmentCondition<Real>> now = segments_at<Real>(p.segments, 0.0);
+      segments_ = DeviceArray<SegmentCondition<Real>>(now.size());
+      segments_.upload(now.data(), now.size());
+      std::vector<Real> given;
+      for (const PassiveScalar& sc : p.scalars) {
+        if (!sc.segments.empty() && sc.segments.size() != p.segments.size()) {
+          throw std::invalid_argument("CUDA backend: scalar '" + sc.name + "' has " +
+                                      std::to_string(sc.segments.size()) + " segment concentrations for " +
+                                      std::to_string(p.segments.size()) + " segments");
+        }
+        for (std::size_t k = 0; k < p.segments.size(); ++k)
+          given.push_back(static_cast<Real>(sc.segments.empty() ? 0.0 : sc.segments[k]));
+      }
+      scalar_segment_ = DeviceArray<Real>(given.size());
+      scalar_segment_.upload(given.data(), given.size());
     }
     if (lagged) {
       for (int b = 0; b < 2; ++b) {
@@ -277,6 +297,9 @@ class CudaExecutor final : public CudaBackend {
     base_.hc = hc_ptrs_.get();
     base_.scalar_side = scalar_side_.get();
     base_.scalars = static_cast<int>(p.scalars.size());
+    base_.segments = segments_.get();
+    base_.segment_count = static_cast<int>(p.segments.size());
+    base_.scalar_segment = scalar_segment_.get();
 
     {
       const PaddedFields<Real> f = make_padded_fields<Real>(p);
@@ -309,6 +332,11 @@ class CudaExecutor final : public CudaBackend {
     // Sides that follow a time series take its value at the step's start (as on the CPU).
     for (std::size_t s = 0; s < 4; ++s)
       if (!boundary_[s].empty()) base_.bc[s].value = static_cast<Real>(series_value(boundary_[s].view(), t));
+    if (segments_follow_series(segment_specs_)) {
+      const std::vector<SegmentCondition<Real>> now = segments_at<Real>(segment_specs_, t);
+      SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(segments_.get(), now.data(), now.size() * sizeof(now[0]),
+                                          cudaMemcpyHostToDevice, stream_));
+    }
     const Launch a{slot_, 1, t, std::numeric_limits<double>::infinity(), dt_max, std::numeric_limits<long long>::max()};
     if (distributed_) {
       step_reduced(a, t);
@@ -676,6 +704,11 @@ class CudaExecutor final : public CudaBackend {
   std::vector<DeviceArray<Real>> hc_;
   DeviceArray<Real*> hc_ptrs_;
   DeviceArray<Real> scalar_side_;
+  // Boundary segments: their conditions (values at the current step), their
+  // specification (time series) and the scalars' concentrations through them.
+  DeviceArray<SegmentCondition<Real>> segments_;
+  std::vector<BoundarySegment> segment_specs_;
+  DeviceArray<Real> scalar_segment_;
   DeviceArray<Real> rh_[2], rhu_[2], rhv_[2];
   DeviceArray<Ctrl> ctrl_;
   DeviceArray<unsigned long long> computed_;

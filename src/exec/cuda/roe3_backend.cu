@@ -114,8 +114,10 @@ class CudaRoe3Backend final : public CudaBackend {
     cudax::require_free_memory(need, what);
     // First: it checks the forcing's sizes and cells, before the stream and pinned buffers exist.
     forcing_ = cudax::forcing::ForcingDevice<Real>(p);
-    if (forcing_.active()) t0_ = DeviceArray<double>(1);
-    boundary_series_ = p.forcing.has_boundary_series();
+    // Where the device keeps each step's start time: for the forcing and the time series of sides and segments.
+    if (forcing_.active() || segments_follow_series(p.segments)) t0_ = DeviceArray<double>(1);
+    boundary_series_ = p.forcing.has_boundary_series() || segments_follow_series(p.segments);
+    upload_segments(p.segments);
     for (std::size_t s = 0; s < 4; ++s) {
       const TimeSeries& ts = p.forcing.boundary[s];
       series_t_[s] = DeviceArray<double>(ts.t.size());
@@ -278,6 +280,32 @@ class CudaRoe3Backend final : public CudaBackend {
 
   StateArrays<Real> state(int b) const { return {h_[b].get(), hu_[b].get(), hv_[b].get(), z_.get()}; }
 
+  // Problem::segments on the device: their conditions, and the time series
+  // of their values (one SeriesView each, n = 0 for a constant one).
+  void upload_segments(const std::vector<BoundarySegment>& segments) {
+    if (segments.empty()) return;
+    const std::vector<SegmentCondition<Real>> now = segments_at<Real>(segments, 0.0);
+    segments_ = DeviceArray<SegmentCondition<Real>>(now.size());
+    segments_.upload(now.data(), now.size());
+    std::vector<double> t, v;
+    for (const BoundarySegment& s : segments) {
+      t.insert(t.end(), s.value.t.begin(), s.value.t.end());
+      v.insert(v.end(), s.value.v.begin(), s.value.v.end());
+    }
+    segment_t_ = DeviceArray<double>(t.size());
+    segment_t_.upload(t.data(), t.size());
+    segment_v_ = DeviceArray<double>(v.size());
+    segment_v_.upload(v.data(), v.size());
+    std::vector<SeriesView> views;
+    std::size_t at = 0;
+    for (const BoundarySegment& s : segments) {
+      views.push_back({segment_t_.get() + at, segment_v_.get() + at, static_cast<int>(s.value.t.size())});
+      at += s.value.t.size();
+    }
+    segment_series_ = DeviceArray<SeriesView>(views.size());
+    segment_series_.upload(views.data(), views.size());
+  }
+
   std::runtime_error not_finite(double t) const {
     return std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s (roe3)");
   }
@@ -291,12 +319,13 @@ class CudaRoe3Backend final : public CudaBackend {
       series.t = t;
       for (int s = 0; s < 4; ++s) series.s[s] = {series_t_[s].get(), series_v_[s].get(), static_cast<int>(series_t_[s].size())};
     }
+    const cudax::roe3k::Segments<Real> seg{segments_.get(), segment_series_.get(), static_cast<int>(segments_.size())};
     cudax::roe3k::ghost_we_kernel<Real><<<blocks_for(Grid::ghost * grid_.ny, threads), threads, 0, stream_>>>(
-        a, grid_, bc_[0], bc_[1], ctrl, series);
+        a, grid_, bc_[0], bc_[1], ctrl, series, seg);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 ghost_we_kernel");
     cudax::roe3k::ghost_sn_kernel<Real>
         <<<blocks_for(Grid::ghost * (grid_.nx + 2 * Grid::ghost), threads), threads, 0, stream_>>>(
-            a, grid_, bc_[2], bc_[3], ctrl, series);
+            a, grid_, bc_[2], bc_[3], ctrl, series, seg);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 ghost_sn_kernel");
   }
 
@@ -335,7 +364,7 @@ class CudaRoe3Backend final : public CudaBackend {
     SHALLOWS_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     begin_kernel<<<1, 1, 0, stream_>>>(ctrl);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 begin_kernel");
-    if (forcing_.active()) {
+    if (t0_.size() > 0) {
       forcing_start_kernel<<<1, 1, 0, stream_>>>(ctrl, t0_.get());
       SHALLOWS_CUDA_CHECK_LAUNCH("roe3 forcing_start_kernel");
     }
@@ -440,6 +469,9 @@ class CudaRoe3Backend final : public CudaBackend {
   cudax::forcing::ForcingDevice<Real> forcing_;
   bool boundary_series_ = false;
   DeviceArray<double> series_t_[4], series_v_[4];  // Forcing::boundary on the device
+  DeviceArray<SegmentCondition<Real>> segments_;   // Problem::segments (upload_segments)
+  DeviceArray<double> segment_t_, segment_v_;
+  DeviceArray<SeriesView> segment_series_;
   DeviceArray<double> t0_;  // with forcing: the start of the step being taken
   // Last: destroyed first, after the destructor has synchronised stream_.
   cudax::SnapshotStager<Real> stager_{grid_};

@@ -277,10 +277,32 @@ __device__ BoundaryCondition<Real> at_time(BoundaryCondition<Real> bc, const Sid
   return bc;
 }
 
+// Boundary segments (Problem::segments): their conditions and, per
+// segment, the time series of its value (n = 0: the constant value).
+template <class Real>
+struct Segments {
+  const SegmentCondition<Real>* at = nullptr;
+  const SeriesView* series = nullptr;
+  int count = 0;
+};
+
+// The condition beyond boundary cell `along` of a side: its segment's (at
+// *t where the segment follows a series and t is given), else side_bc.
+template <class Real>
+__device__ BoundaryCondition<Real> cell_bc(BoundaryCondition<Real> side_bc, Side side, index_t along,
+                                           const Segments<Real>& seg, const double* t) {
+  const int k = segment_at(side, along, seg.at, seg.count);
+  if (k < 0) return side_bc;
+  BoundaryCondition<Real> bc = seg.at[k].bc;
+  if (t && seg.series[k].n > 0) bc.value = static_cast<Real>(series_value(seg.series[k], *t));
+  return bc;
+}
+
 // West/east ghosts, layers 0..ghost-1, rows 0..ny-1.
 template <class Real>
 __global__ void ghost_we_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<Real> west,
-                                BoundaryCondition<Real> east, const Roe3Ctrl* ctrl, SideSeries series) {
+                                BoundaryCondition<Real> east, const Roe3Ctrl* ctrl, SideSeries series,
+                                Segments<Real> seg) {
   if (ctrl && !ctrl->active) return;
   west = at_time(west, series, 0);
   east = at_time(east, series, 1);
@@ -289,14 +311,15 @@ __global__ void ghost_we_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<R
   if (t >= n) return;
   const int k = static_cast<int>(t / g.ny);
   const index_t j = t % g.ny;
-  fill_ghost_cell(a, g, Side::west, k, j, west);
-  fill_ghost_cell(a, g, Side::east, k, j, east);
+  fill_ghost_cell(a, g, Side::west, k, j, cell_bc(west, Side::west, j, seg, series.t));
+  fill_ghost_cell(a, g, Side::east, k, j, cell_bc(east, Side::east, j, seg, series.t));
 }
 
 // South/north ghosts over the full padded width (corners from west/east).
 template <class Real>
 __global__ void ghost_sn_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<Real> south,
-                                BoundaryCondition<Real> north, const Roe3Ctrl* ctrl, SideSeries series) {
+                                BoundaryCondition<Real> north, const Roe3Ctrl* ctrl, SideSeries series,
+                                Segments<Real> seg) {
   if (ctrl && !ctrl->active) return;
   south = at_time(south, series, 2);
   north = at_time(north, series, 3);
@@ -306,8 +329,8 @@ __global__ void ghost_sn_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<R
   if (t >= n) return;
   const int k = static_cast<int>(t / w);
   const index_t i = t % w - Grid::ghost;
-  fill_ghost_cell(a, g, Side::south, k, i, south);
-  fill_ghost_cell(a, g, Side::north, k, i, north);
+  fill_ghost_cell(a, g, Side::south, k, i, cell_bc(south, Side::south, i, seg, series.t));
+  fill_ghost_cell(a, g, Side::north, k, i, cell_bc(north, Side::north, i, seg, series.t));
 }
 
 // Maxima after a step, as CpuGridBackend::update_maxima with the time t_max.

@@ -139,6 +139,11 @@ struct Params {
   Real* const* hc;
   const Real* scalar_side;
   int scalars;
+  // Boundary segments (plain kernels): conditions on stretches of sides, and
+  // the concentration each brings of each scalar (scalar_segment[s n + k]).
+  const SegmentCondition<Real>* segments;
+  int segment_count;
+  const Real* scalar_segment;
 
   __device__ __forceinline__ index_t index(index_t i, index_t j) const {
     return (j + Grid::ghost) * pitch + (i + Grid::ghost);
@@ -205,6 +210,13 @@ __device__ __forceinline__ BoundaryCondition<Real> side_bc(const Params<Real>& P
   }
 }
 
+// The condition of boundary cell `along` (j on west/east, i on south/north)
+// of a side: its segment's, else the side's.
+template <class Real>
+__device__ __forceinline__ BoundaryCondition<Real> boundary_cell_bc(const Params<Real>& P, int side, index_t along) {
+  return condition_at(static_cast<Side>(side), along, side_bc(P, side), P.segments, P.segment_count);
+}
+
 // Cell (i, j) of the state in (h, hu, hv), -2 <= i <= nx + 1, -2 <= j <= ny + 1
 // or beyond. Interior cells are read; first-layer ghosts are computed from the
 // mirrored interior cell as fill_ghost_cell does; corners, second-layer ghosts
@@ -242,7 +254,8 @@ __device__ __forceinline__ Cell<Real> load_cell(const Params<Real>& P, const Rea
   if (side < 0) return {Real(0), Real(0), Real(0), quiet_nan(Real(0))};
   const index_t k = P.index(si, sj);
   const Real zi = P.z[k];
-  const State<Real> g = ghost_state(State<Real>{h[k], hu[k], hv[k]}, zi, static_cast<Side>(side), side_bc(P, side));
+  const State<Real> g = ghost_state(State<Real>{h[k], hu[k], hv[k]}, zi, static_cast<Side>(side),
+                                    boundary_cell_bc(P, side, side < 2 ? sj : si));
   // The ghost's bed mirrors the interior one (make_padded_fields).
   return {g.h, g.hu, g.hv, zi};
 }
@@ -748,13 +761,17 @@ __device__ __forceinline__ void transport_scalars(const Params<Real>& P, int par
     const Real* __restrict__ hc = P.hc[2 * sc + parity];
     const Real* given = P.scalar_side + 4 * sc;
     const Real cc = concentration(hc[k], q.h);
-    // A neighbour beyond a side is its ghost: ghost_concentration.
-    const auto beyond = [&](bool outside, int side, index_t x, Real h) {
-      return outside ? ghost_concentration(side_bc(P, side).kind, cc, given[side]) : concentration(hc[x], h);
+    // A neighbour beyond a side is its ghost: ghost_concentration with the
+    // condition and concentration of its segment, else its side's.
+    const auto beyond = [&](bool outside, int side, index_t along, index_t x, Real h) {
+      if (!outside) return concentration(hc[x], h);
+      const int g = segment_at(static_cast<Side>(side), along, P.segments, P.segment_count);
+      return g >= 0 ? ghost_concentration(P.segments[g].bc.kind, cc, P.scalar_segment[sc * P.segment_count + g])
+                    : ghost_concentration(side_bc(P, side).kind, cc, given[side]);
     };
-    const ScalarStencil<Real> stencil{mw, me, ms, mn, cc, beyond(i == 0, 0, k - 1, w.h),
-                                      beyond(i == P.nx - 1, 1, k + 1, e.h), beyond(j == 0, 2, k - P.pitch, s.h),
-                                      beyond(j == P.ny - 1, 3, k + P.pitch, n.h)};
+    const ScalarStencil<Real> stencil{mw, me, ms, mn, cc, beyond(i == 0, 0, j, k - 1, w.h),
+                                      beyond(i == P.nx - 1, 1, j, k + 1, e.h), beyond(j == 0, 2, i, k - P.pitch, s.h),
+                                      beyond(j == P.ny - 1, 3, i, k + P.pitch, n.h)};
     P.hc[2 * sc + 1 - parity][k] = transported_concentration(stencil, q.h, dt, P.inv_dx, P.inv_dy) * h1;
   }
 }
