@@ -563,6 +563,34 @@ TEST_F(ScalarOutputTest, NetcdfHoldsConcentrationsAndMasses) {
   }
 }
 
+// A restart reopens output.nc with its scalar variables and goes on from the checkpoint's frame.
+TEST_F(ScalarOutputTest, RestartGoesOnWithTheScalarVariables) {
+  const OutputSettings s = scalar_settings({"netcdf"});
+  run_scalars(s);
+  {
+    OutputWriter w(s, make_grid(), make_bed(), h_dry, shallows::io::OutputResume{{t0}});
+    w.write(t1, scalar_fields(2));  // another state than the first run's at t1
+    w.finish(make_maxima());
+  }
+  int nc = -1, id = -1;
+  nc_ok(nc_open((dir_ / "output.nc").c_str(), NC_NOWRITE, &nc));
+  const Fields f = scalar_fields(2);
+  const std::size_t n = nx * ny;
+  std::vector<float> c(2 * n);
+  nc_ok(nc_inq_varid(nc, "salt", &id));
+  nc_ok(nc_get_var_float(nc, id, c.data()));
+  EXPECT_EQ(c[n + at(3, 2)], float(expected_c(f, 0, 3, 2)));
+  EXPECT_EQ(c[at(3, 2)], float(expected_c(scalar_fields(0), 0, 3, 2)));
+  double mass[2];
+  nc_ok(nc_inq_varid(nc, "dye_mass", &id));
+  nc_ok(nc_get_var_double(nc, id, mass));
+  EXPECT_EQ(mass[1], expected_mass(f, 1));
+  nc_ok(nc_close(nc));
+  const std::vector<std::string> lines = split(slurp(dir_ / "gauges.csv"), '\n');
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(split(lines[2], ',').size(), 19u);
+}
+
 TEST_F(ScalarOutputTest, NetcdfWithoutScalarsHasNoScalarVariables) {
   run(settings({"netcdf"}));
   int nc = -1, nvars = 0;
