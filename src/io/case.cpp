@@ -57,14 +57,14 @@ const std::vector<Section>& sections() {
       {"numerics", {"scheme", "cfl", "precision"}},
       {"time", {"end", "output_every", "output_times"}},
       {"output", {"dir", "format", "gauges", "arrival_threshold", "precision", "checkpoint_every", "checkpoint_wall"}},
-      {"rain", {"rate"}},
+      {"rain", {"rate", "concentration"}},
       {"infiltration", {"model", "conductivity", "suction", "deficit", "initial_loss", "loss_rate"}},
   };
   return s;
 }
 
 const Keys top_level_keys{"name", "domain", "mesh", "bathymetry", "initial", "boundary", "physics",
-                          "numerics", "time", "output", "rain", "infiltration", "source"};
+                          "numerics", "time", "output", "rain", "infiltration", "source", "scalar"};
 
 const Section* find_section(std::string_view name) {
   for (const auto& s : sections())
@@ -762,6 +762,40 @@ TimeSeries series_file(const Reader& rd, const std::string& key, const toml::nod
   return s;
 }
 
+const std::string scalars_on_mesh =
+    "passive scalars ([[scalar]] and concentrations) run on Cartesian grids only so far; this case runs on a mesh "
+    "([mesh])";
+
+// concentration = { salt = 35.0 } in table t (key `at`): the concentration of
+// the water it brings, per scalar of Problem::scalars (0 for those it does not name).
+std::vector<double> read_concentrations(const Reader& rd, const toml::table& t, const std::string& at,
+                                        const std::vector<PassiveScalar>& scalars) {
+  std::vector<double> c(scalars.size(), 0.0);
+  const toml::node* n = t.get("concentration");
+  if (!n) return c;
+  const std::string key = at + ".concentration";
+  const toml::table* ct = n->as_table();
+  if (!ct) rd.fail_type(key, "a table of concentrations by scalar name (e.g. { salt = 35.0 })", *n);
+  Keys names;
+  for (const PassiveScalar& s : scalars) names.push_back(s.name);
+  for (auto&& [k, v] : *ct) {
+    const std::string full = key + "." + std::string(k.str());
+    const auto it = std::find(names.begin(), names.end(), k.str());
+    if (it == names.end()) {
+      std::string msg = "no [[scalar]] is named '" + clip(k.str()) + "'";
+      if (auto best = closest(k.str(), names))
+        msg += " (did you mean '" + std::string(*best) + "'?)";
+      else
+        msg += names.empty() ? " (the case declares none)" : " (declared: " + join(names) + ")";
+      rd.fail_at(full, msg);
+    }
+    const double value = rd.number(v, full);
+    if (!(value >= 0)) rd.fail_at(full, "must be >= 0 (a concentration), found " + num(value));
+    c[static_cast<std::size_t>(it - names.begin())] = value;
+  }
+  return c;
+}
+
 // series: where a grid side's discharge or eta may be a CSV time series
 // (nullptr on a mesh); the condition's value is then the series' first.
 BoundaryCondition<double> read_boundary(const Reader& rd, const toml::table& b, std::string_view side,
@@ -792,10 +826,17 @@ BoundaryCondition<double> read_boundary(const Reader& rd, const toml::table& b, 
   if (!n->is_table())
     rd.fail_type(key, "\"wall\", \"open\" or a table { type = ..., ... }", *n);
   const toml::table& t = *n->as_table();
-  rd.check_keys(t, key, {"type", "discharge", "eta"});
+  rd.check_keys(t, key, {"type", "discharge", "eta", "concentration"});
   const auto type = rd.string(t, key, "type");
   if (!type) rd.fail_at(key, "missing 'type' (wall, open, inflow or level)");
   bc.kind = kind_of(*type, key + ".type");
+  // The values themselves are read with the scalars' (side_concentrations).
+  if (t.contains("concentration")) {
+    if (!series) rd.fail_at(key + ".concentration", scalars_on_mesh);
+    if (bc.kind == BoundaryKind::wall || bc.kind == BoundaryKind::open)
+      rd.fail_at(key + ".concentration", "only used by types \"inflow\" and \"level\" (water that enters through "
+                                         "the side), not \"" + *type + "\" (an open side lets out the water inside)");
+  }
   // A CSV file instead of a number: the value over time.
   const auto value_of = [&](const char* name, const std::string& what) -> std::optional<double> {
     const toml::node* v = t.get(name);
@@ -1238,6 +1279,13 @@ std::string cell_ij(const Grid& g, index_t c) {
   return "(i, j) = (" + std::to_string(c % g.nx) + ", " + std::to_string(c / g.nx) + ")";
 }
 
+// The concentrations of the water of the next Forcing::sources entry (a
+// [[source]] or a [[boundary.segment]] at key `at`), one per scalar.
+void add_source_concentrations(const Reader& rd, const toml::table& t, const std::string& at, Problem& p) {
+  const std::vector<double> c = read_concentrations(rd, t, at, p.scalars);
+  for (std::size_t k = 0; k < c.size(); ++k) p.scalars[k].sources.push_back(c[k]);
+}
+
 // [[source]]: points that bring water in (or take it out: a negative
 // discharge) in the cell that holds them.
 void read_sources(const Reader& rd, const toml::node& n, const fs::path& base_dir, Problem& p) {
@@ -1249,7 +1297,7 @@ void read_sources(const Reader& rd, const toml::node& n, const fs::path& base_di
     const std::string at = "source[" + std::to_string(k) + "]";
     const toml::table* t = a->get(k)->as_table();
     if (!t) rd.fail_type(at, "a table { name = \"...\", x = .., y = .., discharge = .. }", *a->get(k));
-    rd.check_keys(*t, at, {"name", "x", "y", "discharge"});
+    rd.check_keys(*t, at, {"name", "x", "y", "discharge", "concentration"});
     VolumeSource s;
     if (const auto name = rd.string(*t, at, "name")) {
       if (name->empty()) rd.fail_at(at + ".name", "empty source name");
@@ -1280,6 +1328,7 @@ void read_sources(const Reader& rd, const toml::node& n, const fs::path& base_di
     } else {
       rd.fail_type(at + ".discharge", "a number (m^3/s) or a CSV file name", *q);
     }
+    add_source_concentrations(rd, *t, at, p);
     p.forcing.sources.push_back(std::move(s));
   }
 }
@@ -1313,7 +1362,7 @@ void read_segments(const Reader& rd, const toml::node& n, const fs::path& base_d
     const toml::table* t = a->get(k)->as_table();
     if (!t)
       rd.fail_type(at, "a table { side = .., from = .., to = .., type = \"inflow\", hydrograph = .. }", *a->get(k));
-    rd.check_keys(*t, at, {"side", "from", "to", "type", "hydrograph", "discharge"});
+    rd.check_keys(*t, at, {"side", "from", "to", "type", "hydrograph", "discharge", "concentration"});
     const auto side_str = rd.string(*t, at, "side");
     if (!side_str) rd.fail_at(at + ".side", "missing (west, east, south or north)");
     Side side{};
@@ -1386,8 +1435,69 @@ void read_segments(const Reader& rd, const toml::node& n, const fs::path& base_d
         rd.fail_at(at, s.name + " overlaps " + p.forcing.sources[o.source].name + " (" + o.key + ")");
     }
     placed.push_back({side, *from, *to, at, p.forcing.sources.size()});
+    add_source_concentrations(rd, *t, at, p);
     p.forcing.sources.push_back(std::move(s));
   }
+}
+
+// Names a scalar may not take: the other variables of output.nc and of the
+// VTK files (gauges.csv puts the gauge's name before each of its columns).
+const Keys taken_names{"time", "x", "y", "crs", "h", "hu", "hv", "u", "v", "eta", "z", "velocity", "max_h",
+                       "max_speed", "arrival_time", "arrival_threshold", "volume", "positivity_volume",
+                       "rain_volume", "infiltration_volume", "source_volume", "boundary_inflow_volume",
+                       "boundary_outflow_volume"};
+
+// A name NetCDF, VTK and CSV headers all take as it is: a letter, then letters, digits and underscores.
+bool variable_name(const std::string& s) {
+  const auto alpha = [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'); };
+  const auto digit = [](char ch) { return ch >= '0' && ch <= '9'; };
+  return !s.empty() && alpha(s[0]) &&
+         std::all_of(s.begin(), s.end(), [&](char ch) { return alpha(ch) || digit(ch) || ch == '_'; });
+}
+
+// [[scalar]]: passive scalars (grids, first order), into p.scalars with their
+// initial concentration; returns their output variables. Read before the
+// boundaries and the forcing, whose concentrations name them.
+std::vector<ScalarOutput> read_scalars(const Reader& rd, const toml::node& n, const fs::path& base_dir,
+                                       const CellCentres& at, Problem& p) {
+  const toml::array* a = n.as_array();
+  if (!a) rd.fail_type("scalar", "an array of tables [[scalar]] with name and initial", n);
+  std::vector<ScalarOutput> outputs;
+  if (a->empty()) return outputs;
+  if (at.mesh) rd.fail_at("scalar", scalars_on_mesh);
+  if (p.scheme != Scheme::roe1)
+    rd.fail_at("scalar", "passive scalars run with the first-order scheme only so far (numerics.scheme = \"roe1\"); "
+                         "this case runs \"roe3\"");
+  for (std::size_t k = 0; k < a->size(); ++k) {
+    const std::string key = "scalar[" + std::to_string(k) + "]";
+    const toml::table* t = a->get(k)->as_table();
+    if (!t) rd.fail_type(key, "a table { name = \"salt\", initial = ..., units = ... }", *a->get(k));
+    rd.check_keys(*t, key, {"name", "initial", "units"});
+    const auto name = rd.string(*t, key, "name");
+    if (!name) rd.fail_at(key + ".name", "missing (the name of the scalar's output variable, e.g. \"salt\")");
+    if (!variable_name(*name))
+      rd.fail_at(key + ".name", "'" + clip(*name) + "' is not a valid variable name (a letter, then letters, digits "
+                                                    "or underscores)");
+    if (std::find(taken_names.begin(), taken_names.end(), *name) != taken_names.end())
+      rd.fail_at(key + ".name", "'" + *name + "' is the name of another output variable (taken: " +
+                                    join(taken_names) + ")");
+    for (const PassiveScalar& other : p.scalars) {
+      if (other.name == *name) rd.fail_at(key + ".name", "scalar name '" + *name + "' used twice");
+      if (other.name + "_mass" == *name || *name + "_mass" == other.name)
+        rd.fail_at(key + ".name", "scalars '" + other.name + "' and '" + *name + "' clash in output.nc, where '" +
+                                      (other.name.size() < name->size() ? other.name : *name) +
+                                      "_mass' is the mass of the first");
+    }
+    ScalarOutput out{*name, rd.string(*t, key, "units").value_or("1")};
+    if (out.units.empty()) rd.fail_at(key + ".units", "empty units (\"1\" for a dimensionless concentration)");
+    PassiveScalar s;
+    s.name = *name;
+    const auto f = field_spec(rd, *t, key, "initial", base_dir);
+    s.c = f ? forcing_parameter(rd, *f, at, p.z, 1.0, "a concentration, " + out.units) : std::vector<double>{0.0};
+    p.scalars.push_back(std::move(s));
+    outputs.push_back(std::move(out));
+  }
+  return outputs;
 }
 
 const std::string forcing_on_mesh =
@@ -1397,7 +1507,11 @@ const std::string forcing_on_mesh =
 // The forcing sections of a grid case, after [time] (a series must last the run).
 void read_forcing(const Reader& rd, const toml::table& root, const fs::path& base_dir, const CellCentres& at,
                   Problem& p) {
-  if (const toml::table* r = rd.table(root, "", "rain")) read_rain(rd, *r, base_dir, at, p);
+  if (const toml::table* r = rd.table(root, "", "rain")) {
+    read_rain(rd, *r, base_dir, at, p);
+    const std::vector<double> c = read_concentrations(rd, *r, "rain", p.scalars);
+    for (std::size_t k = 0; k < c.size(); ++k) p.scalars[k].rain = c[k];
+  }
   if (const toml::table* i = rd.table(root, "", "infiltration")) read_infiltration(rd, *i, base_dir, at, p);
   if (const toml::node* s = root.get("source")) read_sources(rd, *s, base_dir, p);
   if (const toml::table* b = rd.table(root, "", "boundary"))
@@ -1566,6 +1680,10 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
   for (std::size_t k = 0; k < n; ++k)
     if (std::isnan(p.z[k]) || p.h[k] <= 0) p.hu[k] = p.hv[k] = 0;  // no discharge without water
 
+  // Passive scalars, before the boundaries and the forcing, whose concentrations name them.
+  std::vector<ScalarOutput> scalar_outputs;
+  if (const toml::node* sn = root.get("scalar")) scalar_outputs = read_scalars(rd, *sn, base_dir, at, p);
+
   // Boundaries: the sides of a grid, or the physical line groups of a mesh by name.
   if (mesh) {
     if (std::all_of(p.z.begin(), p.z.end(), [](double v) { return std::isnan(v); }))
@@ -1592,8 +1710,14 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
   } else if (const toml::table* b = rd.table(root, "", "boundary")) {
     rd.check_keys(*b, "boundary", find_section("boundary")->keys);
     const char* sides[4] = {"west", "east", "south", "north"};
-    for (std::size_t s = 0; s < 4; ++s)
+    for (std::size_t s = 0; s < 4; ++s) {
       p.boundary[s] = read_boundary(rd, *b, sides[s], base_dir, &p.forcing.boundary[s]);
+      const toml::node* side = b->get(sides[s]);
+      if (!side || !side->is_table()) continue;
+      const std::vector<double> given =
+          read_concentrations(rd, *side->as_table(), dotted("boundary", sides[s]), p.scalars);
+      for (std::size_t k = 0; k < given.size(); ++k) p.scalars[k].side[s] = given[k];
+    }
   }
 
   // Physics.
@@ -1670,6 +1794,7 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
 
   c.output = read_output(rd, rd.table(root, "", "output"), extent_of(p.grid, mesh.get()), p.precision);
   c.output.crs_wkt = rasters.crs_wkt;
+  c.output.scalars = std::move(scalar_outputs);
   if (mesh && std::find(c.output.formats.begin(), c.output.formats.end(), "geotiff") != c.output.formats.end())
     rd.fail_at("output.format", "geotiff writes Cartesian grids only; this case runs on a mesh ([mesh])");
   return c;

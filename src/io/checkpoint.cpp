@@ -8,7 +8,9 @@
 //   h, hu, hv in the run's precision, then max_h, max_speed, arrival_time in
 //   double when the run tracks maxima, then the forcing state (infiltration
 //   per cell, rain and infiltration per row, volume per source, water in and
-//   out per side: each a u64 count and that many f64),
+//   out per side: each a u64 count and that many f64), then the passive
+//   scalars (format 3): a u64 count (the problem's), and per scalar its f64
+//   initial mass and h c in the run's precision,
 //   u64 checksum of everything before it.
 #include "shallows/io/checkpoint.hpp"
 
@@ -33,7 +35,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr char kMagic[8] = {'S', 'H', 'L', 'W', 'C', 'K', 'P', 'T'};
-constexpr std::uint32_t kFormat = 2;
+constexpr std::uint32_t kFormat = 3;
 constexpr std::uint32_t kOrder = 0x01020304;
 constexpr std::size_t kPrefix = 24;  // magic, format, order, size
 
@@ -251,6 +253,12 @@ Checkpoint read_file(const fs::path& file, const Case& c) {
     if (count > limits[i]) throw InputError(file.string() + ": checkpoint is inconsistent (forcing state)");
     *parts[i] = r.field<double>(static_cast<std::size_t>(count));
   }
+  if (r.value<std::uint64_t>() != p.scalars.size())
+    throw InputError(file.string() + ": checkpoint is inconsistent (passive scalars)");
+  for (std::size_t s = 0; s < p.scalars.size(); ++s) {
+    k.initial_scalar_mass.push_back(r.value<double>());
+    k.state.hc.push_back(precision == 0 ? r.field<float>(n) : r.field<double>(n));
+  }
   if (r.at() != size - 8) throw InputError(file.string() + ": checkpoint is inconsistent (bytes left over)");
   return k;
 }
@@ -310,6 +318,14 @@ std::uint64_t case_fingerprint(const Case& c) {
     h.vector(src.discharge.t);
     h.vector(src.discharge.v);
   }
+  // Nothing without scalars, so that such runs keep their fingerprint.
+  for (const PassiveScalar& sc : p.scalars) {
+    h.string(sc.name);
+    h.vector(sc.c);
+    h.value(sc.side);
+    h.value(sc.rain);
+    h.vector(sc.sources);
+  }
   h.value(p.scheme);
   h.value(p.cfl);
   h.value(p.precision);
@@ -320,6 +336,10 @@ std::uint64_t case_fingerprint(const Case& c) {
     h.string(g.name);
     h.value(g.x);
     h.value(g.y);
+  }
+  for (const ScalarOutput& sc : o.scalars) {
+    h.string(sc.name);
+    h.string(sc.units);
   }
   h.value(o.arrival_threshold);
   h.value(o.precision);
@@ -359,6 +379,16 @@ void write_checkpoint(const Case& c, const Checkpoint& k) {
                                        &k.forcing.sources, &k.forcing.boundary}) {
     w.value(static_cast<std::uint64_t>(f->size()));
     w.field<double>(*f);
+  }
+  if (k.state.hc.size() != p.scalars.size() || k.initial_scalar_mass.size() != p.scalars.size())
+    throw std::logic_error("write_checkpoint: the state holds " + std::to_string(k.state.hc.size()) +
+                           " passive scalars and " + std::to_string(k.initial_scalar_mass.size()) +
+                           " initial masses, the problem " + std::to_string(p.scalars.size()));
+  w.value(static_cast<std::uint64_t>(p.scalars.size()));
+  for (std::size_t s = 0; s < p.scalars.size(); ++s) {
+    w.value(k.initial_scalar_mass[s]);
+    if (single) w.field<float>(k.state.hc[s]);
+    else w.field<double>(k.state.hc[s]);
   }
   const std::uint64_t size = w.out.size() + 8;
   std::memcpy(w.out.data() + 16, &size, 8);

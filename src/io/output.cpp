@@ -106,6 +106,8 @@ void OutputWriter::open(const OutputSettings& settings, const std::vector<double
   if (geotiff) (void)detail::make_geotiff_writer(ctx);  // throws: no GDAL
 #endif
   if (geotiff && ctx.mesh) throw InputError("output.format: geotiff writes Cartesian grids only, not meshes");
+  if (ctx.mesh && !settings.scalars.empty())
+    throw std::invalid_argument("OutputWriter: passive scalars run on grids only, not meshes");
   const bool gauges = !settings.gauges.empty();
   std::vector<std::size_t> gauge_cells;
   if (gauges) gauge_cells = detail::gauge_cells(ctx);  // throws for a gauge outside the domain
@@ -132,6 +134,11 @@ void OutputWriter::write(double time, const Fields& fields, const VolumeAccount&
   check_size(fields.h, im.ctx, "fields.h");
   check_size(fields.hu, im.ctx, "fields.hu");
   check_size(fields.hv, im.ctx, "fields.hv");
+  const std::size_t scalars = im.ctx.settings.scalars.size();
+  if (fields.hc.size() != scalars)
+    throw std::invalid_argument("OutputWriter: fields.hc holds " + std::to_string(fields.hc.size()) +
+                                " passive scalars, the outputs " + std::to_string(scalars));
+  for (const std::vector<double>& hc : fields.hc) check_size(hc, im.ctx, "fields.hc");
   if (im.writers.empty()) {
     ++im.frames;
     return;
@@ -155,6 +162,13 @@ void OutputWriter::write(double time, const Fields& fields, const VolumeAccount&
       fr.u[k] = static_cast<float>(c.u);
       fr.v[k] = static_cast<float>(c.v);
       fr.eta[k] = static_cast<float>(c.eta);
+    }
+    fr.c.resize(scalars);
+    for (std::size_t s = 0; s < scalars; ++s) {
+      fr.c[s].resize(n);
+#pragma omp parallel for schedule(static)
+      for (std::size_t k = 0; k < n; ++k)
+        fr.c[s][k] = static_cast<float>(detail::cell_concentration(fields.hc[s][k], fields.h[k], z[k]));
     }
   }
   for (const auto& w : im.writers) w->write(fr);

@@ -16,6 +16,7 @@
 #include "shallows/io/case.hpp"
 #include "shallows/mesh/structured/grid.hpp"
 #include "shallows/mesh/unstructured/mesh.hpp"
+#include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/fields.hpp"
 
 namespace shallows::io::detail {
@@ -150,13 +151,22 @@ inline CellValues cell_values(double h, double hu, double hv, double z, double h
   return {h, hu, hv, hu / h, hv / h, h + z};
 }
 
+// The concentration written for one cell: NaN where inactive, else
+// concentration(hc, h). The dry rule does not apply: the transport keeps a
+// concentration within the range of its neighbours', however shallow the water.
+inline double cell_concentration(double hc, double h, double z) {
+  return std::isnan(z) ? std::nan("") : concentration(hc, h);
+}
+
 // One output time. The float fields are the cell_values of every cell
-// (NaN on inactive cells), filled only when a writer asked for them.
+// (NaN on inactive cells) and the cell_concentration of every scalar (c, in
+// OutputSettings::scalars order), filled only when a writer asked for them.
 struct Frame {
   double time = 0;
   std::size_t index = 0;  // 0, 1, 2, ... (file numbering)
   const Fields* raw = nullptr;
   std::vector<float> h, hu, hv, u, v, eta;
+  std::vector<std::vector<float>> c;
   VolumeAccount account;
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// gauges.csv: one row per output time, h/u/v/eta of the cell holding each gauge
-// (grid cell, or mesh cell found by point-in-polygon).
+// gauges.csv: one row per output time, h/u/v/eta and the concentration of each
+// passive scalar in the cell holding each gauge (grid cell, or mesh cell found
+// by point-in-polygon).
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -119,8 +120,10 @@ class GaugeWriter final : public FormatWriter {
     remove_stale(final_path);
     file_ = std::make_unique<AtomicFile>(final_path);
     std::string header = "time";
-    for (const Gauge& gauge : ctx.settings.gauges)
+    for (const Gauge& gauge : ctx.settings.gauges) {
       for (const char* q : {"_h", "_u", "_v", "_eta"}) header += "," + gauge.name + q;
+      for (const ScalarOutput& sc : ctx.settings.scalars) header += "," + gauge.name + "_" + sc.name;
+    }
     header += '\n';
     file_->write(header);
     file_->flush();
@@ -136,6 +139,10 @@ class GaugeWriter final : public FormatWriter {
       for (double v : {c.h, c.u, c.v, c.eta}) {
         row += ',';
         row += format_number(v);
+      }
+      for (const std::vector<double>& hc : f.hc) {
+        row += ',';
+        row += format_number(cell_concentration(hc[k], f.h[k], ctx_.z[k]));
       }
     }
     row += '\n';

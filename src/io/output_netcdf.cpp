@@ -123,12 +123,16 @@ class NetcdfWriter final : public FormatWriter {
     else define_grid_vars();
 
     for (std::size_t v = 0; v < record_vars.size(); ++v) var_rec_[v] = define(record_vars[v], true);
-    for (std::size_t v = 0; v < account_vars.size(); ++v) {
-      check(nc_def_var(ncid_, account_vars[v].name, NC_DOUBLE, 1, &dim_t, &var_account_[v]), account_vars[v].name);
-      text(var_account_[v], "long_name", account_vars[v].long_name);
-      text(var_account_[v], "units", "m3");
-      check(nc_put_att_double(ncid_, var_account_[v], "_FillValue", NC_DOUBLE, 1, &fill_double), "fill value");
+    for (const ScalarOutput& sc : ctx.settings.scalars) {
+      const std::string long_name = "concentration of " + sc.name;
+      var_c_.push_back(define({sc.name.c_str(), long_name.c_str(), nullptr, sc.units.c_str()}, true));
     }
+    for (std::size_t v = 0; v < account_vars.size(); ++v)
+      var_account_[v] = define_account(account_vars[v].name, account_vars[v].long_name, "m3", dim_t);
+    for (const ScalarOutput& sc : ctx.settings.scalars)
+      var_mass_.push_back(define_account((sc.name + "_mass").c_str(),
+                                         "mass of " + sc.name + " on the active cells (h c summed, times dx dy)",
+                                         sc.units == "1" ? "m3" : sc.units + " m3", dim_t));
     var_z_ = define({"z", "bed elevation", "altitude", "m"}, false);
 
     // Maxima are defined now (adding variables at the end would rewrite the
@@ -197,8 +201,14 @@ class NetcdfWriter final : public FormatWriter {
         check(nc_put_vara_double(ncid_, var_rec_[v], start.data(), count_.data(), dbuf_.data()),
               (std::string("write ") + record_vars[v].name).c_str());
       }
+      for (std::size_t s = 0; s < var_c_.size(); ++s) {
+        for (std::size_t k = 0; k < n; ++k)
+          dbuf_[k] = ctx_.inactive[k] ? fill_double : concentration(raw.hc[s][k], raw.h[k]);
+        check(nc_put_vara_double(ncid_, var_c_[s], start.data(), count_.data(), dbuf_.data()),
+              ctx_.settings.scalars[s].name.c_str());
+      }
       const std::size_t index = records_;
-      put_account(index, f.account);
+      put_account(index, f);
       check(nc_put_var1_double(ncid_, var_time_, &index, &f.time), "write time");
       check(nc_sync(ncid_), "sync");
       ++records_;
@@ -211,8 +221,13 @@ class NetcdfWriter final : public FormatWriter {
       check(nc_put_vara_float(ncid_, var_rec_[v], start.data(), count_.data(), buf_.data()),
             (std::string("write ") + record_vars[v].name).c_str());
     }
+    for (std::size_t s = 0; s < var_c_.size(); ++s) {
+      for (std::size_t k = 0; k < n; ++k) buf_[k] = ctx_.inactive[k] ? fill : f.c[s][k];
+      check(nc_put_vara_float(ncid_, var_c_[s], start.data(), count_.data(), buf_.data()),
+            ctx_.settings.scalars[s].name.c_str());
+    }
     const std::size_t index = records_;
-    put_account(index, f.account);
+    put_account(index, f);
     check(nc_put_var1_double(ncid_, var_time_, &index, &f.time), "write time");
     check(nc_sync(ncid_), "sync");
     ++records_;
@@ -232,14 +247,29 @@ class NetcdfWriter final : public FormatWriter {
   }
 
  private:
-  // The volume account of a record (NaN, e.g. no positivity account on several ranks, is written as the fill value).
-  void put_account(std::size_t index, const VolumeAccount& a) {
+  // The volume account of a record (NaN, e.g. no positivity account on
+  // several ranks, is written as the fill value) and the scalars' masses.
+  void put_account(std::size_t index, const Frame& f) {
+    const VolumeAccount& a = f.account;
     const double values[7] = {a.volume,  a.positivity,  a.rain,        a.infiltration,
                               a.sources, a.boundary_in, a.boundary_out};
     for (std::size_t v = 0; v < account_vars.size(); ++v) {
       const double x = std::isnan(values[v]) ? fill_double : values[v];
       check(nc_put_var1_double(ncid_, var_account_[v], &index, &x), account_vars[v].name);
     }
+    for (std::size_t s = 0; s < var_mass_.size(); ++s) {
+      const double mass = scalar_mass(f.raw->hc[s], ctx_.z, ctx_.grid.dx * ctx_.grid.dy);
+      check(nc_put_var1_double(ncid_, var_mass_[s], &index, &mass), "write a scalar's mass");
+    }
+  }
+  // A double per record (time): the volume account, a scalar's mass.
+  int define_account(const char* name, const std::string& long_name, const std::string& units, int dim_t) {
+    int id = 0;
+    check(nc_def_var(ncid_, name, NC_DOUBLE, 1, &dim_t, &id), name);
+    text(id, "long_name", long_name);
+    text(id, "units", units);
+    check(nc_put_att_double(ncid_, id, "_FillValue", NC_DOUBLE, 1, &fill_double), "fill value");
+    return id;
   }
 
   // A restart: the interrupted run's file, its records from the checkpoint's
@@ -256,6 +286,10 @@ class NetcdfWriter final : public FormatWriter {
     var_time_ = id("time");
     for (std::size_t v = 0; v < record_vars.size(); ++v) var_rec_[v] = id(record_vars[v].name);
     for (std::size_t v = 0; v < account_vars.size(); ++v) var_account_[v] = id(account_vars[v].name);
+    for (const ScalarOutput& sc : ctx_.settings.scalars) {
+      var_c_.push_back(id(sc.name.c_str()));
+      var_mass_.push_back(id((sc.name + "_mass").c_str()));
+    }
     var_max_h_ = id("max_h");
     var_max_speed_ = id("max_speed");
     var_arrival_ = id("arrival_time");
@@ -474,6 +508,7 @@ class NetcdfWriter final : public FormatWriter {
   int var_time_ = 0, var_x_ = 0, var_y_ = 0, var_z_ = 0;
   int var_rec_[6] = {};
   int var_account_[7] = {};
+  std::vector<int> var_c_, var_mass_;  // per passive scalar: its concentration, its mass
   int var_max_h_ = 0, var_max_speed_ = 0, var_arrival_ = 0, var_threshold_ = 0;
   int dim_node_ = 0, dim_face_nodes_ = 0, dim_edge_ = 0, dim_two_ = 0;
   int var_mesh_ = 0, var_node_x_ = 0, var_node_y_ = 0, var_face_nodes_ = 0, var_face_x_ = 0, var_face_y_ = 0;

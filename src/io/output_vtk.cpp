@@ -216,13 +216,17 @@ class VtkWriter final : public FormatWriter {
       vel_[3 * k + 2] = ctx_.inactive[k] ? f.u[k] : 0.0f;  // NaN where inactive
     }
     const std::string name = frame_name(f.index, extension_);
-    if (geometry_)
+    if (geometry_) {
       write_vtu(folder_ / name, *geometry_, &f.time,
                 {field("h", f.h), field("hu", f.hu), field("hv", f.hv), field("u", f.u), field("v", f.v),
                  field("eta", f.eta), field("z", z_), {"velocity", 3, vel_.data(), n}});
-    else
-      write_vti(folder_ / name, ctx_.grid, &f.time,
-                {field("h", f.h), field("eta", f.eta), field("z", z_), {"velocity", 3, vel_.data(), n}});
+    } else {
+      std::vector<VtkArray> arrays{field("h", f.h), field("eta", f.eta), field("z", z_)};
+      for (std::size_t s = 0; s < f.c.size(); ++s)
+        arrays.push_back(field(ctx_.settings.scalars[s].name.c_str(), f.c[s]));
+      arrays.push_back({"velocity", 3, vel_.data(), n});
+      write_vti(folder_ / name, ctx_.grid, &f.time, arrays);
+    }
 
     add_entry(f.index, f.time);
     std::string pvd;

@@ -92,8 +92,18 @@ void write_summary_json(const std::filesystem::path& dir, const RunSummary& s) {
       << (s.mass_balance.checked ? json_number(s.mass_balance.relative_residual) : "null") << ",\n"
       << "  \"mass_balance_tolerance\": " << json_number(s.mass_balance.tolerance) << ",\n"
       << "  \"mass_balance_ok\": " << (s.mass_balance.checked ? (s.mass_balance.ok ? "true" : "false") : "null")
-      << ",\n"
-      << "  \"ranks\": " << s.ranks << ",\n"
+      << ",\n";
+    if (!s.scalars.empty()) {
+      f << "  \"scalars\": [";
+      for (std::size_t k = 0; k < s.scalars.size(); ++k) {
+        const ScalarSummary& m = s.scalars[k];
+        f << (k ? ",\n" : "\n") << "    {\"name\": " << json_string(m.name)
+          << ", \"initial_mass\": " << json_number(m.initial_mass) << ", \"final_mass\": " << json_number(m.final_mass)
+          << ", \"relative_mass_change\": " << json_number(m.relative_mass_change) << "}";
+      }
+      f << "\n  ],\n";
+    }
+    f << "  \"ranks\": " << s.ranks << ",\n"
       << "  \"process_grid\": [" << s.ranks_x << ", " << s.ranks_y << "],\n"
       << "  \"halo_steps\": " << s.halo_steps << ",\n"
       << "  \"halo_cells\": " << s.halo_cells << ",\n"
@@ -291,6 +301,18 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   s.cells = p.cells();
   s.t_end = p.t_end;
   s.initial_volume = resume ? resume->initial_volume : sim.volume();
+  // Each passive scalar's mass (one rank: the executors refuse scalars on several).
+  const auto scalar_masses = [&] {
+    std::vector<double> masses;
+    if (p.scalars.empty()) return masses;
+    const Fields state = sim.state();
+    if (state.hc.size() != p.scalars.size())
+      throw std::logic_error("the backend's state holds " + std::to_string(state.hc.size()) +
+                             " passive scalars, the problem " + std::to_string(p.scalars.size()));
+    for (const std::vector<double>& hc : state.hc) masses.push_back(scalar_mass(hc, p.z, p.grid.dx * p.grid.dy));
+    return masses;
+  };
+  const std::vector<double> initial_scalar_mass = resume ? resume->initial_scalar_mass : scalar_masses();
   // Without a format or gauge the state never leaves the device: no snapshot,
   // no maxima read back. The choice is the same on every rank (collectives).
   const bool keep_frames = io::OutputWriter::writes_fields(c.output);
@@ -324,6 +346,7 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
     k.steps = sim.steps();
     k.frames = written;
     k.initial_volume = s.initial_volume;
+    k.initial_scalar_mass = initial_scalar_mass;
     k.positivity_volume = positivity_so_far();
     sim.backend().read_forcing_state(k.forcing);
     k.state = sim.state();
@@ -391,6 +414,11 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   s.forcing = sim.backend().forcing_volumes();
   s.boundary = sim.backend().boundary_flow();
   s.mass_balance = mass_balance(p, s.initial_volume, s.final_volume, s.positivity_volume, s.forcing, s.boundary);
+  const std::vector<double> final_scalar_mass = scalar_masses();
+  for (std::size_t k = 0; k < final_scalar_mass.size(); ++k) {
+    const double m0 = initial_scalar_mass[k], m1 = final_scalar_mass[k];
+    s.scalars.push_back({p.scalars[k].name, m0, m1, m0 > 0 ? (m1 - m0) / m0 : m1});
+  }
   s.cell_updates_per_second = s.stepping_seconds > 0 ? static_cast<double>(s.cells) *
                                                            static_cast<double>(s.steps) / s.stepping_seconds
                                                      : 0;
@@ -423,6 +451,8 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
     }
     if (s.boundary.kept())
       std::printf("through the sides: %.6g m^3 in, %.6g m^3 out\n", s.boundary.in, s.boundary.out);
+    for (const ScalarSummary& m : s.scalars)
+      std::printf("%s: mass %.6g at the start, %.6g at the end\n", m.name.c_str(), m.initial_mass, m.final_mass);
     std::printf("positivity fixes added %.3g m^3; %s\n", s.positivity_volume,
                 s.mass_balance.checked ? (s.mass_balance.ok ? "mass balance kept" : "mass balance MISSED")
                                       : "mass balance not checked (third order with open, inflow or level boundaries, "

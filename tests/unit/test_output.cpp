@@ -457,6 +457,197 @@ TEST_F(OutputTest, BadSettingsAndSizesAreRejected) {
 }
 
 // ---------------------------------------------------------------------------
+// Passive scalars
+
+constexpr int empty_i = 0, empty_j = 0;  // h = 0 in the scalar frames
+double salt(int frame, int i, int j) { return 30.0 + 0.1 * i + 0.01 * j + frame / 3.0; }
+double dye(int, int i, int) { return i < 3 ? 1.0 : 0.0; }
+
+// make_fields with two scalars, salt and dye, and a cell without water.
+Fields scalar_fields(int frame) {
+  Fields f = make_fields(frame);
+  f.h[at(empty_i, empty_j)] = f.hu[at(empty_i, empty_j)] = f.hv[at(empty_i, empty_j)] = 0;
+  f.hc.assign(2, std::vector<double>(nx * ny));
+  for (int j = 0; j < ny; ++j)
+    for (int i = 0; i < nx; ++i) {
+      f.hc[0][at(i, j)] = f.h[at(i, j)] * salt(frame, i, j);
+      f.hc[1][at(i, j)] = f.h[at(i, j)] * dye(frame, i, j);
+    }
+  f.hc[0][at(empty_i, empty_j)] = 1e-300;  // no water: 0 whatever h c is
+  return f;
+}
+
+// What each scalar's variable holds: h c / h in active cells with water (the dry ones too), 0 without.
+double expected_c(const Fields& f, std::size_t s, int i, int j) {
+  return f.h[at(i, j)] > 0 ? f.hc[s][at(i, j)] / f.h[at(i, j)] : 0.0;
+}
+
+class ScalarOutputTest : public OutputTest {
+ protected:
+  OutputSettings scalar_settings(std::vector<std::string> formats) const {
+    OutputSettings s = settings(std::move(formats));
+    s.scalars = {{"salt", "g kg-1"}, {"dye", "1"}};
+    return s;
+  }
+  void run_scalars(const OutputSettings& s) const {
+    OutputWriter w(s, make_grid(), make_bed(), h_dry);
+    w.write(t0, scalar_fields(0));
+    w.write(t1, scalar_fields(1));
+    w.finish(make_maxima());
+  }
+};
+
+#if defined(SHALLOWS_HAVE_NETCDF)
+
+// Sum of h c over the active cells, in cell order, times dx dy = 3 m^2.
+double expected_mass(const Fields& f, std::size_t s) {
+  double sum = 0;
+  for (int j = 0; j < ny; ++j)
+    for (int i = 0; i < nx; ++i)
+      if (!(i == off_i && j == off_j)) sum += f.hc[s][at(i, j)];
+  return sum * 3.0;
+}
+
+TEST_F(ScalarOutputTest, NetcdfHoldsConcentrationsAndMasses) {
+  for (const auto precision : {shallows::Precision::single_precision, shallows::Precision::double_precision}) {
+    fs::remove_all(dir_);
+    OutputSettings s = scalar_settings({"netcdf"});
+    s.precision = precision;
+    run_scalars(s);
+    const bool doubles = precision == shallows::Precision::double_precision;
+    int nc = -1;
+    nc_ok(nc_open((dir_ / "output.nc").c_str(), NC_NOWRITE, &nc));
+    int nvars = 0;
+    nc_ok(nc_inq_nvars(nc, &nvars));
+    EXPECT_EQ(nvars, 21 + 4);  // a concentration and a mass per scalar beside those of a run without scalars
+    const std::size_t n = nx * ny;
+    const Fields f[2] = {scalar_fields(0), scalar_fields(1)};
+    for (std::size_t sc = 0; sc < 2; ++sc) {
+      const char* name = sc == 0 ? "salt" : "dye";
+      int id = -1;
+      nc_ok(nc_inq_varid(nc, name, &id));
+      nc_type type{};
+      nc_ok(nc_inq_vartype(nc, id, &type));
+      EXPECT_EQ(type, doubles ? NC_DOUBLE : NC_FLOAT);
+      int ndims = 0;
+      nc_ok(nc_inq_varndims(nc, id, &ndims));
+      EXPECT_EQ(ndims, 3);
+      EXPECT_EQ(nc_text(nc, id, "units"), sc == 0 ? "g kg-1" : "1");
+      EXPECT_EQ(nc_text(nc, id, "long_name"), std::string("concentration of ") + name);
+      std::vector<double> c(2 * n);
+      nc_ok(nc_get_var_double(nc, id, c.data()));
+      for (int r = 0; r < 2; ++r)
+        for (int j = 0; j < ny; ++j)
+          for (int i = 0; i < nx; ++i) {
+            const double got = c[std::size_t(r) * n + at(i, j)];
+            if (i == off_i && j == off_j) {
+              EXPECT_EQ(got, doubles ? NC_FILL_DOUBLE : double(NC_FILL_FLOAT));
+              continue;
+            }
+            const double want = expected_c(f[r], sc, i, j);
+            EXPECT_EQ(got, doubles ? want : double(float(want))) << name << " " << i << ", " << j;
+          }
+      EXPECT_EQ(c[at(empty_i, empty_j)], 0.0);
+      EXPECT_NE(c[at(dry_i, dry_j)], 0.0);  // not written dry
+
+      const std::string mass_name = std::string(name) + "_mass";
+      nc_ok(nc_inq_varid(nc, mass_name.c_str(), &id));
+      nc_ok(nc_inq_vartype(nc, id, &type));
+      EXPECT_EQ(type, NC_DOUBLE);
+      EXPECT_EQ(nc_text(nc, id, "units"), sc == 0 ? "g kg-1 m3" : "m3");
+      double mass[2];
+      nc_ok(nc_get_var_double(nc, id, mass));
+      for (int r = 0; r < 2; ++r) EXPECT_EQ(mass[r], expected_mass(f[r], sc)) << mass_name;
+    }
+    nc_ok(nc_close(nc));
+  }
+}
+
+// A restart reopens output.nc with its scalar variables and goes on from the checkpoint's frame.
+TEST_F(ScalarOutputTest, RestartGoesOnWithTheScalarVariables) {
+  const OutputSettings s = scalar_settings({"netcdf"});
+  run_scalars(s);
+  {
+    OutputWriter w(s, make_grid(), make_bed(), h_dry, shallows::io::OutputResume{{t0}});
+    w.write(t1, scalar_fields(2));  // another state than the first run's at t1
+    w.finish(make_maxima());
+  }
+  int nc = -1, id = -1;
+  nc_ok(nc_open((dir_ / "output.nc").c_str(), NC_NOWRITE, &nc));
+  const Fields f = scalar_fields(2);
+  const std::size_t n = nx * ny;
+  std::vector<float> c(2 * n);
+  nc_ok(nc_inq_varid(nc, "salt", &id));
+  nc_ok(nc_get_var_float(nc, id, c.data()));
+  EXPECT_EQ(c[n + at(3, 2)], float(expected_c(f, 0, 3, 2)));
+  EXPECT_EQ(c[at(3, 2)], float(expected_c(scalar_fields(0), 0, 3, 2)));
+  double mass[2];
+  nc_ok(nc_inq_varid(nc, "dye_mass", &id));
+  nc_ok(nc_get_var_double(nc, id, mass));
+  EXPECT_EQ(mass[1], expected_mass(f, 1));
+  nc_ok(nc_close(nc));
+  const std::vector<std::string> lines = split(slurp(dir_ / "gauges.csv"), '\n');
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(split(lines[2], ',').size(), 19u);
+}
+
+TEST_F(ScalarOutputTest, NetcdfWithoutScalarsHasNoScalarVariables) {
+  run(settings({"netcdf"}));
+  int nc = -1, nvars = 0;
+  nc_ok(nc_open((dir_ / "output.nc").c_str(), NC_NOWRITE, &nc));
+  nc_ok(nc_inq_nvars(nc, &nvars));
+  EXPECT_EQ(nvars, 21);  // time, y, x, 6 fields, 7 accounts, z, max_h, max_speed, arrival_threshold, arrival_time
+  nc_ok(nc_close(nc));
+}
+
+#endif
+
+TEST_F(ScalarOutputTest, VtkFramesHoldEachConcentration) {
+  run_scalars(scalar_settings({"vtk"}));
+  const std::string vti = slurp(dir_ / "vtk" / "frame_00001.vti");
+  const Fields f = scalar_fields(1);
+  for (std::size_t sc = 0; sc < 2; ++sc) {
+    const std::string tag = vti.substr(vti.find(sc == 0 ? "Name=\"salt\"" : "Name=\"dye\""));
+    ASSERT_NE(tag.find("Float32"), std::string::npos);
+    const auto offset = std::stoull(attribute(tag, "offset"));
+    EXPECT_FLOAT_EQ(vti_value(vti, offset, at(3, 2)), float(expected_c(f, sc, 3, 2)));
+    EXPECT_EQ(vti_value(vti, offset, at(empty_i, empty_j)), 0.0f);
+    EXPECT_TRUE(std::isnan(vti_value(vti, offset, at(off_i, off_j))));
+  }
+  // h stays the active scalar array, the velocity the active vector.
+  EXPECT_EQ(attribute(vti, "Scalars"), "h");
+  EXPECT_EQ(attribute(vti, "Vectors"), "velocity");
+}
+
+TEST_F(ScalarOutputTest, GaugeCsvHasAColumnPerScalar) {
+  run_scalars(scalar_settings({}));
+  const std::vector<std::string> lines = split(slurp(dir_ / "gauges.csv"), '\n');
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0],
+            "time,g1_h,g1_u,g1_v,g1_eta,g1_salt,g1_dye,dry_h,dry_u,dry_v,dry_eta,dry_salt,dry_dye,"
+            "corner_h,corner_u,corner_v,corner_eta,corner_salt,corner_dye");
+  const Fields f = scalar_fields(1);
+  const std::vector<std::string> cells = split(lines[2], ',');
+  ASSERT_EQ(cells.size(), 19u);
+  const double expected[6] = {expected_c(f, 0, 1, 2),         expected_c(f, 1, 1, 2),
+                              expected_c(f, 0, dry_i, dry_j), expected_c(f, 1, dry_i, dry_j),
+                              expected_c(f, 0, 6, 3),         expected_c(f, 1, 6, 3)};
+  const std::size_t columns[6] = {5, 6, 11, 12, 17, 18};
+  for (int k = 0; k < 6; ++k)
+    EXPECT_NEAR(std::strtod(cells[columns[k]].c_str(), nullptr), expected[k], 1e-9 * (1 + expected[k])) << k;
+}
+
+TEST_F(ScalarOutputTest, ScalarsMustMatchTheOutputs) {
+  OutputWriter w(scalar_settings({}), make_grid(), make_bed(), h_dry);
+  EXPECT_THROW(w.write(t0, make_fields(0)), std::invalid_argument);  // no h c for the two scalars
+  Fields f = scalar_fields(0);
+  f.hc[1].pop_back();
+  EXPECT_THROW(w.write(t0, f), std::invalid_argument);
+  OutputWriter plain(settings({}), make_grid(), make_bed(), h_dry);
+  EXPECT_THROW(plain.write(t0, scalar_fields(0)), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------
 // PNG
 
 #if defined(SHALLOWS_HAVE_PNG)

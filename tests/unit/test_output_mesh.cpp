@@ -414,6 +414,9 @@ TEST_F(OutputMeshTest, BadMeshAndSizesAreRejected) {
   auto broken = std::make_shared<UnstructuredMesh>(*make_mesh());
   broken->cell_nodes[5] = 6;  // no node 6
   EXPECT_THROW(OutputWriter(settings({}), broken, make_bed(), h_dry), std::invalid_argument);
+  OutputSettings with_scalars = settings({});
+  with_scalars.scalars = {{"salt", "1"}};  // passive scalars run on grids only
+  EXPECT_THROW(OutputWriter(with_scalars, make_mesh(), make_bed(), h_dry), std::invalid_argument);
   OutputWriter w(settings({}), make_mesh(), make_bed(), h_dry);
   Fields f = make_fields(0);
   f.h.push_back(1);

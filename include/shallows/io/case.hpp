@@ -24,11 +24,18 @@ struct Gauge {
   double y = 0;
 };
 
+// The output variable of a passive scalar (one per Problem::scalars, in order).
+struct ScalarOutput {
+  std::string name;
+  std::string units = "1";  // of the concentration (CF/UDUNITS text; "1": dimensionless)
+};
+
 struct OutputSettings {
   std::filesystem::path dir = "output";
   std::vector<std::string> formats{"netcdf"};  // any of netcdf, vtk, png, geotiff
   std::string crs_wkt;  // the rasters' coordinate system (WKT); empty: none
   std::vector<Gauge> gauges;
+  std::vector<ScalarOutput> scalars;  // empty: a run without passive scalars
   double arrival_threshold = 0.01;  // depth (m) that defines arrival_time
   // Floating-point type of output.nc's fields; a case file's default is the run's precision.
   Precision precision = Precision::single_precision;

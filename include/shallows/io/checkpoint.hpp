@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "shallows/io/case.hpp"
 #include "shallows/solver/fields.hpp"
@@ -24,6 +25,8 @@ struct Checkpoint {
   Fields state;
   Maxima maxima;  // empty when the run does not track maxima
   ForcingState forcing;  // the forcing's infiltration and accounts up to t (empty vectors without forcing)
+  std::vector<double> initial_scalar_mass;  // per passive scalar, at t = 0 (summary.json); state.hc holds h c
+
 };
 
 // The newest and the previous checkpoint of an output folder.

@@ -22,6 +22,14 @@ struct RunOptions {
   bool strict = false;   // a missed mass balance is an error (after summary.json), not a warning
 };
 
+// What became of a passive scalar's mass (its units times m^3, scalar_mass).
+struct ScalarSummary {
+  std::string name;
+  double initial_mass = 0;
+  double final_mass = 0;
+  double relative_mass_change = 0;  // (final - initial) / initial; final where initial is 0
+};
+
 struct RunSummary {
   std::string case_name;
   std::string backend;
@@ -50,6 +58,7 @@ struct RunSummary {
   ForcingVolumes forcing;        // m^3 rain, infiltration and sources moved (Backend::forcing_volumes)
   BoundaryFlow boundary;         // m^3 through the sides (Backend::boundary_flow; NaN: not kept)
   MassBalance mass_balance;
+  std::vector<ScalarSummary> scalars;  // Problem::scalars order
   // Several MPI ranks (exec/mpi): the process grid, the halo, each rank's
   // timings (on rank 0). One rank: ranks = 1 and no timings.
   int ranks = 1;

@@ -5,6 +5,7 @@
 // a run reports the concentration c = h c / h (concentration()). Host data
 // of the Problem; the transport itself is physics/scalar_transport.hpp.
 #include <array>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,15 @@ struct PassiveScalar {
   // entry (level segments; an open one carries the cell's own); empty: 0.
   std::vector<double> segments;
 };
+
+// Mass of a scalar (its concentration's units times m^3): h c summed over
+// the active cells (z not NaN) in cell order, times a cell's area, as
+// Backend::volume sums the water: the same order on every run.
+inline double scalar_mass(const std::vector<double>& hc, const std::vector<double>& z, double cell_area) {
+  double sum = 0;
+  for (std::size_t k = 0; k < hc.size(); ++k)
+    if (!std::isnan(z[k])) sum += hc[k];
+  return sum * cell_area;
+}
 
 }  // namespace shallows
