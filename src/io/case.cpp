@@ -1343,18 +1343,19 @@ const char* kind_name(BoundaryKind k) {
   return "?";
 }
 
-// [[boundary.segment]]: an inflow hydrograph along a stretch of a walled
-// side, brought in as a volume source over the active cells of the side's
-// first column or row whose centres lie in [from, to].
+// [[boundary.segment]]: a condition on the cells of a side's first column
+// or row whose centres lie in [from, to]. An inflow hydrograph along a
+// stretch of a walled side is brought in as a volume source over the active
+// ones (Forcing::sources); a level, open or wall stretch is a condition of
+// its own for their ghost cells (Problem::segments).
 void read_segments(const Reader& rd, const toml::node& n, const fs::path& base_dir, Problem& p) {
   const toml::array* a = n.as_array();
   if (!a) rd.fail_type("boundary.segment", "an array of tables [[boundary.segment]] with side, from, to, type", n);
   const Grid& g = p.grid;
   struct Placed {
     Side side;
-    double from, to;
-    std::string key;
-    std::size_t source;  // index in p.forcing.sources
+    index_t begin, end;  // cells along the side
+    std::string key, name;
   };
   std::vector<Placed> placed;
   for (std::size_t k = 0; k < a->size(); ++k) {
@@ -1362,7 +1363,7 @@ void read_segments(const Reader& rd, const toml::node& n, const fs::path& base_d
     const toml::table* t = a->get(k)->as_table();
     if (!t)
       rd.fail_type(at, "a table { side = .., from = .., to = .., type = \"inflow\", hydrograph = .. }", *a->get(k));
-    rd.check_keys(*t, at, {"side", "from", "to", "type", "hydrograph", "discharge", "concentration"});
+    rd.check_keys(*t, at, {"side", "from", "to", "type", "hydrograph", "discharge", "eta", "concentration"});
     const auto side_str = rd.string(*t, at, "side");
     if (!side_str) rd.fail_at(at + ".side", "missing (west, east, south or north)");
     Side side{};
@@ -1372,9 +1373,13 @@ void read_segments(const Reader& rd, const toml::node& n, const fs::path& base_d
     else if (*side_str == "north") side = Side::north;
     else rd.fail_at(at + ".side", "unknown side '" + clip(*side_str) + "' (valid: west, east, south, north)");
     const auto type = rd.string(*t, at, "type");
-    if (!type) rd.fail_at(at + ".type", "missing (\"inflow\")");
-    if (*type != "inflow")
-      rd.fail_at(at + ".type", "unknown segment type '" + clip(*type) + "': only \"inflow\" is supported so far");
+    if (!type) rd.fail_at(at + ".type", "missing (inflow, level, open or wall)");
+    const Keys types{"inflow", "level", "open", "wall"};
+    if (std::find(types.begin(), types.end(), *type) == types.end()) {
+      std::string msg = "unknown segment type '" + clip(*type) + "' (";
+      if (auto best = closest(*type, types)) msg += "did you mean '" + std::string(*best) + "'? ";
+      rd.fail_at(at + ".type", msg + "valid: inflow, level, open, wall)");
+    }
     const bool along_y = side == Side::west || side == Side::east;
     const char* coord = along_y ? "y" : "x";
     const auto from = rd.number(*t, at, "from");
@@ -1382,13 +1387,67 @@ void read_segments(const Reader& rd, const toml::node& n, const fs::path& base_d
     if (!from || !to)
       rd.fail_at(at, std::string("needs from and to (") + coord + " along the " + *side_str + " side, m)");
     if (!(*from < *to)) rd.fail_at(at, "from must be less than to, found from = " + num(*from) + ", to = " + num(*to));
+    const std::string name = "segment " + *side_str + " " + num(*from) + "-" + num(*to);
+    // The side's cells whose centres lie in [from, to]: m = begin .. end - 1 along it.
+    const index_t count = along_y ? g.ny : g.nx;
+    index_t begin = count, end = 0;
+    for (index_t m = 0; m < count; ++m) {
+      const double centre = along_y ? g.y_center(m) : g.x_center(m);
+      if (centre < *from || centre > *to) continue;
+      begin = std::min(begin, m);
+      end = m + 1;
+    }
+    if (begin >= end) {
+      const double first = along_y ? g.y_center(0) : g.x_center(0);
+      const double step = along_y ? g.dy : g.dx;
+      rd.fail_at(at, name + ": no cell of the " + *side_str + " side has its centre in " + coord + " = [" +
+                         num(*from) + ", " + num(*to) + "] (centres at " + coord + " = " + num(first) + " + " +
+                         num(step) + " k, k = 0.." + std::to_string(count - 1) + ")");
+    }
+    for (const Placed& o : placed) {
+      if (o.side == side && begin < o.end && o.begin < end)
+        rd.fail_at(at, name + " overlaps " + o.name + " (" + o.key + ")");
+    }
+    placed.push_back({side, begin, end, at, name});
+    if (*type != "inflow") {
+      BoundarySegment sg;
+      sg.name = name;
+      sg.where = {side, begin, end, {BoundaryKind::wall, 0.0}};
+      for (const char* key : {"hydrograph", "discharge"})
+        if (t->contains(key)) rd.fail_at(at + "." + key, "only used by type \"inflow\", not \"" + *type + "\"");
+      if (*type == "level") {
+        sg.where.bc.kind = BoundaryKind::level;
+        const toml::node* eta = t->get("eta");
+        if (!eta)
+          rd.fail_at(at, "a level segment needs eta (free-surface elevation, m: a number or a CSV time series)");
+        if (eta->is_string()) {
+          sg.value = series_file(rd, at + ".eta", *eta, base_dir, 1.0, "surface elevation (m)", p.t_end, std::nullopt);
+          sg.where.bc.value = sg.value.v.front();
+        } else {
+          sg.where.bc.value = rd.number(*eta, at + ".eta");
+          if (!std::isfinite(sg.where.bc.value))
+            rd.fail_at(at + ".eta", "must be finite, found " + num(sg.where.bc.value));
+        }
+      } else {
+        sg.where.bc.kind = *type == "open" ? BoundaryKind::open : BoundaryKind::wall;
+        if (t->contains("eta")) rd.fail_at(at + ".eta", "only used by type \"level\", not \"" + *type + "\"");
+      }
+      if (t->contains("concentration") && *type != "level")
+        rd.fail_at(at + ".concentration",
+                   "only used by types \"inflow\" and \"level\" (water that enters), not \"" + *type + "\"");
+      const std::vector<double> c = read_concentrations(rd, *t, at, p.scalars);
+      for (std::size_t q = 0; q < c.size(); ++q) p.scalars[q].segments.push_back(c[q]);
+      p.segments.push_back(std::move(sg));
+      continue;
+    }
+    if (t->contains("eta")) rd.fail_at(at + ".eta", "only used by type \"level\", not \"inflow\"");
     const BoundaryKind kind = p.bc(side).kind;
     if (kind != BoundaryKind::wall)
       rd.fail_at(at, "an inflow segment brings its water in as a source along a walled side; make the side a wall "
                      "(boundary." + *side_str + " is \"" + kind_name(kind) + "\")");
 
     VolumeSource s;
-    s.name = "segment " + *side_str + " " + num(*from) + "-" + num(*to);
+    s.name = name;
     const toml::node* hydrograph = t->get("hydrograph");
     const auto discharge = rd.number(*t, at, "discharge");
     if (hydrograph && discharge) rd.fail_at(at, "give either hydrograph (a CSV file) or discharge (m^3/s), not both");
@@ -1405,11 +1464,8 @@ void read_segments(const Reader& rd, const toml::node& n, const fs::path& base_d
                                 "takes it out");
     }
 
-    // The side's first column (west, east) or row (south, north), in increasing coordinate.
-    const index_t count = along_y ? g.ny : g.nx;
-    for (index_t m = 0; m < count; ++m) {
-      const double centre = along_y ? g.y_center(m) : g.x_center(m);
-      if (centre < *from || centre > *to) continue;
+    // The side's first column (west, east) or row (south, north): its active cells.
+    for (index_t m = begin; m < end; ++m) {
       index_t c = 0;
       switch (side) {
         case Side::west: c = m * g.nx; break;
@@ -1419,22 +1475,7 @@ void read_segments(const Reader& rd, const toml::node& n, const fs::path& base_d
       }
       if (!std::isnan(p.z[static_cast<std::size_t>(c)])) s.cells.push_back(c);
     }
-    if (s.cells.empty()) {
-      const double first = along_y ? g.y_center(0) : g.x_center(0);
-      const double step = along_y ? g.dy : g.dx;
-      rd.fail_at(at, s.name + ": no active cell of the " + *side_str + " side has its centre in " + coord + " = [" +
-                         num(*from) + ", " + num(*to) + "] (centres at " + coord + " = " + num(first) + " + " +
-                         num(step) + " k, k = 0.." + std::to_string(count - 1) + ")");
-    }
-    for (const Placed& o : placed) {
-      if (o.side != side) continue;
-      const auto& oc = p.forcing.sources[o.source].cells;
-      const bool shares = std::any_of(s.cells.begin(), s.cells.end(),
-                                      [&](index_t c) { return std::find(oc.begin(), oc.end(), c) != oc.end(); });
-      if ((*from < o.to && o.from < *to) || shares)
-        rd.fail_at(at, s.name + " overlaps " + p.forcing.sources[o.source].name + " (" + o.key + ")");
-    }
-    placed.push_back({side, *from, *to, at, p.forcing.sources.size()});
+    if (s.cells.empty()) rd.fail_at(at, name + ": every cell of the " + *side_str + " side in it is inactive");
     add_source_concentrations(rd, *t, at, p);
     p.forcing.sources.push_back(std::move(s));
   }

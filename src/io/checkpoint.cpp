@@ -318,13 +318,24 @@ std::uint64_t case_fingerprint(const Case& c) {
     h.vector(src.discharge.t);
     h.vector(src.discharge.v);
   }
-  // Nothing without scalars, so that such runs keep their fingerprint.
+  // Nothing without scalars or segments, so that such runs keep their fingerprint.
   for (const PassiveScalar& sc : p.scalars) {
     h.string(sc.name);
     h.vector(sc.c);
     h.value(sc.side);
     h.value(sc.rain);
     h.vector(sc.sources);
+    h.vector(sc.segments);
+  }
+  for (const BoundarySegment& sg : p.segments) {
+    h.string(sg.name);
+    h.value(sg.where.side);
+    h.value(sg.where.begin);
+    h.value(sg.where.end);
+    h.value(sg.where.bc.kind);
+    h.value(sg.where.bc.value);
+    h.vector(sg.value.t);
+    h.vector(sg.value.v);
   }
   h.value(p.scheme);
   h.value(p.cfl);

@@ -661,6 +661,93 @@ discharge = 0
   for (int k = 0; k < 4; ++k) EXPECT_EQ(c.problem.boundary[static_cast<std::size_t>(k)].kind, BoundaryKind::wall);
 }
 
+// Level, open and wall segments: a condition of their own on the side's
+// cells in [from, to] (Problem::segments), beside inflow segments (sources).
+TEST_F(ForcingCaseTest, LevelOpenAndWallSegments) {
+  write("tide.csv", "time,eta\n0,1.0\n600,1.5\n1200,1.2\n");
+  const Case c = parse(kBase + R"(
+[boundary]
+east = "open"
+[[scalar]]
+name = "salt"
+[[boundary.segment]]
+side = "west"
+from = 10
+to = 14
+type = "level"
+eta = "tide.csv"
+concentration = { salt = 35 }
+[[boundary.segment]]
+side = "east"
+from = 12
+to = 16
+type = "wall"
+[[boundary.segment]]
+side = "south"
+from = 3
+to = 7
+type = "inflow"
+discharge = 2
+[[boundary.segment]]
+side = "north"
+from = 0
+to = 4
+type = "open"
+[[boundary.segment]]
+side = "north"
+from = 5
+to = 10
+type = "level"
+eta = 0.75
+)");
+  const auto& g = c.problem.segments;
+  ASSERT_EQ(g.size(), 4u);
+  EXPECT_EQ(g[0].name, "segment west 10-14");
+  EXPECT_EQ(g[0].where.side, Side::west);
+  EXPECT_EQ(g[0].where.begin, 0);  // centres at y = 11, 13
+  EXPECT_EQ(g[0].where.end, 2);
+  EXPECT_EQ(g[0].where.bc.kind, BoundaryKind::level);
+  EXPECT_EQ(g[0].where.bc.value, 1.0);
+  EXPECT_EQ(g[0].value.v, (std::vector<double>{1.0, 1.5, 1.2}));
+  EXPECT_EQ(g[1].where.bc.kind, BoundaryKind::wall);
+  EXPECT_EQ(g[1].where.begin, 1);
+  EXPECT_EQ(g[1].where.end, 3);
+  EXPECT_EQ(g[2].where.bc.kind, BoundaryKind::open);
+  EXPECT_EQ(g[2].where.begin, 0);  // centres at x = 1, 3
+  EXPECT_EQ(g[2].where.end, 2);
+  EXPECT_EQ(g[3].where.bc.kind, BoundaryKind::level);
+  EXPECT_EQ(g[3].where.bc.value, 0.75);
+  EXPECT_TRUE(g[3].value.empty());
+  EXPECT_EQ(c.problem.forcing.sources.size(), 1u);
+  EXPECT_EQ(c.problem.scalars[0].segments, (std::vector<double>{35, 0, 0, 0}));
+  EXPECT_EQ(c.problem.scalars[0].sources, std::vector<double>{0});
+
+  const auto segment = [](const std::string& side, double from, double to, const std::string& rest) {
+    return "[[boundary.segment]]\nside = \"" + side + "\"\nfrom = " + std::to_string(from) +
+           "\nto = " + std::to_string(to) + "\n" + rest;
+  };
+  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"level\"\n")),
+            "case.toml: boundary.segment[0]: a level segment needs eta (free-surface elevation, m: a number or a CSV "
+            "time series)");
+  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"open\"\neta = 1\n")),
+            "case.toml: boundary.segment[0].eta: only used by type \"level\", not \"open\"");
+  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"wall\"\ndischarge = 1\n")),
+            "case.toml: boundary.segment[0].discharge: only used by type \"inflow\", not \"wall\"");
+  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"inflow\"\ndischarge = 1\neta = 2\n")),
+            "case.toml: boundary.segment[0].eta: only used by type \"level\", not \"inflow\"");
+  EXPECT_EQ(error_of(kBase + segment("west", 10, 13, "type = \"open\"\n") +
+                     segment("west", 12, 16, "type = \"level\"\neta = 1\n")),
+            "case.toml: boundary.segment[1]: segment west 12-16 overlaps segment west 10-13 (boundary.segment[0])");
+  EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"salt\"\n" +
+                     segment("west", 10, 16, "type = \"open\"\nconcentration = { salt = 1 }\n")),
+            "case.toml: boundary.segment[0].concentration: only used by types \"inflow\" and \"level\" (water that "
+            "enters), not \"open\"");
+  write("short.csv", "0,1\n600,2\n");
+  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"level\"\neta = \"short.csv\"\n")),
+            "case.toml: boundary.segment[0].eta: the run lasts until 1200 s but " + (dir_ / "short.csv").string() +
+                " ends at 600 s");
+}
+
 TEST_F(ForcingCaseTest, SegmentsSkipInactiveCellsAndFollowPointSources) {
   write("z.asc", kHoles);
   const Case c = parse(kBase + R"(
@@ -712,7 +799,8 @@ TEST_F(ForcingCaseTest, SegmentErrors) {
             "case.toml: boundary.segment[0]: an inflow segment brings its water in as a source along a walled side; "
             "make the side a wall (boundary.west is \"open\")");
   EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"outflow\"\ndischarge = 1\n")),
-            "case.toml: boundary.segment[0].type: unknown segment type 'outflow': only \"inflow\" is supported so far");
+            "case.toml: boundary.segment[0].type: unknown segment type 'outflow' (did you mean 'inflow'? valid: inflow, "
+            "level, open, wall)");
   EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"inflow\"\ndischarge = -1\n")),
             "case.toml: boundary.segment[0].discharge: must be >= 0 (m^3/s into the domain), found -1 (a [[source]] "
             "with a negative discharge takes water out)");
@@ -729,20 +817,20 @@ TEST_F(ForcingCaseTest, SegmentErrors) {
   EXPECT_EQ(error_of(kBase + segment("west", 16, 10, inflow)),
             "case.toml: boundary.segment[0]: from must be less than to, found from = 16, to = 10");
   EXPECT_EQ(error_of(kBase + segment("west", 11.5, 12.5, inflow)),
-            "case.toml: boundary.segment[0]: segment west 11.5-12.5: no active cell of the west side has its centre "
+            "case.toml: boundary.segment[0]: segment west 11.5-12.5: no cell of the west side has its centre "
             "in y = [11.5, 12.5] (centres at y = 11 + 2 k, k = 0..2)");
   write("z.asc", kHoles);
   EXPECT_TRUE(has(error_of(kBase + "[bathymetry]\nz = { file = \"z.asc\" }\n" + segment("west", 12, 14, inflow)),
-                  "case.toml: boundary.segment[0]: segment west 12-14: no active cell of the west side"));
+                  "case.toml: boundary.segment[0]: segment west 12-14: every cell of the west side in it is inactive"));
   EXPECT_EQ(error_of(kBase + "[[boundary.segment]]\nside = \"north\"\nfrom = 1\n" + inflow),
             "case.toml: boundary.segment[0]: needs from and to (x along the north side, m)");
   EXPECT_EQ(error_of(kBase + segment("up", 10, 16, inflow)),
             "case.toml: boundary.segment[0].side: unknown side 'up' (valid: west, east, south, north)");
   EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "discharge = 1\n")),
-            "case.toml: boundary.segment[0].type: missing (\"inflow\")");
+            "case.toml: boundary.segment[0].type: missing (inflow, level, open or wall)");
   EXPECT_EQ(error_of(kBase + segment("west", 10, 16, inflow + "zzzzzzzzzz = 2\n")),
             "case.toml: unknown key 'boundary.segment[0].zzzzzzzzzz' (valid: side, from, to, type, hydrograph, "
-            "discharge, concentration)");
+            "discharge, eta, concentration)");
   EXPECT_EQ(error_of(kBase + "[boundary]\nsegment = 3\n"),
             "case.toml: boundary.segment: expected an array of tables [[boundary.segment]] with side, from, to, type, "
             "found integer 3");
