@@ -139,6 +139,20 @@ TEST(ExampleValley, WalledValleyAccountsForAllItsWater) {
   EXPECT_GT(summary_number(summary, "infiltration_volume"), 0.0) << summary;
 }
 
+// The tracer comes with the river only: behind walls and without
+// infiltration (which takes it with the water), the valley holds at the end
+// exactly the tracer the hydrograph brought, at concentration 1.
+TEST(ExampleValley, WalledValleyKeepsTheTracerTheRiverBrings) {
+  const fs::path out = temp_dir("tracer");
+  const Result r =
+      shell(reduced_run(out, "dem.asc", "--set boundary.east=wall --set 'infiltration={model=\"none\"}'"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string summary = read(out / "summary.json");
+  const double source = source_volume_expected();
+  EXPECT_EQ(summary_number(summary, "initial_mass"), 0.0) << summary;
+  EXPECT_NEAR(summary_number(summary, "final_mass"), source, 1e-10 * source) << summary;
+}
+
 #ifdef SHALLOWS_HAVE_GDAL
 // dem.tif and dem.asc hold the same numbers on the same grid (make_valley.py
 // writes elevations exact in float32), so the two give the same run.

@@ -74,10 +74,40 @@ struct RowSweep {
   Fluctuations<Real> north_to_here;    // from the y-edges above the row, to the row
   Fluctuations<Real> north_to_above;   // the same edges, to the row above
   std::vector<Real> rate;
+  // With passive scalars: the edges' mass fluxes (edge_mass_flux), x-edge k
+  // and the y-edges below and above the row.
+  bool mass = false;
+  std::vector<Real> mass_x, mass_south, mass_north;
 
-  explicit RowSweep(const Grid& grid)
+  RowSweep(const Grid& grid, bool with_mass)
       : g(grid), nx(static_cast<std::size_t>(grid.nx)), here(nx + 2), above(nx + 2), x_left(nx + 1),
-        x_right(nx + 1), south(nx), north_to_here(nx), north_to_above(nx), rate(nx) {}
+        x_right(nx + 1), south(nx), north_to_here(nx), north_to_above(nx), rate(nx), mass(with_mass) {
+    if (!mass) return;
+    mass_x.resize(nx + 1);
+    mass_south.resize(nx);
+    mass_north.resize(nx);
+  }
+
+  // Mass fluxes of the edges between cells a + k and b + k of two primitive
+  // rows whose fluctuations are to_a, to_b (normal discharges ha, hb).
+  static void mass_loop(const Real* __restrict na, const Real* __restrict nb, const Real* __restrict za,
+                        const Real* __restrict zb, const Real* __restrict fa, const Real* __restrict fb,
+                        Real* __restrict out, std::size_t n) {
+    for (std::size_t k = 0; k < n; ++k) {
+      EdgeFluctuation<Real> f{};
+      f.to_left.h = fa[k];
+      f.to_right.h = fb[k];
+      out[k] = edge_mass_flux(na[k], nb[k], f, !math::is_nan(za[k]) & !math::is_nan(zb[k]));
+    }
+  }
+
+  // After the row's edges (x_edges, y_edges): their mass fluxes.
+  void mass_fluxes() {
+    mass_loop(here.hu.data(), here.hu.data() + 1, here.z.data(), here.z.data() + 1, x_left.h.data(),
+              x_right.h.data(), mass_x.data(), nx + 1);
+    mass_loop(here.hv.data() + 1, above.hv.data() + 1, here.z.data() + 1, above.z.data() + 1,
+              north_to_here.h.data(), north_to_above.h.data(), mass_north.data(), nx);
+  }
 
   void load_row(const PaddedFields<Real>& f, index_t j, Primitives<Real>& out, const PhysicsParams<Real>& p) {
     const index_t first = g.index(-1, j);
@@ -155,6 +185,23 @@ struct RowSweep {
   }
 
   void x_edges(const PhysicsParams<Real>& p) { edges<0>(here, 0, here, 1, nx + 1, x_left, x_right, p); }
+
+  // Row j's cells' mass fluxes (west, east, south, north) into the per-cell arrays m.
+  void store_mass(index_t j, const std::array<Real*, 4>& m) const {
+    const auto o = static_cast<std::size_t>(j * g.nx);
+    for (std::size_t i = 0; i < nx; ++i) {
+      m[0][o + i] = mass_x[i];
+      m[1][o + i] = mass_x[i + 1];
+      m[2][o + i] = mass_south[i];
+      m[3][o + i] = mass_north[i];
+    }
+  }
+
+  // The row above becomes the current one: what its y-edges below it carry.
+  void next_row() {
+    south.swap(north_to_above);
+    if (mass) mass_south.swap(mass_north);
+  }
   void y_edges(const PhysicsParams<Real>& p) { edges<1>(here, 1, above, 1, nx, north_to_here, north_to_above, p); }
 
   // rhs = -((W + E) / dx + (S + N) / dy) in this order for every cell.
@@ -193,6 +240,8 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     rhs_hv_.assign(cells, Real(0));
     row_gain_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
     c_next_.assign(hc_.size(), std::vector<Real>(cells, Real(0)));
+    if (!hc_.empty())
+      for (auto& m : mass_) m.assign(cells, Real(0));
     for (const PassiveScalar& sc : p.scalars) {
       if (!sc.segments.empty() && sc.segments.size() != p.segments.size()) {
         throw std::invalid_argument("scalar '" + sc.name + "': " + std::to_string(sc.segments.size()) +
@@ -237,7 +286,8 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     bool finite = true;
 #pragma omp parallel num_threads(threads_) reduction(max : max_rate) reduction(&& : finite)
     {
-      RowSweep<Real> sweep(g);
+      RowSweep<Real> sweep(g, !hc_.empty());
+      const std::array<Real*, 4> mass{mass_[0].data(), mass_[1].data(), mass_[2].data(), mass_[3].data()};
 #pragma omp for schedule(static, 1)
       for (index_t b = 0; b < blocks; ++b) {
         const index_t j0 = b * rows_per_block_;
@@ -245,16 +295,21 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
         sweep.load_row(fields_, j0 - 1, sweep.here, physics_);
         sweep.load_row(fields_, j0, sweep.above, physics_);
         sweep.y_edges(physics_);
-        sweep.south.swap(sweep.north_to_above);
+        if (sweep.mass) sweep.mass_fluxes();
+        sweep.next_row();
         for (index_t j = j0; j < j1; ++j) {
           sweep.here.swap(sweep.above);
           sweep.load_row(fields_, j + 1, sweep.above, physics_);
           sweep.x_edges(physics_);
           sweep.y_edges(physics_);
+          if (sweep.mass) {
+            sweep.mass_fluxes();
+            sweep.store_mass(j, mass);
+          }
           const RowResult r = sweep.combine(j, rhs_h_.data(), rhs_hu_.data(), rhs_hv_.data(), owned_);
           max_rate = std::max(max_rate, r.max_rate);
           finite = finite && r.finite;
-          sweep.south.swap(sweep.north_to_above);
+          sweep.next_row();
         }
       }
     }
@@ -263,7 +318,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
 
   // Before the update: each scalar's concentration after the step, from the
   // state the step starts from, with the mass fluxes of the step's own edges
-  // (scalar_transport.hpp), into c_next_.
+  // (kept by compute_rhs; scalar_transport.hpp), into c_next_.
   void transport_scalars(Real dt) {
     const Grid& g = grid_;
     const Real inv_dx = Real(1.0 / g.dx), inv_dy = Real(1.0 / g.dy);
@@ -274,12 +329,8 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
         const index_t c = g.index(i, j);
         if (math::is_nan(f.z[c])) continue;
         const index_t w = g.index(i - 1, j), e = g.index(i + 1, j), s = g.index(i, j - 1), n = g.index(i, j + 1);
-        const auto at = [&](index_t x) { return State<Real>{f.h[x], f.hu[x], f.hv[x]}; };
-        const auto active = [&](index_t x) { return !math::is_nan(f.z[x]); };
-        const Real fw = edge_mass_flux(f.hu[w], f.hu[c], cartesian_edge<0>(at(w), f.z[w], at(c), f.z[c], physics_), active(w));
-        const Real fe = edge_mass_flux(f.hu[c], f.hu[e], cartesian_edge<0>(at(c), f.z[c], at(e), f.z[e], physics_), active(e));
-        const Real fs = edge_mass_flux(f.hv[s], f.hv[c], cartesian_edge<1>(at(s), f.z[s], at(c), f.z[c], physics_), active(s));
-        const Real fn = edge_mass_flux(f.hv[c], f.hv[n], cartesian_edge<1>(at(c), f.z[c], at(n), f.z[n], physics_), active(n));
+        const auto k = static_cast<std::size_t>(j * g.nx + i);
+        const Real fw = mass_[0][k], fe = mass_[1][k], fs = mass_[2][k], fn = mass_[3][k];
         for (std::size_t q = 0; q < hc_.size(); ++q) {
           const Real* hc = hc_[q].data();
           const auto& given = scalar_side_[q];
@@ -288,11 +339,11 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
           // the condition and concentration of its segment, else its side's.
           const auto beyond = [&](bool outside, Side side, index_t along, index_t x) {
             if (!outside) return concentration(hc[x], f.h[x]);
-            const int k = segment_at(side, along, this->segments_.data(), static_cast<int>(this->segments_.size()));
+            const int seg = segment_at(side, along, this->segments_.data(), static_cast<int>(this->segments_.size()));
             const auto sd = static_cast<std::size_t>(side);
-            return k >= 0 ? ghost_concentration(this->segments_[static_cast<std::size_t>(k)].bc.kind, cc,
-                                                scalar_segment_[q][static_cast<std::size_t>(k)])
-                          : ghost_concentration(bc_[sd].kind, cc, given[sd]);
+            return seg >= 0 ? ghost_concentration(this->segments_[static_cast<std::size_t>(seg)].bc.kind, cc,
+                                                  scalar_segment_[q][static_cast<std::size_t>(seg)])
+                            : ghost_concentration(bc_[sd].kind, cc, given[sd]);
           };
           const ScalarStencil<Real> st{fw,
                                        fe,
@@ -303,7 +354,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
                                        beyond(i == g.nx - 1, Side::east, j, e),
                                        beyond(j == 0, Side::south, i, s),
                                        beyond(j == g.ny - 1, Side::north, i, n)};
-          c_next_[q][static_cast<std::size_t>(j * g.nx + i)] = transported_concentration(st, f.h[c], dt, inv_dx, inv_dy);
+          c_next_[q][k] = transported_concentration(st, f.h[c], dt, inv_dx, inv_dy);
         }
       }
     }
@@ -375,6 +426,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
   std::vector<Real> rhs_h_, rhs_hu_, rhs_hv_;
   std::vector<double> row_gain_;  // clamp gains of the last step, per row
   std::vector<std::vector<Real>> c_next_;  // per scalar: the concentrations after the step (transport_scalars)
+  std::array<std::vector<Real>, 4> mass_;   // with scalars: each cell's west, east, south, north mass flux
   std::vector<std::vector<Real>> scalar_segment_;  // per scalar: the concentration entering through each segment
   index_t rows_per_block_ = 1;
 };
