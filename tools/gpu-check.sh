@@ -16,7 +16,8 @@
 #   sanitize  compute-sanitizer memcheck, racecheck, initcheck, synccheck on a small case
 #   cli       shallows run --backend cuda on the built-in case, on S003-T3 (roe3, 100²) and on the Gmsh
 #             mesh case cases/river-bend, against --backend cpu
-#   forcing   the valley example on GPU and CPU (water account of each); S004-T1 8192^2 on `shallows run`
+#   forcing   the valley example on GPU and CPU (water account and tracer mass of each); S004-T1 8192^2 on
+#             `shallows run` plain, with forcing, with forcing and two passive scalars
 #             without and with rain, Green-Ampt and a Manning map (cell-updates/s over the stepping)
 #   variants  S004-T1 at 4096^2 and 8192^2 with both kernels (lagged, plain)
 #   bench     S004-T1 at 1024^2..8192^2 and S004-T2 at 4096^2 (skip on/off, time per
@@ -186,7 +187,7 @@ cli_pair() {
 # at 8192^2 on `shallows run` without and with rain, Green-Ampt and a Manning
 # map, float and double: cell-updates/s over the stepping (results rows).
 forcing_volumes() {
-  grep -E '"(steps|rain_volume|infiltration_volume|source_volume|boundary_outflow_volume|mass_balance_residual)"' "$1" |
+  grep -E '"(steps|rain_volume|infiltration_volume|source_volume|boundary_outflow_volume|mass_balance_residual|final_mass)"' "$1" |
     tr -d ' ,\n'
 }
 
@@ -199,17 +200,25 @@ stage_forcing() {
   local n=8192 p label rate
   local forced=(--set 'rain.rate=30' --set 'physics.manning="x < 5 ? 0.03 : 0.06"'
     --set 'infiltration={model="green_ampt",conductivity=20,suction=0.1,deficit=0.3}')
+  local scalars=(--set 'scalar=[{name="salt",initial=35.0},{name="dye",initial="x < 5 ? 1 : 0"}]')
+  local what
   for p in float double; do
-    for label in plain forcing; do
+    for label in plain forcing scalars; do
       local out="$BUILD/gpu-check-forcing/$label-$p" extra=()
       [[ $label == forcing ]] && extra=("${forced[@]}")
+      [[ $label == scalars ]] && extra=("${forced[@]}" "${scalars[@]}")
       rm -rf "$out"
       "$SHALLOWS" run "$REPO/cases/s004-t1/case.toml" --backend cuda --precision "$p" -q -o "$out" \
         --set domain.nx=$n --set domain.ny=$n --set time.end=0.2 --set time.output_every=0.1 \
         --set 'output.format=[]' "${extra[@]}" >>"$OUT/bench.log" 2>&1 || { fail "forcing run $label $p"; continue; }
       rate=$(grep -o '"cell_updates_per_second": [0-9.e+]*' "$out/summary.json" | awk '{print $2}')
       note "S004-T1 ${n}^2 $p run path, $label: $rate cell-updates/s"
-      echo "| $(date -u +%F) | $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) | $COMMIT | s004-t1 | ${n}x${n} | $p | run path, $label | $rate | - | shallows run, output every 0.1 s, no format$([[ $label == forcing ]] && echo ', rain 30 mm/h, Green-Ampt, Manning map') |" >>"$ROWS"
+      case $label in
+        forcing) what=', rain 30 mm/h, Green-Ampt, Manning map' ;;
+        scalars) what=', rain 30 mm/h, Green-Ampt, Manning map, two passive scalars' ;;
+        *) what='' ;;
+      esac
+      echo "| $(date -u +%F) | $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) | $COMMIT | s004-t1 | ${n}x${n} | $p | run path, $label | $rate | - | shallows run, output every 0.1 s, no format$what |" >>"$ROWS"
     done
   done
 }
