@@ -16,7 +16,7 @@ namespace shallows::cudax {
 // through side s (m^3/s) on the state of control slot `slot`.
 template <class Real>
 __global__ void __launch_bounds__(forcing::kThreads)
-    boundary_rate_kernel(const Params<Real> P, int slot, double dx, double dy, double* rate) {
+    boundary_rate_kernel(const Params<Real> P, const PlainExtras<Real> X, int slot, double dx, double dy, double* rate) {
   __shared__ double sum_buf[forcing::kThreads];
   const int side = static_cast<int>(blockIdx.x);
   const int b = P.ctrl[slot].parity;
@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(forcing::kThreads)
     const index_t c = P.index(i, j);
     const State<Real> q{h[c], hu[c], hv[c]};
     const Real z = P.z[c];
-    const State<Real> ghost = ghost_state(q, z, static_cast<Side>(side), boundary_cell_bc(P, side, k));
+    const State<Real> ghost = ghost_state(q, z, static_cast<Side>(side), boundary_cell_bc(P, side, k, X.segments, X.segment_count));
     const double r = boundary_inflow_rate(static_cast<Side>(side), ghost, q, z, P.phys);
     if (r > 0) in += r;
     else out -= r;

@@ -294,12 +294,12 @@ class CudaExecutor final : public CudaBackend {
     base_.dry_skip = dry_skip_ ? 1 : 0;
     base_.cg = cg_step_;
     base_.owned = p.owned_cells();
-    base_.hc = hc_ptrs_.get();
-    base_.scalar_side = scalar_side_.get();
-    base_.scalars = static_cast<int>(p.scalars.size());
-    base_.segments = segments_.get();
-    base_.segment_count = static_cast<int>(p.segments.size());
-    base_.scalar_segment = scalar_segment_.get();
+    plain_.hc = hc_ptrs_.get();
+    plain_.scalar_side = scalar_side_.get();
+    plain_.scalars = static_cast<int>(p.scalars.size());
+    plain_.segments = segments_.get();
+    plain_.segment_count = static_cast<int>(p.segments.size());
+    plain_.scalar_segment = scalar_segment_.get();
 
     {
       const PaddedFields<Real> f = make_padded_fields<Real>(p);
@@ -593,7 +593,7 @@ class CudaExecutor final : public CudaBackend {
   // One plain step whose rate is all-reduced on the host between the rate
   // and the update kernel (Backend::set_rate_reducer).
   void step_reduced(const Launch& a, double t) {
-    cudax::plain_rate_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, a, 1);
+    cudax::plain_rate_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a, 1);
     SHALLOWS_CUDA_CHECK_LAUNCH("plain_rate_kernel");
     Ctrl c = fetch_ctrl();
     if (c.rate_bits == cudax::kNonFinite) throw not_finite(t);
@@ -605,7 +605,7 @@ class CudaExecutor final : public CudaBackend {
     std::memcpy(&host_in_->rate_bits, &global, sizeof(Real));
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&ctrl_.get()[slot_].rate_bits, &host_in_->rate_bits,
                                         sizeof(unsigned long long), cudaMemcpyHostToDevice, stream_));
-    cudax::plain_update_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, a);
+    cudax::plain_update_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a);
     SHALLOWS_CUDA_CHECK_LAUNCH("plain_update_kernel");
     slot_ = (slot_ + 1) % 3;
     ++steps_launched_;
@@ -616,8 +616,8 @@ class CudaExecutor final : public CudaBackend {
   // launch's target or step limit is reached), then the maxima.
   void launch_step(const Launch& a) {
     if (boundary_kept_) {
-      cudax::boundary_rate_kernel<Real><<<4, cudax::forcing::kThreads, 0, stream_>>>(base_, a.slot, grid_.dx, grid_.dy,
-                                                                                     boundary_rate_.get());
+      cudax::boundary_rate_kernel<Real><<<4, cudax::forcing::kThreads, 0, stream_>>>(
+          base_, plain_, a.slot, grid_.dx, grid_.dy, boundary_rate_.get());
       SHALLOWS_CUDA_CHECK_LAUNCH("boundary_rate_kernel");
     }
     if (compact_) {
@@ -631,9 +631,9 @@ class CudaExecutor final : public CudaBackend {
         launch_lagged(a);
         break;
       case KernelKind::plain:
-        cudax::plain_rate_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, a, 1);
+        cudax::plain_rate_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a, 1);
         SHALLOWS_CUDA_CHECK_LAUNCH("plain_rate_kernel");
-        cudax::plain_update_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, a);
+        cudax::plain_update_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a);
         SHALLOWS_CUDA_CHECK_LAUNCH("plain_update_kernel");
         break;
     }
@@ -695,6 +695,7 @@ class CudaExecutor final : public CudaBackend {
   std::string device_desc_;
   cudax::ChunkGrid cg_step_{};
   Params base_{};
+  cudax::PlainExtras<Real> plain_{};  // what only the plain kernels take (scalars, segments)
   cudaStream_t stream_ = nullptr;
   Ctrl* host_in_ = nullptr;
   Ctrl* host_out_ = nullptr;

@@ -134,20 +134,27 @@ struct Params {
   Ctrl* ctrl;
   double* gain;            // positivity account: clamp gains (depths) summed over cells and steps
   CellBox owned;           // plain kernel: the cells whose rates count (Problem::owned_cells)
-  // Passive scalars (plain kernels): h c of scalar s in hc[2 s + parity], the
-  // concentration entering through side k in scalar_side[4 s + k].
-  Real* const* hc;
-  const Real* scalar_side;
-  int scalars;
-  // Boundary segments (plain kernels): conditions on stretches of sides, and
-  // the concentration each brings of each scalar (scalar_segment[s n + k]).
-  const SegmentCondition<Real>* segments;
-  int segment_count;
-  const Real* scalar_segment;
 
   __device__ __forceinline__ index_t index(index_t i, index_t j) const {
     return (j + Grid::ghost) * pitch + (i + Grid::ghost);
   }
+};
+
+// What only the plain kernels take (they run the problems the lagged kernel
+// does not: forcing, passive scalars, boundary segments), kept out of the
+// Params every kernel takes.
+template <class Real>
+struct PlainExtras {
+  // Passive scalars: h c of scalar s in hc[2 s + parity], the concentration
+  // entering through side k in scalar_side[4 s + k].
+  Real* const* hc = nullptr;
+  const Real* scalar_side = nullptr;
+  int scalars = 0;
+  // Boundary segments: conditions on stretches of sides, and the
+  // concentration each brings of each scalar (scalar_segment[s n + k]).
+  const SegmentCondition<Real>* segments = nullptr;
+  int segment_count = 0;
+  const Real* scalar_segment = nullptr;
 };
 
 // ---------------------------------------------------------------- helpers
@@ -213,8 +220,10 @@ __device__ __forceinline__ BoundaryCondition<Real> side_bc(const Params<Real>& P
 // The condition of boundary cell `along` (j on west/east, i on south/north)
 // of a side: its segment's, else the side's.
 template <class Real>
-__device__ __forceinline__ BoundaryCondition<Real> boundary_cell_bc(const Params<Real>& P, int side, index_t along) {
-  return condition_at(static_cast<Side>(side), along, side_bc(P, side), P.segments, P.segment_count);
+__device__ __forceinline__ BoundaryCondition<Real> boundary_cell_bc(const Params<Real>& P, int side, index_t along,
+                                                                    const SegmentCondition<Real>* segments,
+                                                                    int segment_count) {
+  return condition_at(static_cast<Side>(side), along, side_bc(P, side), segments, segment_count);
 }
 
 // Cell (i, j) of the state in (h, hu, hv), -2 <= i <= nx + 1, -2 <= j <= ny + 1
@@ -225,7 +234,9 @@ __device__ __forceinline__ BoundaryCondition<Real> boundary_cell_bc(const Params
 template <class Real>
 __device__ __forceinline__ Cell<Real> load_cell(const Params<Real>& P, const Real* __restrict__ h,
                                                 const Real* __restrict__ hu, const Real* __restrict__ hv,
-                                                index_t i, index_t j) {
+                                                index_t i, index_t j,
+                                                const SegmentCondition<Real>* segments = nullptr,
+                                                int segment_count = 0) {
   const bool in_i = i >= 0 && i < P.nx;
   const bool in_j = j >= 0 && j < P.ny;
   if (in_i && in_j) {
@@ -255,7 +266,7 @@ __device__ __forceinline__ Cell<Real> load_cell(const Params<Real>& P, const Rea
   const index_t k = P.index(si, sj);
   const Real zi = P.z[k];
   const State<Real> g = ghost_state(State<Real>{h[k], hu[k], hv[k]}, zi, static_cast<Side>(side),
-                                    boundary_cell_bc(P, side, side < 2 ? sj : si));
+                                    boundary_cell_bc(P, side, side < 2 ? sj : si, segments, segment_count));
   // The ghost's bed mirrors the interior one (make_padded_fields).
   return {g.h, g.hu, g.hv, zi};
 }
@@ -715,8 +726,8 @@ __device__ __forceinline__ bool plain_cell(const Params<Real>& P, index_t& i, in
 }
 
 template <class Real>
-__global__ void __launch_bounds__(kBlockThreads) plain_rate_kernel(const Params<Real> P, const Launch A,
-                                                                   int check_step) {
+__global__ void __launch_bounds__(kBlockThreads) plain_rate_kernel(const Params<Real> P, const PlainExtras<Real> X,
+                                                                   const Launch A, int check_step) {
   const Ctrl c = P.ctrl[A.slot];
   const double t = A.use_t_in ? A.t_in : c.t;
   if (check_step && !(c.status == 0 && t < A.target && c.steps < A.max_steps)) return;
@@ -726,12 +737,12 @@ __global__ void __launch_bounds__(kBlockThreads) plain_rate_kernel(const Params<
   index_t i, j;
   unsigned long long best = 0;
   if (plain_cell(P, i, j)) {
-    const Cell<Real> q = load_cell(P, h, hu, hv, i, j);
+    const Cell<Real> q = load_cell(P, h, hu, hv, i, j, X.segments, X.segment_count);
     if (!math::is_nan(q.z) && P.owned.contains(i, j)) {
-      const Cell<Real> w = load_cell(P, h, hu, hv, i - 1, j);
-      const Cell<Real> e = load_cell(P, h, hu, hv, i + 1, j);
-      const Cell<Real> s = load_cell(P, h, hu, hv, i, j - 1);
-      const Cell<Real> n = load_cell(P, h, hu, hv, i, j + 1);
+      const Cell<Real> w = load_cell(P, h, hu, hv, i - 1, j, X.segments, X.segment_count);
+      const Cell<Real> e = load_cell(P, h, hu, hv, i + 1, j, X.segments, X.segment_count);
+      const Cell<Real> s = load_cell(P, h, hu, hv, i, j - 1, X.segments, X.segment_count);
+      const Cell<Real> n = load_cell(P, h, hu, hv, i, j + 1, X.segments, X.segment_count);
       const Real sw = cartesian_edge<0>(st(w), w.z, st(q), q.z, P.phys).speed;
       const Real se = cartesian_edge<0>(st(q), q.z, st(e), e.z, P.phys).speed;
       const Real ss = cartesian_edge<1>(st(s), s.z, st(q), q.z, P.phys).speed;
@@ -747,7 +758,8 @@ __global__ void __launch_bounds__(kBlockThreads) plain_rate_kernel(const Params<
 // transport_scalars): h c of state n + 1 = the transported concentration
 // times the cell's new depth h1.
 template <class Real>
-__device__ __forceinline__ void transport_scalars(const Params<Real>& P, int parity, index_t i, index_t j, index_t k,
+__device__ __forceinline__ void transport_scalars(const Params<Real>& P, const PlainExtras<Real>& X, int parity,
+                                                  index_t i, index_t j, index_t k,
                                                   const Cell<Real>& q, const Cell<Real>& w, const Cell<Real>& e,
                                                   const Cell<Real>& s, const Cell<Real>& n,
                                                   const EdgeFluctuation<Real>& fw, const EdgeFluctuation<Real>& fe,
@@ -757,27 +769,28 @@ __device__ __forceinline__ void transport_scalars(const Params<Real>& P, int par
   const Real me = edge_mass_flux(q.hu, e.hu, fe, !math::is_nan(e.z));
   const Real ms = edge_mass_flux(s.hv, q.hv, fs, !math::is_nan(s.z));
   const Real mn = edge_mass_flux(q.hv, n.hv, fn, !math::is_nan(n.z));
-  for (int sc = 0; sc < P.scalars; ++sc) {
-    const Real* __restrict__ hc = P.hc[2 * sc + parity];
-    const Real* given = P.scalar_side + 4 * sc;
+  for (int sc = 0; sc < X.scalars; ++sc) {
+    const Real* __restrict__ hc = X.hc[2 * sc + parity];
+    const Real* given = X.scalar_side + 4 * sc;
     const Real cc = concentration(hc[k], q.h);
     // A neighbour beyond a side is its ghost: ghost_concentration with the
     // condition and concentration of its segment, else its side's.
     const auto beyond = [&](bool outside, int side, index_t along, index_t x, Real h) {
       if (!outside) return concentration(hc[x], h);
-      const int g = segment_at(static_cast<Side>(side), along, P.segments, P.segment_count);
-      return g >= 0 ? ghost_concentration(P.segments[g].bc.kind, cc, P.scalar_segment[sc * P.segment_count + g])
+      const int g = segment_at(static_cast<Side>(side), along, X.segments, X.segment_count);
+      return g >= 0 ? ghost_concentration(X.segments[g].bc.kind, cc, X.scalar_segment[sc * X.segment_count + g])
                     : ghost_concentration(side_bc(P, side).kind, cc, given[side]);
     };
     const ScalarStencil<Real> stencil{mw, me, ms, mn, cc, beyond(i == 0, 0, j, k - 1, w.h),
                                       beyond(i == P.nx - 1, 1, j, k + 1, e.h), beyond(j == 0, 2, i, k - P.pitch, s.h),
                                       beyond(j == P.ny - 1, 3, i, k + P.pitch, n.h)};
-    P.hc[2 * sc + 1 - parity][k] = transported_concentration(stencil, q.h, dt, P.inv_dx, P.inv_dy) * h1;
+    X.hc[2 * sc + 1 - parity][k] = transported_concentration(stencil, q.h, dt, P.inv_dx, P.inv_dy) * h1;
   }
 }
 
 template <class Real>
-__global__ void __launch_bounds__(kBlockThreads) plain_update_kernel(const Params<Real> P, const Launch A) {
+__global__ void __launch_bounds__(kBlockThreads) plain_update_kernel(const Params<Real> P, const PlainExtras<Real> X,
+                                                                     const Launch A) {
   const Ctrl c = P.ctrl[A.slot];
   double dt_d = 0;
   if (!step_prologue<Real, true>(P, A, c, dt_d)) return;
@@ -789,19 +802,19 @@ __global__ void __launch_bounds__(kBlockThreads) plain_update_kernel(const Param
   Real gain = Real(0);
   // No early return: the whole warp adds its gains at the end.
   if (plain_cell(P, i, j)) {
-    const Cell<Real> q = load_cell(P, h, hu, hv, i, j);
+    const Cell<Real> q = load_cell(P, h, hu, hv, i, j, X.segments, X.segment_count);
     State<Real> q1 = st(q);
     if (!math::is_nan(q.z)) {
-      const Cell<Real> w = load_cell(P, h, hu, hv, i - 1, j);
-      const Cell<Real> e = load_cell(P, h, hu, hv, i + 1, j);
-      const Cell<Real> s = load_cell(P, h, hu, hv, i, j - 1);
-      const Cell<Real> n = load_cell(P, h, hu, hv, i, j + 1);
+      const Cell<Real> w = load_cell(P, h, hu, hv, i - 1, j, X.segments, X.segment_count);
+      const Cell<Real> e = load_cell(P, h, hu, hv, i + 1, j, X.segments, X.segment_count);
+      const Cell<Real> s = load_cell(P, h, hu, hv, i, j - 1, X.segments, X.segment_count);
+      const Cell<Real> n = load_cell(P, h, hu, hv, i, j + 1, X.segments, X.segment_count);
       const auto fw = cartesian_edge<0>(st(w), w.z, st(q), q.z, P.phys);
       const auto fe = cartesian_edge<0>(st(q), q.z, st(e), e.z, P.phys);
       const auto fs = cartesian_edge<1>(st(s), s.z, st(q), q.z, P.phys);
       const auto fn = cartesian_edge<1>(st(q), q.z, st(n), n.z, P.phys);
       q1 = advance_cell(st(q), cell_rhs(P, fw.to_right, fe.to_left, fs.to_right, fn.to_left), dt, P.phys, gain);
-      if (P.scalars > 0) transport_scalars(P, c.parity, i, j, P.index(i, j), q, w, e, s, n, fw, fe, fs, fn, q1.h, dt);
+      if (X.scalars > 0) transport_scalars(P, X, c.parity, i, j, P.index(i, j), q, w, e, s, n, fw, fe, fs, fn, q1.h, dt);
     }
     const index_t k = P.index(i, j);
     P.h[1 - c.parity][k] = q1.h;
