@@ -52,19 +52,19 @@ Problem basin(Scheme scheme, Precision precision) {
   return p;
 }
 
-struct Run {
+struct Outcome {
   Fields f;
   BoundaryFlow flow;
 };
 
-Run run(const Problem& p, const std::string& kind, double t_end) {
+Outcome run(const Problem& p, const std::string& kind, double t_end) {
   BackendOptions o;
   o.kind = kind;
   o.threads = 2;
   o.track_maxima = false;
   auto b = make_backend(p, o);
   EXPECT_EQ(b->advance(0, t_end, 10000000).t, t_end);
-  Run r;
+  Outcome r;
   b->read_state(r.f);
   r.flow = b->boundary_flow();
   return r;
@@ -83,7 +83,7 @@ TEST(CudaSegments, AgreeWithTheCpu) {
   SHALLOWS_REQUIRE_GPU();
   for (Scheme scheme : {Scheme::roe1, Scheme::roe3}) {
     const Problem p = basin(scheme, Precision::double_precision);
-    const Run gpu = run(p, "cuda", 60), cpu = run(p, "cpu", 60);
+    const Outcome gpu = run(p, "cuda", 60), cpu = run(p, "cpu", 60);
     const char* name = scheme == Scheme::roe1 ? "roe1" : "roe3";
     EXPECT_LE(max_rel_diff(gpu.f.h, cpu.f.h), 1e-12) << name;
     EXPECT_LE(max_rel_diff(gpu.f.hu, cpu.f.hu), 1e-11) << name;
@@ -100,7 +100,7 @@ TEST(CudaSegments, AgreeWithTheCpu) {
 TEST(CudaSegments, FloatAgreesWithTheCpu) {
   SHALLOWS_REQUIRE_GPU();
   const Problem p = basin(Scheme::roe1, Precision::single_precision);
-  const Run gpu = run(p, "cuda", 30), cpu = run(p, "cpu", 30);
+  const Outcome gpu = run(p, "cuda", 30), cpu = run(p, "cpu", 30);
   EXPECT_LE(max_rel_diff(gpu.f.h, cpu.f.h), 1e-4);
 }
 
@@ -114,7 +114,7 @@ TEST(CudaSegments, ScalarThroughALevelSegment) {
   salt.c = {0.5};
   salt.segments = {35.0, 0.0, 0.0, 10.0};
   p.scalars = {salt};
-  const Run gpu = run(p, "cuda", 60), cpu = run(p, "cpu", 60);
+  const Outcome gpu = run(p, "cuda", 60), cpu = run(p, "cpu", 60);
   ASSERT_EQ(gpu.f.hc.size(), 1u);
   EXPECT_LE(max_rel_diff(gpu.f.hc[0], cpu.f.hc[0]), 1e-12);
   EXPECT_GT(*std::max_element(cpu.f.hc[0].begin(), cpu.f.hc[0].end()), 0.5 * 0.6);  // the tide brought salt
