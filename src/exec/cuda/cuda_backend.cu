@@ -605,7 +605,7 @@ class CudaExecutor final : public CudaBackend {
     std::memcpy(&host_in_->rate_bits, &global, sizeof(Real));
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&ctrl_.get()[slot_].rate_bits, &host_in_->rate_bits,
                                         sizeof(unsigned long long), cudaMemcpyHostToDevice, stream_));
-    cudax::plain_update_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a);
+    launch_plain_update(a);
     SHALLOWS_CUDA_CHECK_LAUNCH("plain_update_kernel");
     slot_ = (slot_ + 1) % 3;
     ++steps_launched_;
@@ -633,7 +633,7 @@ class CudaExecutor final : public CudaBackend {
       case KernelKind::plain:
         cudax::plain_rate_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a, 1);
         SHALLOWS_CUDA_CHECK_LAUNCH("plain_rate_kernel");
-        cudax::plain_update_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a);
+        launch_plain_update(a);
         SHALLOWS_CUDA_CHECK_LAUNCH("plain_update_kernel");
         break;
     }
@@ -650,6 +650,14 @@ class CudaExecutor final : public CudaBackend {
     slot_ = (slot_ + 1) % 3;
     ++steps_launched_;
     if (track_maxima_) launch_maxima(slot_, false, 0.0);
+  }
+
+  void launch_plain_update(const Launch& a) {
+    if (plain_.scalars > 0) {
+      cudax::plain_update_kernel<Real, true><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a);
+    } else {
+      cudax::plain_update_kernel<Real, false><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a);
+    }
   }
 
   template <int kMinBlocks>
