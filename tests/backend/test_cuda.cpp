@@ -19,6 +19,7 @@
 
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/solver/simulation.hpp"
+#include "support/gpu.hpp"
 #include "support/measures.hpp"
 #include "support/problems.hpp"
 
@@ -29,11 +30,6 @@ TEST(CudaBackend, NotBuilt) { GTEST_SKIP() << "this build has no CUDA backend: G
 namespace {
 
 using namespace shallows;
-
-#define SHALLOWS_REQUIRE_GPU()                                                                         \
-  do {                                                                                                 \
-    if (!cuda_available()) GTEST_SKIP() << "no CUDA device (or a build without CUDA): GPU test skipped"; \
-  } while (0)
 
 const double kInf = std::numeric_limits<double>::infinity();
 const std::vector<std::string> kKernels{"lagged", "plain"};

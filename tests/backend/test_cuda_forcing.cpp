@@ -18,6 +18,7 @@
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/simulation.hpp"
+#include "support/gpu.hpp"
 #include "support/measures.hpp"
 #include "support/problems.hpp"
 
@@ -25,11 +26,6 @@ namespace {
 
 using namespace shallows;
 using test_support::rel_l1;
-
-#define SHALLOWS_REQUIRE_GPU()                                                                         \
-  do {                                                                                                 \
-    if (!cuda_available()) GTEST_SKIP() << "no CUDA device (or a build without CUDA): GPU test skipped"; \
-  } while (0)
 
 const char* scheme_name(Scheme s) { return s == Scheme::roe3 ? "roe3" : "roe1"; }
 

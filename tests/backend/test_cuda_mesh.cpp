@@ -20,6 +20,7 @@
 
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/solver/simulation.hpp"
+#include "support/gpu.hpp"
 #include "support/measures.hpp"
 #include "support/mesh_problems.hpp"
 
@@ -31,11 +32,6 @@ namespace {
 
 using namespace shallows;
 using test_support::make_mesh_problem;
-
-#define SHALLOWS_REQUIRE_GPU()                                                                         \
-  do {                                                                                                 \
-    if (!cuda_available()) GTEST_SKIP() << "no CUDA device (or a build without CUDA): GPU test skipped"; \
-  } while (0)
 
 const double kInf = std::numeric_limits<double>::infinity();
 const std::vector<Precision> kPrecisions{Precision::double_precision, Precision::single_precision};

@@ -9,16 +9,12 @@
 #include <gtest/gtest.h>
 
 #include "shallows/solver/backend.hpp"
+#include "support/gpu.hpp"
 #include "support/restart_runs.hpp"
 
 namespace {
 
 using namespace shallows::test_support;
-
-#define SHALLOWS_REQUIRE_GPU()                                                                         \
-  do {                                                                                                 \
-    if (!shallows::cuda_available()) GTEST_SKIP() << "no CUDA device (or a build without CUDA): GPU test skipped"; \
-  } while (0)
 
 const std::string kCuda = "--backend cuda --set physics.manning=0.02 ";
 

@@ -15,6 +15,7 @@
 
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/simulation.hpp"
+#include "support/gpu.hpp"
 #include "support/measures.hpp"
 #include "support/problems.hpp"
 #include "support/smooth_flows.hpp"
@@ -22,11 +23,6 @@
 namespace {
 
 using namespace shallows;
-
-#define SHALLOWS_REQUIRE_GPU()                                                                         \
-  do {                                                                                                 \
-    if (!cuda_available()) GTEST_SKIP() << "no CUDA device (or a build without CUDA): GPU test skipped"; \
-  } while (0)
 
 const std::vector<Precision> kPrecisions{Precision::double_precision, Precision::single_precision};
 

@@ -14,27 +14,15 @@
 
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/backend.hpp"
+#include "support/gpu.hpp"
+#include "support/measures.hpp"
 #include "support/problems.hpp"
 
 namespace {
 
 using namespace shallows;
-
-// A scalar with its initial concentration, the rain's and the sources'.
-PassiveScalar scalar(const std::string& name, std::vector<double> c, double rain = 0,
-                     std::vector<double> sources = {}) {
-  PassiveScalar s;
-  s.name = name;
-  s.c = std::move(c);
-  s.rain = rain;
-  s.sources = std::move(sources);
-  return s;
-}
-
-#define SHALLOWS_REQUIRE_GPU()                                                                         \
-  do {                                                                                                 \
-    if (!cuda_available()) GTEST_SKIP() << "no CUDA device (or a build without CUDA): GPU test skipped"; \
-  } while (0)
+using test_support::max_rel_diff;
+using test_support::scalar;
 
 BackendOptions options(const std::string& kind) {
   BackendOptions o;
@@ -86,15 +74,6 @@ Fields run(const Problem& p, const std::string& kind, double t_end, bool single_
   Fields f;
   b->read_state(f);
   return f;
-}
-
-double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
-  double scale = 0, diff = 0;
-  for (std::size_t k = 0; k < a.size(); ++k) {
-    scale = std::max(scale, std::abs(b[k]));
-    diff = std::max(diff, std::abs(a[k] - b[k]));
-  }
-  return scale > 0 ? diff / scale : diff;
 }
 
 TEST(CudaScalars, AgreesWithTheCpuWithEverythingOn) {

@@ -14,25 +14,15 @@
 #include <vector>
 
 #include "shallows/solver/backend.hpp"
+#include "support/gpu.hpp"
+#include "support/measures.hpp"
 #include "support/problems.hpp"
 
 namespace {
 
 using namespace shallows;
-
-#define SHALLOWS_REQUIRE_GPU()                                                                         \
-  do {                                                                                                 \
-    if (!cuda_available()) GTEST_SKIP() << "no CUDA device (or a build without CUDA): GPU test skipped"; \
-  } while (0)
-
-BoundarySegment segment(Side side, index_t begin, index_t end, BoundaryKind kind, double value,
-                        TimeSeries series = {}) {
-  BoundarySegment s;
-  s.name = "segment";
-  s.where = {side, begin, end, {kind, value}};
-  s.value = std::move(series);
-  return s;
-}
+using test_support::max_rel_diff;
+using test_support::segment;
 
 // A basin 48 x 36 cells of 5 m on a sloping bed, wet on its lower part:
 // a tide on part of the west side, an outlet on the east side, a walled
@@ -68,15 +58,6 @@ Outcome run(const Problem& p, const std::string& kind, double t_end) {
   b->read_state(r.f);
   r.flow = b->boundary_flow();
   return r;
-}
-
-double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
-  double scale = 0, diff = 0;
-  for (std::size_t k = 0; k < a.size(); ++k) {
-    scale = std::max(scale, std::abs(b[k]));
-    diff = std::max(diff, std::abs(a[k] - b[k]));
-  }
-  return scale > 0 ? diff / scale : diff;
 }
 
 TEST(CudaSegments, AgreeWithTheCpu) {

@@ -20,6 +20,7 @@ namespace shallows {
 namespace {
 
 using test_support::make_problem;
+using test_support::segment;
 
 struct Variant {
   Scheme scheme;
@@ -39,14 +40,6 @@ Problem basin(const Variant& v, double eta = 1.0) {
   p.precision = v.precision;
   p.physics.n_manning = 0.03;
   return p;
-}
-
-BoundarySegment segment(Side side, index_t begin, index_t end, BoundaryKind kind, double value, TimeSeries series = {}) {
-  BoundarySegment s;
-  s.name = "segment";
-  s.where = {side, begin, end, {kind, value}};
-  s.value = std::move(series);
-  return s;
 }
 
 struct Result {

@@ -22,17 +22,7 @@ namespace shallows {
 namespace {
 
 using test_support::make_problem;
-
-// A scalar with its initial concentration, the rain's and the sources'.
-PassiveScalar scalar(const std::string& name, std::vector<double> c, double rain = 0,
-                     std::vector<double> sources = {}) {
-  PassiveScalar s;
-  s.name = name;
-  s.c = std::move(c);
-  s.rain = rain;
-  s.sources = std::move(sources);
-  return s;
-}
+using test_support::scalar;
 
 class ScalarRun : public ::testing::TestWithParam<Precision> {
  protected:

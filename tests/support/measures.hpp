@@ -43,4 +43,14 @@ inline double rel_l1(const std::vector<double>& a, const std::vector<double>& re
   return norm > 0 ? diff / norm : diff;
 }
 
+// Largest |a - ref| relative to the largest |ref| (absolute where ref is all zero).
+inline double max_rel_diff(const std::vector<double>& a, const std::vector<double>& ref) {
+  double scale = 0, diff = 0;
+  for (std::size_t k = 0; k < ref.size(); ++k) {
+    scale = std::max(scale, std::abs(ref[k]));
+    diff = std::max(diff, std::abs(a[k] - ref[k]));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
 } // namespace shallows::test_support

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "shallows/solver/problem.hpp"
 
@@ -63,6 +66,28 @@ inline Problem lake_at_rest(bool islands, Precision precision, index_t n = 100) 
   p.precision = precision;
   p.cfl = 0.9;
   return p;
+}
+
+// A passive scalar with its initial concentration (one value: uniform), the
+// rain's and the sources' (Problem::forcing.sources order).
+inline PassiveScalar scalar(const std::string& name, std::vector<double> c, double rain = 0,
+                            std::vector<double> sources = {}) {
+  PassiveScalar s;
+  s.name = name;
+  s.c = std::move(c);
+  s.rain = rain;
+  s.sources = std::move(sources);
+  return s;
+}
+
+// A condition on boundary cells [begin, end) of a side; a level's value may follow a series.
+inline BoundarySegment segment(Side side, index_t begin, index_t end, BoundaryKind kind, double value,
+                               TimeSeries series = {}) {
+  BoundarySegment s;
+  s.name = "segment";
+  s.where = {side, begin, end, {kind, value}};
+  s.value = std::move(series);
+  return s;
 }
 
 } // namespace shallows::test_support
