@@ -830,7 +830,7 @@ BoundaryCondition<double> read_boundary(const Reader& rd, const toml::table& b, 
   const auto type = rd.string(t, key, "type");
   if (!type) rd.fail_at(key, "missing 'type' (wall, open, inflow or level)");
   bc.kind = kind_of(*type, key + ".type");
-  // The values themselves are read with the scalars' (side_concentrations).
+  // The values themselves are read in parse_case, once the scalars are known (read_concentrations).
   if (t.contains("concentration")) {
     if (!series) rd.fail_at(key + ".concentration", scalars_on_mesh);
     if (bc.kind == BoundaryKind::wall || bc.kind == BoundaryKind::open)

@@ -90,22 +90,17 @@ std::unique_ptr<Backend> make_local_backend(const Problem& problem, const Backen
 } // namespace
 
 std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& options) {
-  if (problem.forcing.active() && (problem.on_mesh() || mpi::active())) {
-    throw std::runtime_error(std::string("rain, infiltration, sources and Manning maps run on grids in one process so "
-                                         "far; this run is ") +
-                             (problem.on_mesh() ? "on a mesh" : "on several MPI ranks"));
-  }
-  if (!problem.segments.empty() && (problem.on_mesh() || mpi::active())) {
-    throw std::runtime_error(std::string("boundary segments run on grids in one process so far; this run is ") +
-                             (problem.on_mesh() ? "on a mesh" : "on several MPI ranks"));
-  }
-  if (!problem.scalars.empty() && (problem.on_mesh() || mpi::active() || problem.scheme != Scheme::roe1)) {
-    throw std::runtime_error(std::string("passive scalars run on grids, first order (scheme roe1), in one process so "
-                                         "far; this run is ") +
-                             (problem.on_mesh() ? "on a mesh"
-                              : mpi::active()   ? "on several MPI ranks"
-                                                : "third order"));
-  }
+  // What runs only on grids in one process, refused where the run is otherwise, naming it.
+  const char* elsewhere = problem.on_mesh() ? "on a mesh" : mpi::active() ? "on several MPI ranks" : nullptr;
+  const auto refuse = [](const std::string& what, const char* run) {
+    throw std::runtime_error(what + " so far; this run is " + run);
+  };
+  if (elsewhere && problem.forcing.active())
+    refuse("rain, infiltration, sources and Manning maps run on grids in one process", elsewhere);
+  if (elsewhere && !problem.segments.empty()) refuse("boundary segments run on grids in one process", elsewhere);
+  if (!problem.scalars.empty() && (elsewhere || problem.scheme != Scheme::roe1))
+    refuse("passive scalars run on grids, first order (scheme roe1), in one process",
+           elsewhere ? elsewhere : "third order");
   if (!mpi::active()) return make_local_backend(problem, options);
   BackendOptions local = options;
 #ifdef SHALLOWS_HAVE_CUDA

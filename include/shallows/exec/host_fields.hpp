@@ -79,6 +79,38 @@ std::vector<std::vector<Real>> make_padded_scalars(const Problem& p) {
   return out;
 }
 
+// What the water entering a grid run brings of each passive scalar, checked
+// and laid out as every executor reads it: for scalar s, side k at
+// side[4 s + k], Problem::segments entry g at segment[n s + g] (n segments),
+// Forcing::sources entry k at source[m s + k] (m sources; 0 where the scalar
+// lists none), the rain's at rain[s]. Throws std::invalid_argument when a
+// scalar lists neither none nor one concentration per source or segment.
+template <class Real>
+struct ScalarInflow {
+  std::vector<Real> side, segment;
+  std::vector<double> source, rain;
+};
+
+template <class Real>
+ScalarInflow<Real> scalar_inflow(const Problem& p) {
+  const std::size_t sources = p.forcing.sources.size(), segments = p.segments.size();
+  const auto per = [](const PassiveScalar& s, const std::vector<double>& given, std::size_t count, const char* what) {
+    if (!given.empty() && given.size() != count) {
+      throw std::invalid_argument("scalar '" + s.name + "': " + std::to_string(given.size()) + " " + what +
+                                  " concentrations for " + std::to_string(count) + " " + what + "s");
+    }
+    return given.empty() ? std::vector<double>(count, 0.0) : given;
+  };
+  ScalarInflow<Real> in;
+  for (const PassiveScalar& s : p.scalars) {
+    for (double c : s.side) in.side.push_back(static_cast<Real>(c));
+    for (double c : per(s, s.segments, segments, "segment")) in.segment.push_back(static_cast<Real>(c));
+    for (double c : per(s, s.sources, sources, "source")) in.source.push_back(c);
+    in.rain.push_back(s.rain);
+  }
+  return in;
+}
+
 // Interior of padded arrays back to row-major double.
 template <class Real>
 void copy_interior(const Grid& g, const Real* padded, std::vector<double>& out) {

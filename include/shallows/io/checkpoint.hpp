@@ -26,7 +26,6 @@ struct Checkpoint {
   Maxima maxima;  // empty when the run does not track maxima
   ForcingState forcing;  // the forcing's infiltration and accounts up to t (empty vectors without forcing)
   std::vector<double> initial_scalar_mass;  // per passive scalar, at t = 0 (summary.json); state.hc holds h c
-
 };
 
 // The newest and the previous checkpoint of an output folder.

@@ -205,34 +205,21 @@ class CudaExecutor final : public CudaBackend {
     z_ = DeviceArray<Real>(padded);
     forcing_.set_bed(z_.get());  // inactive cells (NaN bed) get no forcing
     if (!p.scalars.empty()) {
+      const ScalarInflow<Real> inflow = scalar_inflow<Real>(p);
       std::vector<Real*> pointers;
-      std::vector<Real> side;
-      for (const PassiveScalar& sc : p.scalars) {
-        for (int b = 0; b < 2; ++b) pointers.push_back(hc_.emplace_back(padded).get());
-        for (double c : sc.side) side.push_back(static_cast<Real>(c));
-      }
+      for (std::size_t s = 0; s < 2 * p.scalars.size(); ++s) pointers.push_back(hc_.emplace_back(padded).get());
       hc_ptrs_ = DeviceArray<Real*>(pointers.size());
       hc_ptrs_.upload(pointers.data(), pointers.size());
-      scalar_side_ = DeviceArray<Real>(side.size());
-      scalar_side_.upload(side.data(), side.size());
-      forcing_.set_scalars(p, hc_ptrs_.get());
+      scalar_side_ = DeviceArray<Real>(inflow.side.size());
+      scalar_side_.upload(inflow.side.data(), inflow.side.size());
+      scalar_segment_ = DeviceArray<Real>(inflow.segment.size());
+      scalar_segment_.upload(inflow.segment.data(), inflow.segment.size());
+      forcing_.set_scalars(hc_ptrs_.get(), inflow);
     }
     if (!p.segments.empty()) {
       const std::vector<SegmentCondition<Real>> now = segments_at<Real>(p.segments, 0.0);
       segments_ = DeviceArray<SegmentCondition<Real>>(now.size());
       segments_.upload(now.data(), now.size());
-      std::vector<Real> given;
-      for (const PassiveScalar& sc : p.scalars) {
-        if (!sc.segments.empty() && sc.segments.size() != p.segments.size()) {
-          throw std::invalid_argument("CUDA backend: scalar '" + sc.name + "' has " +
-                                      std::to_string(sc.segments.size()) + " segment concentrations for " +
-                                      std::to_string(p.segments.size()) + " segments");
-        }
-        for (std::size_t k = 0; k < p.segments.size(); ++k)
-          given.push_back(static_cast<Real>(sc.segments.empty() ? 0.0 : sc.segments[k]));
-      }
-      scalar_segment_ = DeviceArray<Real>(given.size());
-      scalar_segment_.upload(given.data(), given.size());
     }
     if (lagged) {
       for (int b = 0; b < 2; ++b) {
@@ -709,7 +696,7 @@ class CudaExecutor final : public CudaBackend {
   Ctrl* host_out_ = nullptr;
   DeviceArray<Real> h_[2], hu_[2], hv_[2], z_;
   // Passive scalars: h c of scalar s in hc_[2 s + parity], their device
-  // pointers (Params::hc) and the sides' concentrations.
+  // pointers (PlainExtras::hc) and the sides' concentrations.
   std::vector<DeviceArray<Real>> hc_;
   DeviceArray<Real*> hc_ptrs_;
   DeviceArray<Real> scalar_side_;

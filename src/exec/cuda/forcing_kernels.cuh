@@ -301,25 +301,14 @@ class ForcingDevice {
   void set_bed(const Real* z) { cell_.z = z; }
 
   // The executor's scalar buffers (hc[2 s + parity], device pointers) and
-  // the concentrations p's rain and sources bring.
-  void set_scalars(const Problem& p, Real* const* hc) {
-    const std::size_t count = p.scalars.size(), sources = p.forcing.sources.size();
+  // the concentrations the rain and the sources bring (scalar_inflow).
+  void set_scalars(Real* const* hc, const ScalarInflow<Real>& inflow) {
+    const std::size_t count = inflow.rain.size();
     if (count == 0 || !active_) return;
-    std::vector<double> rain, given(count * sources, 0.0);
-    for (std::size_t s = 0; s < count; ++s) {
-      const PassiveScalar& sc = p.scalars[s];
-      rain.push_back(sc.rain);
-      if (sc.sources.empty()) continue;
-      if (sc.sources.size() != sources) {
-        throw std::invalid_argument("CUDA backend: scalar '" + sc.name + "' has " + std::to_string(sc.sources.size()) +
-                                    " source concentrations for " + std::to_string(sources) + " sources");
-      }
-      std::copy(sc.sources.begin(), sc.sources.end(), given.begin() + static_cast<std::ptrdiff_t>(s * sources));
-    }
-    scalar_rain_ = upload(rain);
-    scalar_sources_ = upload(given);
+    scalar_rain_ = upload(inflow.rain);
+    scalar_sources_ = upload(inflow.source);
     const ScalarArgs<Real> a{hc, static_cast<int>(count), scalar_rain_.get(), scalar_sources_.get(),
-                             static_cast<int>(sources)};
+                             static_cast<int>(source_count_)};
     cell_.scalars = a;
     source_.scalars = a;
     SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());

@@ -230,7 +230,7 @@ template <class Real>
 class CpuBackend final : public detail::CpuGridBackend<Real> {
   using Base = detail::CpuGridBackend<Real>;
   using Base::grid_, Base::physics_, Base::cfl_, Base::threads_, Base::fields_, Base::owned_, Base::hc_, Base::bc_,
-      Base::scalar_side_;
+      Base::inflow_;
 
  public:
   CpuBackend(const Problem& p, const BackendOptions& o) : Base(p, o) {
@@ -242,14 +242,6 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     c_next_.assign(hc_.size(), std::vector<Real>(cells, Real(0)));
     if (!hc_.empty())
       for (auto& m : mass_) m.assign(cells, Real(0));
-    for (const PassiveScalar& sc : p.scalars) {
-      if (!sc.segments.empty() && sc.segments.size() != p.segments.size()) {
-        throw std::invalid_argument("scalar '" + sc.name + "': " + std::to_string(sc.segments.size()) +
-                                    " segment concentrations for " + std::to_string(p.segments.size()) + " segments");
-      }
-      auto& given = scalar_segment_.emplace_back(p.segments.size(), Real(0));
-      for (std::size_t k = 0; k < sc.segments.size(); ++k) given[k] = static_cast<Real>(sc.segments[k]);
-    }
     // About 16k cells per block: large enough for the caches, small enough to interleave.
     rows_per_block_ = std::max<index_t>(1, 16384 / std::max<index_t>(grid_.nx, 1));
     // The water crossing the sides, where one may cross (one process: a rank's block edges are not sides).
@@ -333,17 +325,17 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
         const Real fw = mass_[0][k], fe = mass_[1][k], fs = mass_[2][k], fn = mass_[3][k];
         for (std::size_t q = 0; q < hc_.size(); ++q) {
           const Real* hc = hc_[q].data();
-          const auto& given = scalar_side_[q];
           const Real cc = concentration(hc[c], f.h[c]);
           // A neighbour beyond a side is its ghost: ghost_concentration with
           // the condition and concentration of its segment, else its side's.
           const auto beyond = [&](bool outside, Side side, index_t along, index_t x) {
             if (!outside) return concentration(hc[x], f.h[x]);
-            const int seg = segment_at(side, along, this->segments_.data(), static_cast<int>(this->segments_.size()));
+            const std::size_t segments = this->segments_.size();
+            const int seg = segment_at(side, along, this->segments_.data(), static_cast<int>(segments));
             const auto sd = static_cast<std::size_t>(side);
             return seg >= 0 ? ghost_concentration(this->segments_[static_cast<std::size_t>(seg)].bc.kind, cc,
-                                                  scalar_segment_[q][static_cast<std::size_t>(seg)])
-                            : ghost_concentration(bc_[sd].kind, cc, given[sd]);
+                                                  inflow_.segment[q * segments + static_cast<std::size_t>(seg)])
+                            : ghost_concentration(bc_[sd].kind, cc, inflow_.side[4 * q + sd]);
           };
           const ScalarStencil<Real> st{fw,
                                        fe,
@@ -368,7 +360,8 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
       for (index_t i = 0; i < g.nx; ++i) {
         const index_t c = g.index(i, j);
         if (math::is_nan(fields_.z[c])) continue;
-        for (std::size_t q = 0; q < hc_.size(); ++q) hc_[q][c] = c_next_[q][static_cast<std::size_t>(j * g.nx + i)] * fields_.h[c];
+        const auto k = static_cast<std::size_t>(j * g.nx + i);
+        for (std::size_t q = 0; q < hc_.size(); ++q) hc_[q][c] = c_next_[q][k] * fields_.h[c];
       }
     }
   }
@@ -427,7 +420,6 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
   std::vector<double> row_gain_;  // clamp gains of the last step, per row
   std::vector<std::vector<Real>> c_next_;  // per scalar: the concentrations after the step (transport_scalars)
   std::array<std::vector<Real>, 4> mass_;   // with scalars: each cell's west, east, south, north mass flux
-  std::vector<std::vector<Real>> scalar_segment_;  // per scalar: the concentration entering through each segment
   index_t rows_per_block_ = 1;
 };
 

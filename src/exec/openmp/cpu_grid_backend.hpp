@@ -113,12 +113,9 @@ class CpuGridBackend : public Backend {
         owned_(p.owned_cells()),
         fields_(make_padded_fields<Real>(p)),
         hc_(make_padded_scalars<Real>(p)),
-        forcing_(p, threads_) {
+        inflow_(scalar_inflow<Real>(p)),
+        forcing_(p, inflow_, threads_) {
     for (int s = 0; s < 4; ++s) bc_[s] = to_precision<Real>(p.boundary[s]);
-    for (const PassiveScalar& s : p.scalars) {
-      auto& side = scalar_side_.emplace_back();
-      for (int k = 0; k < 4; ++k) side[static_cast<std::size_t>(k)] = static_cast<Real>(s.side[static_cast<std::size_t>(k)]);
-    }
     boundary_series_values_ = p.forcing.boundary;
     segment_specs_ = p.segments;
     segments_ = segments_at<Real>(p.segments, 0.0);
@@ -192,8 +189,9 @@ class CpuGridBackend : public Backend {
   // a segment's cells take its condition.
   void fill_ghosts(const StateArrays<Real>& a) const {
     const Grid& g = grid_;
+    const int segments = static_cast<int>(segments_.size());
     const auto bc = [&](Side side, index_t s) {
-      return condition_at(side, s, bc_[static_cast<int>(side)], segments_.data(), static_cast<int>(segments_.size()));
+      return condition_at(side, s, bc_[static_cast<int>(side)], segments_.data(), segments);
     };
     for (int k = 0; k < Grid::ghost; ++k) {
       for (index_t j = 0; j < g.ny; ++j) {
@@ -258,9 +256,9 @@ class CpuGridBackend : public Backend {
   PaddedFields<Real> fields_;
   // Passive scalars (first order): h c of each on the padded grid (ghosts
   // unused: scalar_transport.hpp's ghost_concentration), and the
-  // concentration entering through each side.
+  // concentrations of what enters.
   std::vector<std::vector<Real>> hc_;
-  std::vector<std::array<Real, 4>> scalar_side_;
+  ScalarInflow<Real> inflow_;
   std::vector<double> max_h_, max_speed_, arrival_;
   double positivity_depth_ = 0;  // sum of clamp_gain over cells and steps
   CpuForcing<Real> forcing_;

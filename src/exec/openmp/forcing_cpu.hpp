@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "shallows/exec/host_fields.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/physics/forcing.hpp"
 #include "shallows/physics/rain_frames.hpp"
@@ -43,18 +44,11 @@ inline void check_frames(const Rain& r, std::size_t cells) {
 template <class Real>
 class CpuForcing {
  public:
-  CpuForcing(const Problem& p, int threads)
-      : grid_(p.grid), forcing_(p.forcing), threads_(threads), cells_(p.forcing.forces_cells()) {
+  // inflow: scalar_inflow(p), whose rain and source concentrations the forcing brings.
+  CpuForcing(const Problem& p, const ScalarInflow<Real>& inflow, int threads)
+      : grid_(p.grid), forcing_(p.forcing), threads_(threads), cells_(p.forcing.forces_cells()),
+        scalar_rain_(inflow.rain), scalar_source_(inflow.source) {
     if (!p.forcing.active()) return;
-    for (const PassiveScalar& s : p.scalars) {
-      scalar_rain_.push_back(s.rain);
-      if (!s.sources.empty() && s.sources.size() != forcing_.sources.size()) {
-        throw std::invalid_argument("scalar '" + s.name + "': " + std::to_string(s.sources.size()) +
-                                    " source concentrations for " + std::to_string(forcing_.sources.size()) +
-                                    " sources");
-      }
-      scalar_sources_.push_back(s.sources);
-    }
     const auto cells = static_cast<std::size_t>(grid_.cells());
     const auto check = [&](const std::vector<double>& v, const char* what) {
       if (v.size() > 1 && v.size() != cells) {
@@ -158,7 +152,7 @@ class CpuForcing {
       const Real hn = static_cast<Real>(h + d);
       a.h[c] = hn;
       for (std::size_t q = 0; q < hc.size(); ++q) {
-        const double given = scalar_sources_[q].empty() ? 0.0 : scalar_sources_[q][s];
+        const double given = scalar_source_[q * forcing_.sources.size() + s];
         hc[q][c] = static_cast<Real>(sourced_scalar(static_cast<double>(hc[q][c]), h, d, given));
       }
       if (hn <= p.h_dry) a.hu[c] = a.hv[c] = Real(0);
@@ -172,9 +166,8 @@ class CpuForcing {
   int threads_;
   bool cells_;  // rain, infiltration or a Manning map: the pass over the cells
   ForcingState state_;
-  // Per scalar: the concentration of the rain and of each source's water.
-  std::vector<double> scalar_rain_;
-  std::vector<std::vector<double>> scalar_sources_;
+  // The concentration of the rain (per scalar) and of each source's water (ScalarInflow::source).
+  std::vector<double> scalar_rain_, scalar_source_;
 };
 
 }  // namespace shallows::detail
