@@ -189,9 +189,10 @@ Raster read_ascii_raster(const fs::path& file) {
   r.y0 = ycorner.set ? ycorner.value : ycenter.value - 0.5 * r.cellsize;
   if (nodata.set) r.nodata = nodata.value;
 
-  const index_t expected = r.ncols * r.nrows;
-  if (r.ncols > (index_t(1) << 31) || r.nrows > (index_t(1) << 31) || expected > (index_t(1) << 34))
+  // Bounds checked before the product is formed, so it cannot overflow.
+  if (r.ncols > (index_t(1) << 31) || r.nrows > (index_t(1) << 31) || r.ncols * r.nrows > (index_t(1) << 34))
     fail(file, r.nrows_line, "raster too large (" + std::to_string(r.ncols) + " x " + std::to_string(r.nrows) + ")");
+  const index_t expected = r.ncols * r.nrows;
   // A value takes at least two bytes with its separator: a header promising
   // more values than the file can hold gets no allocation of that size (it
   // fails as "too few values" once counted).

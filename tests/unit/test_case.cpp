@@ -326,6 +326,11 @@ TEST_F(CaseTest, RasterErrorsNameFileAndLine) {
   e = raster_error("huge.asc", "ncols 100000\nnrows 100000\nxllcorner 0\nyllcorner 0\ncellsize 1\n1 2 3\n");
   EXPECT_NE(e.find("huge.asc:6: too few values: expected ncols * nrows = 10000000000"), std::string::npos) << e;
 
+  // Dimensions whose product overflows 64 bits: refused by size, before the
+  // product is formed (found by the raster fuzzer under UBSan).
+  e = raster_error("overflow.asc", "ncols 2\nnrows 8888888888888888888\nxllcorner 0\nyllcorner 0\ncellsize 1\n1 2\n");
+  EXPECT_NE(e.find("overflow.asc:2: raster too large (2 x 8888888888888888888)"), std::string::npos) << e;
+
   try {
     shallows::io::read_ascii_raster(dir_ / "missing.asc");
     FAIL() << "no error";
