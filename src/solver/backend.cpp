@@ -46,6 +46,10 @@ AdvanceResult Backend::advance(double t, double target, index_t max_steps) {
   return r;
 }
 
+std::size_t Backend::box_bytes(const CellBox&) const {
+  throw std::runtime_error("executor '" + name() + "' cannot run on several ranks");
+}
+
 void Backend::pack_box(const CellBox&, std::byte*) const {
   throw std::runtime_error("executor '" + name() + "' cannot run on several ranks");
 }
@@ -90,17 +94,17 @@ std::unique_ptr<Backend> make_local_backend(const Problem& problem, const Backen
 } // namespace
 
 std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& options) {
-  // What runs only on grids in one process, refused where the run is otherwise, naming it.
-  const char* elsewhere = problem.on_mesh() ? "on a mesh" : mpi::active() ? "on several MPI ranks" : nullptr;
+  // What runs only on grids, refused on meshes, naming the run (GPU ranks of
+  // a distributed run: the CUDA executor refuses them).
+  const char* elsewhere = problem.on_mesh() ? "on a mesh" : nullptr;
   const auto refuse = [](const std::string& what, const char* run) {
     throw std::runtime_error(what + " so far; this run is " + run);
   };
   if (elsewhere && problem.forcing.active())
-    refuse("rain, infiltration, sources and Manning maps run on grids in one process", elsewhere);
-  if (elsewhere && !problem.segments.empty()) refuse("boundary segments run on grids in one process", elsewhere);
+    refuse("rain, infiltration, sources and Manning maps run on grids", elsewhere);
+  if (elsewhere && !problem.segments.empty()) refuse("boundary segments run on grids", elsewhere);
   if (!problem.scalars.empty() && (elsewhere || problem.scheme != Scheme::roe1))
-    refuse("passive scalars run on grids, first order (scheme roe1), in one process",
-           elsewhere ? elsewhere : "third order");
+    refuse("passive scalars run on grids, first order (scheme roe1)", elsewhere ? elsewhere : "third order");
   if (!mpi::active()) return make_local_backend(problem, options);
   BackendOptions local = options;
 #ifdef SHALLOWS_HAVE_CUDA

@@ -242,7 +242,7 @@ INSTANTIATE_TEST_SUITE_P(Precisions, ScalarRun,
                            return std::string(param_info.param == Precision::double_precision ? "double" : "float");
                          });
 
-// Scalars run on grids, first order, in one process: elsewhere a clear refusal.
+// Scalars run on grids, first order: elsewhere a clear refusal.
 TEST(ScalarRunRefusal, ThirdOrderIsRefused) {
   Problem p = dam_break(Precision::double_precision);
   p.scheme = Scheme::roe3;

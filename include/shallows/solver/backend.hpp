@@ -136,20 +136,32 @@ class Backend {
   // CFL rate into the largest of all ranks (an all-reduce); step() calls it
   // once per step, where dt is decided, after its own finiteness check.
   void set_rate_reducer(std::function<double(double)> reducer) { rate_reducer_ = std::move(reducer); }
+  // The sum over all ranks, element by element, of a vector in place (an
+  // all-reduce), for the forcing: a source spread over several cells (an
+  // inflow segment) needs the depths of its cells on other ranks.
+  using SumReducer = std::function<void(std::vector<double>&)>;
+  void set_sum_reducer(SumReducer reducer) { sum_reducer_ = std::move(reducer); }
   // Grids: a rectangle of the current state to or from a buffer of
-  // 3 * box.cells() values of the run's precision (h, then hu, then hv, each
-  // row-major), for halo exchange. After the last unpack_box of an exchange,
-  // refresh_ghosts() fills the boundary ghost cells again from the new state.
-  // The defaults throw: this executor cannot run distributed.
+  // box_bytes(box) bytes for halo exchange: h, hu, hv and each scalar's h c
+  // in the run's precision, then, with infiltration, each cell's infiltrated
+  // depth in double (each row-major). Everything a cell carries from step to
+  // step travels, so that a halo cell steps as its owner does. After the last
+  // unpack_box of an exchange, refresh_ghosts() fills the boundary ghost
+  // cells again from the new state. The defaults throw: this executor cannot
+  // run distributed.
+  virtual std::size_t box_bytes(const CellBox& box) const;
   virtual void pack_box(const CellBox& box, std::byte* out) const;
   virtual void unpack_box(const CellBox& box, const std::byte* in);
   virtual void refresh_ghosts();
 
  protected:
   double reduce_rate(double rate) const { return rate_reducer_ ? rate_reducer_(rate) : rate; }
+  // Empty in one process.
+  const SumReducer& sum_reducer() const { return sum_reducer_; }
 
  private:
   std::function<double(double)> rate_reducer_;
+  SumReducer sum_reducer_;
 };
 
 // For executors' load_state and load_maxima: throws std::invalid_argument

@@ -146,9 +146,10 @@ class CudaExecutor final : public CudaBackend {
       throw std::runtime_error("CUDA backend: only the first-order scheme (roe1) runs on the GPU so far; "
                                "use --backend cpu for this case");
     }
-    if (distributed_ && p.forcing.active()) {
+    if (distributed_ && (p.forcing.active() || !p.segments.empty() || !p.scalars.empty())) {
       throw std::runtime_error(
-          "CUDA backend: rain, infiltration, sources and Manning maps run on one rank only so far");
+          "CUDA backend: rain, infiltration, sources, Manning maps, boundary segments and passive scalars run on "
+          "one GPU rank only so far (on several ranks: --backend cpu)");
     }
     int count = cuda_device_count();
     if (device_ < 0 || device_ >= count) {
@@ -447,7 +448,12 @@ class CudaExecutor final : public CudaBackend {
     return f;
   }
 
-  // Halo rectangles: strided copies of the current state through the host.
+  // Halo rectangles: strided copies of the current state through the host
+  // (h, hu, hv: distributed runs with scalars or forcing are refused).
+  std::size_t box_bytes(const CellBox& box) const override {
+    return 3 * static_cast<std::size_t>(box.cells()) * sizeof(Real);
+  }
+
   void pack_box(const CellBox& box, std::byte* out) const override {
     const int parity = fetch_ctrl().parity;
     copy_box(box, [&](Real* field, std::size_t offset) {

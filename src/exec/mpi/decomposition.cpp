@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "shallows/exec/mpi/decomposition.hpp"
 
+#include <cstddef>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace shallows::mpi {
 
@@ -113,12 +116,56 @@ Problem local_problem(const Problem& global, const Block& b) {
     }
     return out;
   };
+  // Per-cell inputs (a single value stands for every cell and stays).
+  const auto cut_cells = [&](std::vector<double>& f) {
+    if (f.size() == static_cast<std::size_t>(g.cells())) f = cut(f);
+  };
   p.z = cut(global.z);
   p.h = cut(global.h);
   p.hu = cut(global.hu);
   p.hv = cut(global.hv);
+  Forcing& f = p.forcing;
+  cut_cells(f.rain.scale);
+  cut_cells(f.manning);
+  cut_cells(f.infiltration.p0);
+  cut_cells(f.infiltration.p1);
+  cut_cells(f.infiltration.p2);
+  if (f.rain.has_frames()) {
+    const auto cells = static_cast<std::size_t>(g.cells());
+    std::vector<double> frames;
+    for (std::size_t k = 0; k < f.rain.frame_times.size(); ++k) {
+      const std::vector<double> frame(global.forcing.rain.frames.begin() + static_cast<std::ptrdiff_t>(k * cells),
+                                      global.forcing.rain.frames.begin() + static_cast<std::ptrdiff_t>((k + 1) * cells));
+      const std::vector<double> local = cut(frame);
+      frames.insert(frames.end(), local.begin(), local.end());
+    }
+    f.rain.frames = std::move(frames);
+  }
+  for (PassiveScalar& s : p.scalars) cut_cells(s.c);
+  // A source keeps its cells in order, in local indices, -1 outside the block
+  // (the forcing takes their depths from the ranks that own them).
+  for (VolumeSource& s : f.sources) {
+    for (index_t& c : s.cells) {
+      const index_t i = c % g.nx - b.local.i0, j = c / g.nx - b.local.j0;
+      c = (i >= 0 && i < b.local.nx() && j >= 0 && j < b.local.ny()) ? j * b.local.nx() + i : -1;
+    }
+  }
+  // Segments along the local sides (indices shifted to the block); none on a
+  // side that faces another block.
+  for (BoundarySegment& s : p.segments) {
+    SegmentCondition<double>& w = s.where;
+    const index_t shift = (w.side == Side::west || w.side == Side::east) ? b.local.j0 : b.local.i0;
+    if (b.neighbour[static_cast<int>(w.side)] >= 0) {
+      w.begin = w.end = 0;
+    } else {
+      w.begin -= shift;
+      w.end -= shift;
+    }
+  }
   for (int s = 0; s < 4; ++s) {
-    if (b.neighbour[s] >= 0) p.boundary[static_cast<std::size_t>(s)] = {BoundaryKind::open, 0.0};
+    if (b.neighbour[s] < 0) continue;
+    p.boundary[static_cast<std::size_t>(s)] = {BoundaryKind::open, 0.0};
+    f.boundary[static_cast<std::size_t>(s)] = {};
   }
   p.owned = b.owned_in_local();
   return p;

@@ -43,7 +43,6 @@ class Distributed final : public DistributedBackend {
     halo_ = index_t(k_) * stencil_radius(p.scheme);
     for (int r = 0; r < size_; ++r) blocks_.push_back(make_block(pg_, r, p.grid.nx, p.grid.ny, halo_));
     const Block& b = blocks_[static_cast<std::size_t>(rank_)];
-    real_size_ = p.precision == Precision::single_precision ? sizeof(float) : sizeof(double);
     local_ = make_local(local_problem(p, b), o);
     local_->set_rate_reducer([this](double rate) {
       const auto start = Clock::now();
@@ -52,6 +51,16 @@ class Distributed final : public DistributedBackend {
       timing_.reduce += seconds_since(start);
       return global;
     });
+    local_->set_sum_reducer([this](std::vector<double>& v) {
+      const auto start = Clock::now();
+      MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      timing_.reduce += seconds_since(start);
+    });
+    // The rank whose account of each source counts: the owner of its first cell (forcing_volumes).
+    for (const VolumeSource& s : p.forcing.sources) {
+      const index_t c = s.cells.empty() ? 0 : s.cells.front();
+      source_owner_.push_back(owner_of(c % p.grid.nx, c / p.grid.nx));
+    }
     plan_exchange(b);
     timing_.rank = rank_;
   }
@@ -75,6 +84,8 @@ class Distributed final : public DistributedBackend {
     out.h = gather(local.h);
     out.hu = gather(local.hu);
     out.hv = gather(local.hv);
+    out.hc.clear();
+    for (const std::vector<double>& hc : local.hc) out.hc.push_back(gather(hc));
   }
 
   void read_maxima(Maxima& out) const override {
@@ -111,6 +122,45 @@ class Distributed final : public DistributedBackend {
   // Not kept: the executors' accounts include their halo cells, which other
   // ranks own. NaN leaves the mass balance unchecked (mass_balance).
   double positivity_volume() const override { return std::numeric_limits<double>::quiet_NaN(); }
+
+  // The executors account their owned cells by row (ForcingState): the
+  // parts of each global row are added in rank order, so that with one rank
+  // per row (ranks_x = 1) every row, and the volumes, are the one-rank bits;
+  // a source is counted by the rank that owns its first cell. Collective;
+  // every rank gets rank 0's.
+  ForcingVolumes forcing_volumes() const override {
+    ForcingState mine;
+    local_->read_forcing_state(mine);
+    const Block& b = blocks_[static_cast<std::size_t>(rank_)];
+    const CellBox o = b.owned_in_local();
+    std::vector<double> part;
+    for (const std::vector<double>* rows : {&mine.rain_rows, &mine.infiltration_rows}) {
+      for (index_t j = o.j0; j < o.j1; ++j) part.push_back(rows->empty() ? 0.0 : (*rows)[static_cast<std::size_t>(j)]);
+    }
+    for (double s : mine.sources) part.push_back(s);
+    const std::vector<double> all = gather_parts(part);
+    double v[3] = {0, 0, 0};
+    if (rank_ == 0) {
+      ForcingState total;
+      total.rain_rows.assign(static_cast<std::size_t>(global_.ny), 0.0);
+      total.infiltration_rows.assign(static_cast<std::size_t>(global_.ny), 0.0);
+      total.sources.assign(source_owner_.size(), 0.0);
+      std::size_t k = 0;
+      for (const Block& r : blocks_) {
+        for (std::vector<double>* rows : {&total.rain_rows, &total.infiltration_rows}) {
+          for (index_t j = r.owned.j0; j < r.owned.j1; ++j) (*rows)[static_cast<std::size_t>(j)] += all[k++];
+        }
+        for (std::size_t s = 0; s < source_owner_.size(); ++s, ++k)
+          if (source_owner_[s] == r.rank) total.sources[s] = all[k];
+      }
+      const ForcingVolumes f = total.volumes(global_.dx * global_.dy);
+      v[0] = f.rain;
+      v[1] = f.infiltration;
+      v[2] = f.sources;
+    }
+    MPI_Bcast(v, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return {v[0], v[1], v[2]};
+  }
 
   std::vector<RankTiming> rank_timings() const override {
     constexpr int n = 9;
@@ -155,8 +205,8 @@ class Distributed final : public DistributedBackend {
       t.recv_tag = s ^ 1;  // from the neighbour on side s, travelling the other way
       t.send = send[static_cast<std::size_t>(s)];
       t.recv = recv[static_cast<std::size_t>(s)];
-      t.send_buf.resize(static_cast<std::size_t>(3 * t.send.cells()) * real_size_);
-      t.recv_buf.resize(static_cast<std::size_t>(3 * t.recv.cells()) * real_size_);
+      t.send_buf.resize(local_->box_bytes(t.send));
+      t.recv_buf.resize(local_->box_bytes(t.recv));
       timing_.halo_bytes += double(t.send_buf.size());
     }
   }
@@ -207,19 +257,7 @@ class Distributed final : public DistributedBackend {
     for (index_t j = o.j0; j < o.j1; ++j) {
       for (index_t i = o.i0; i < o.i1; ++i) mine.push_back(local[static_cast<std::size_t>(j * local_nx + i)]);
     }
-    std::vector<int> counts, displs;
-    std::vector<double> all;
-    if (rank_ == 0) {
-      int offset = 0;
-      for (const Block& r : blocks_) {
-        counts.push_back(static_cast<int>(r.owned.cells()));
-        displs.push_back(offset);
-        offset += counts.back();
-      }
-      all.resize(static_cast<std::size_t>(offset));
-    }
-    MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), counts.data(), displs.data(),
-                MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    const std::vector<double> all = gather_parts(mine);
     std::vector<double> out;
     if (rank_ != 0) return out;
     out.resize(static_cast<std::size_t>(global_.cells()));
@@ -232,15 +270,42 @@ class Distributed final : public DistributedBackend {
     return out;
   }
 
+  // Every rank's values, concatenated in rank order on rank 0 (empty
+  // elsewhere). Collective.
+  std::vector<double> gather_parts(const std::vector<double>& mine) const {
+    const int n = static_cast<int>(mine.size());
+    std::vector<int> counts(rank_ == 0 ? static_cast<std::size_t>(size_) : 0), displs;
+    MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    std::vector<double> all;
+    if (rank_ == 0) {
+      int offset = 0;
+      for (int c : counts) {
+        displs.push_back(offset);
+        offset += c;
+      }
+      all.resize(static_cast<std::size_t>(offset));
+    }
+    MPI_Gatherv(mine.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0,
+                MPI_COMM_WORLD);
+    return all;
+  }
+
+  // The rank whose block owns global cell (i, j).
+  int owner_of(index_t i, index_t j) const {
+    for (const Block& b : blocks_)
+      if (i >= b.owned.i0 && i < b.owned.i1 && j >= b.owned.j0 && j < b.owned.j1) return b.rank;
+    return 0;
+  }
+
   Grid global_;
   int rank_, size_;
   ProcessGrid pg_;
   int k_ = 1;
   index_t halo_ = 1;
   std::vector<Block> blocks_;
-  std::size_t real_size_ = sizeof(double);
   std::array<Transfer, 4> transfers_;
   std::unique_ptr<Backend> local_;
+  std::vector<int> source_owner_;  // per Forcing::sources entry
   int since_exchange_ = 0;  // the initial local state is exact, halo included
   mutable RankTiming timing_;
 };

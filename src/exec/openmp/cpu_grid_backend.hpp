@@ -87,16 +87,22 @@ class CpuGridBackend : public Backend {
     return f;
   }
 
+  std::size_t box_bytes(const CellBox& box) const override {
+    return (3 + hc_.size()) * static_cast<std::size_t>(box.cells()) * sizeof(Real) + forcing_.box_bytes(box);
+  }
+
   void pack_box(const CellBox& box, std::byte* out) const override {
-    copy_box(box, [&](Real* field, index_t c, std::size_t k) {
+    const std::size_t at = copy_box(box, [&](Real* field, index_t c, std::size_t k) {
       std::memcpy(out + k * sizeof(Real), field + c, static_cast<std::size_t>(box.nx()) * sizeof(Real));
     });
+    forcing_.pack_box(box, out + at * sizeof(Real));
   }
 
   void unpack_box(const CellBox& box, const std::byte* in) override {
-    copy_box(box, [&](Real* field, index_t c, std::size_t k) {
+    const std::size_t at = copy_box(box, [&](Real* field, index_t c, std::size_t k) {
       std::memcpy(field + c, in + k * sizeof(Real), static_cast<std::size_t>(box.nx()) * sizeof(Real));
     });
+    forcing_.unpack_box(box, in + at * sizeof(Real));
   }
 
   void refresh_ghosts() override { fill_ghosts(state_arrays()); }
@@ -176,7 +182,7 @@ class CpuGridBackend : public Backend {
 
   // After the scheme's step from t to t + dt: the forcing, then what the next step reads.
   void finish_step(double t, double dt) {
-    forcing_.apply(state_arrays(), hc_, t, dt, physics_);
+    forcing_.apply(state_arrays(), hc_, t, dt, physics_, sum_reducer());
     fill_ghosts(state_arrays());
     if (track_maxima_) update_maxima(t + dt);
   }
@@ -208,15 +214,18 @@ class CpuGridBackend : public Backend {
   }
 
   // Calls row(field, padded index of the row's first cell, offset in the
-  // buffer in values) for each row of box in h, hu and hv.
+  // buffer in values) for each row of box in h, hu, hv and each scalar's
+  // h c; returns the values covered.
   template <class RowCopy>
-  void copy_box(const CellBox& box, RowCopy&& row) const {
-    Real* fields[3] = {const_cast<Real*>(fields_.h.data()), const_cast<Real*>(fields_.hu.data()),
-                       const_cast<Real*>(fields_.hv.data())};
+  std::size_t copy_box(const CellBox& box, RowCopy&& row) const {
+    std::vector<Real*> fields = {const_cast<Real*>(fields_.h.data()), const_cast<Real*>(fields_.hu.data()),
+                                 const_cast<Real*>(fields_.hv.data())};
+    for (const std::vector<Real>& f : hc_) fields.push_back(const_cast<Real*>(f.data()));
     std::size_t k = 0;
     for (Real* f : fields) {
       for (index_t j = box.j0; j < box.j1; ++j, k += static_cast<std::size_t>(box.nx())) row(f, grid_.index(box.i0, j), k);
     }
+    return k;
   }
 
   void update_maxima(double t) {

@@ -2,7 +2,11 @@
 #pragma once
 // The forcing of a grid run on the CPU (Problem::forcing): after each full
 // step, every active cell's forcing (apply_cell_forcing), then the volume
-// sources in their order. The reference the CUDA executors follow.
+// sources in their order. The reference the CUDA executors follow. On a rank
+// of a distributed run (Problem::owned set) its accounts hold the owned
+// cells only, and a source's cells outside the rank's block are -1.
+#include <algorithm>
+#include <cstring>
 #include <omp.h>
 
 #include <cstddef>
@@ -46,8 +50,8 @@ class CpuForcing {
  public:
   // inflow: scalar_inflow(p), whose rain and source concentrations the forcing brings.
   CpuForcing(const Problem& p, const ScalarInflow<Real>& inflow, int threads)
-      : grid_(p.grid), forcing_(p.forcing), threads_(threads), cells_(p.forcing.forces_cells()),
-        scalar_rain_(inflow.rain), scalar_source_(inflow.source) {
+      : grid_(p.grid), owned_(p.owned_cells()), forcing_(p.forcing), threads_(threads),
+        cells_(p.forcing.forces_cells()), scalar_rain_(inflow.rain), scalar_source_(inflow.source) {
     if (!p.forcing.active()) return;
     const auto cells = static_cast<std::size_t>(grid_.cells());
     const auto check = [&](const std::vector<double>& v, const char* what) {
@@ -69,11 +73,28 @@ class CpuForcing {
   }
 
   // The forcing of the step from t to t + dt on the padded state a and the
-  // scalars' h c (what the water brings or takes of them).
+  // scalars' h c (what the water brings or takes of them). reduce: empty in
+  // one process, else Backend::set_sum_reducer's.
   void apply(const StateArrays<Real>& a, std::vector<std::vector<Real>>& hc, double t, double dt,
-             const PhysicsParams<Real>& p) {
+             const PhysicsParams<Real>& p, const Backend::SumReducer& reduce) {
     if (cells_) apply_cells(a, hc, t, dt, p);
-    for (std::size_t s = 0; s < forcing_.sources.size(); ++s) apply_source(a, hc, s, t, dt, p);
+    for (std::size_t s = 0; s < forcing_.sources.size(); ++s) apply_source(a, hc, s, t, dt, p, reduce);
+  }
+
+  // The infiltrated depth of a rectangle of cells, for halo exchange
+  // (Backend::pack_box); nothing without infiltration.
+  std::size_t box_bytes(const CellBox& box) const {
+    return state_.infiltration.empty() ? 0 : static_cast<std::size_t>(box.cells()) * sizeof(double);
+  }
+  void pack_box(const CellBox& box, std::byte* out) const {
+    copy_rows(box, [&](std::size_t k, std::size_t at) {
+      std::memcpy(out + at, state_.infiltration.data() + k, static_cast<std::size_t>(box.nx()) * sizeof(double));
+    });
+  }
+  void unpack_box(const CellBox& box, const std::byte* in) {
+    copy_rows(box, [&](std::size_t k, std::size_t at) {
+      std::memcpy(state_.infiltration.data() + k, in + at, static_cast<std::size_t>(box.nx()) * sizeof(double));
+    });
   }
 
   ForcingVolumes volumes() const { return state_.volumes(grid_.dx * grid_.dy); }
@@ -101,7 +122,8 @@ class CpuForcing {
     const Grid& g = grid_;
 #pragma omp parallel for num_threads(threads_) schedule(static)
     for (index_t j = 0; j < g.ny; ++j) {
-      double rain = 0, taken = 0;  // this row's depths, summed in column order
+      double rain = 0, taken = 0;  // this row's depths over its owned cells, summed in column order
+      const bool owned_row = j >= owned_.j0 && j < owned_.j1;
       for (index_t i = 0; i < g.nx; ++i) {
         const index_t c = g.index(i, j);
         if (math::is_nan(a.z[c])) continue;
@@ -125,49 +147,87 @@ class CpuForcing {
         a.h[c] = q.h;
         a.hu[c] = q.hu;
         a.hv[c] = q.hv;
-        rain += moved.rain;
-        taken += moved.infiltration;
+        if (owned_row && i >= owned_.i0 && i < owned_.i1) {
+          rain += moved.rain;
+          taken += moved.infiltration;
+        }
       }
       state_.rain_rows[static_cast<std::size_t>(j)] += rain;
       state_.infiltration_rows[static_cast<std::size_t>(j)] += taken;
     }
   }
 
+  // Source s: its volume over the step shared among its cells by their
+  // weights (source_depth). A source of several cells on a rank of a
+  // distributed run takes each cell's weight and depth from the rank that
+  // owns it (reduce), so that every rank holding one of its cells shares the
+  // volume as one process does, and accounts the whole of it.
   void apply_source(const StateArrays<Real>& a, std::vector<std::vector<Real>>& hc, std::size_t s, double t,
-                    double dt, const PhysicsParams<Real>& p) {
+                    double dt, const PhysicsParams<Real>& p, const Backend::SumReducer& reduce) {
     const VolumeSource& src = forcing_.sources[s];
     const double volume = series_integral(src.discharge.view(), t, t + dt);
     if (volume == 0 || src.cells.empty()) return;
     const Grid& g = grid_;
     const auto padded = [&](index_t k) { return g.index(k % g.nx, k / g.nx); };
+    const auto owned = [&](index_t k) {
+      const index_t i = k % g.nx, j = k / g.nx;
+      return k >= 0 && i >= owned_.i0 && i < owned_.i1 && j >= owned_.j0 && j < owned_.j1;
+    };
+    const std::size_t n = src.cells.size();
+    // Weights, then depths, of the source's cells; spread over ranks, 0 for
+    // the cells another rank owns before the reduction.
+    const bool spread = reduce && n > 1;
+    std::vector<double>& wh = source_buffer_;
+    wh.assign(2 * n, 0.0);
+    for (std::size_t q = 0; q < n; ++q) {
+      const index_t k = src.cells[q];
+      if (k < 0 || (spread && !owned(k))) continue;
+      const double h = static_cast<double>(a.h[padded(k)]);
+      wh[q] = source_weight(h);
+      wh[n + q] = h;
+    }
+    if (spread) reduce(wh);  // each cell has one owner: its values arrive exact
     double sum_w = 0;
-    for (index_t k : src.cells) sum_w += source_weight(static_cast<double>(a.h[padded(k)]));
+    for (std::size_t q = 0; q < n; ++q) sum_w += wh[q];
     const double area = g.dx * g.dy;
-    const int n = static_cast<int>(src.cells.size());
+    const int cells = static_cast<int>(n);
     double moved = 0;
-    for (index_t k : src.cells) {
+    for (std::size_t q = 0; q < n; ++q) {
+      const index_t k = src.cells[q];
+      if (spread || owned(k)) moved += source_depth(volume, wh[q], sum_w, cells, area, wh[n + q]);
+      if (k < 0) continue;
       const index_t c = padded(k);
-      const double h = static_cast<double>(a.h[c]);
-      const double d = source_depth(volume, source_weight(h), sum_w, n, area, h);
+      const double h = static_cast<double>(a.h[c]);  // a halo cell's own depth
+      const double d = source_depth(volume, source_weight(h), sum_w, cells, area, h);
       const Real hn = static_cast<Real>(h + d);
       a.h[c] = hn;
-      for (std::size_t q = 0; q < hc.size(); ++q) {
-        const double given = scalar_source_[q * forcing_.sources.size() + s];
-        hc[q][c] = static_cast<Real>(sourced_scalar(static_cast<double>(hc[q][c]), h, d, given));
+      for (std::size_t m = 0; m < hc.size(); ++m) {
+        const double given = scalar_source_[m * forcing_.sources.size() + s];
+        hc[m][c] = static_cast<Real>(sourced_scalar(static_cast<double>(hc[m][c]), h, d, given));
       }
       if (hn <= p.h_dry) a.hu[c] = a.hv[c] = Real(0);
-      moved += d;
     }
     state_.sources[s] += moved * area;
   }
 
+  // Calls row(first value of the row in the cell order, its offset in bytes in a box buffer) for each row of box.
+  template <class RowCopy>
+  void copy_rows(const CellBox& box, RowCopy&& row) const {
+    if (state_.infiltration.empty()) return;
+    std::size_t at = 0;
+    for (index_t j = box.j0; j < box.j1; ++j, at += static_cast<std::size_t>(box.nx()) * sizeof(double))
+      row(static_cast<std::size_t>(j * grid_.nx + box.i0), at);
+  }
+
   Grid grid_;
+  CellBox owned_;  // the cells whose forcing this executor accounts (Problem::owned_cells)
   Forcing forcing_;
   int threads_;
   bool cells_;  // rain, infiltration or a Manning map: the pass over the cells
   ForcingState state_;
   // The concentration of the rain (per scalar) and of each source's water (ScalarInflow::source).
   std::vector<double> scalar_rain_, scalar_source_;
+  std::vector<double> source_buffer_;  // apply_source's weights and depths
 };
 
 }  // namespace shallows::detail
