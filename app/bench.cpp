@@ -5,6 +5,10 @@
 // precision. Prints a table; --append adds the rows to a results file.
 // Timings never feed a pass/fail test.
 //
+// Under mpirun the S004 workloads run distributed (exec/mpi) at each halo
+// width k, and the table splits a step's time per rank into compute, the
+// rate's all-reduce, pack/unpack, posting the messages and waiting for them.
+//
 // With --backend cuda the table also gives the bytes a cell-update moves in
 // the kernel's design, and the first-order bound (28 B per cell-update in
 // float, 56 B in double: read h, hu, hv, z, write h, hu, hv) at the
@@ -23,10 +27,13 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "shallows/exec/cuda_backend.hpp"
+#include "shallows/exec/mpi/context.hpp"
+#include "shallows/exec/mpi/distributed_backend.hpp"
 #include "shallows/solver/simulation.hpp"
 
 namespace {
@@ -193,6 +200,73 @@ void run_cpu(const Config& cfg, const std::vector<std::string>& precisions, cons
       std::printf("%s\n", line);
       std::fflush(stdout);
       rows << "| " << today() << " | " << cfg.machine << " " << line << "\n";
+    }
+  }
+}
+
+// Under mpirun: S004 distributed over the job's ranks at each halo width k.
+// Each column of a step's split is the largest over the ranks (the slowest
+// rank sets the pace), per step, after a warm-up; halo B/step is what the
+// busiest rank sends. Every rank runs this; rank 0 prints.
+void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, const std::vector<index_t>& sizes,
+             const std::vector<int>& halo_steps, int ranks_x, int ranks_y, std::ostringstream& rows) {
+  const bool root = mpi::rank() == 0;
+  const int threads = cfg.threads > 0 ? cfg.threads : 1;  // one core per rank unless told
+  if (root) {
+    std::printf("| case | backend | ranks | process grid | threads | k | precision | cells | steps | seconds | "
+                "cell-updates/s | compute ms | reduce ms | pack ms | exchange ms | wait ms | halo B/step |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  }
+  for (const std::string& prec : precisions) {
+    const Precision precision = prec == "float" ? Precision::single_precision : Precision::double_precision;
+    for (index_t n : sizes) {
+      const Problem p = s004(cfg.case_name, n, precision);
+      for (int k : halo_steps) {
+        BackendOptions options;
+        options.kind = cfg.backend;
+        options.threads = threads;
+        options.track_maxima = false;
+        options.halo_steps = k;
+        options.ranks_x = ranks_x;
+        options.ranks_y = ranks_y;
+        Simulation sim(p, options);
+        const auto* d = dynamic_cast<const mpi::DistributedBackend*>(&sim.backend());
+        if (d == nullptr) throw std::logic_error("bench under mpirun: the run is not distributed");
+        sim.advance_steps(3);  // warm-up
+        const std::vector<mpi::RankTiming> before = d->rank_timings();
+        index_t steps = 0;
+        double elapsed = 0;
+        const auto start = Clock::now();
+        do {  // every rank stops at the same step: the slowest rank's clock decides
+          sim.advance_steps(10);
+          steps += 10;
+          elapsed = mpi::max_over_ranks(seconds_since(start));
+        } while (elapsed < cfg.seconds);
+        const std::vector<mpi::RankTiming> after = d->rank_timings();
+        if (!root) continue;
+        double split[5] = {0, 0, 0, 0, 0}, halo = 0;
+        for (std::size_t r = 0; r < after.size(); ++r) {
+          const mpi::RankTiming &a = after[r], &b = before[r];
+          const double part[5] = {a.compute - b.compute, a.reduce - b.reduce, a.pack - b.pack,
+                                  a.exchange - b.exchange, a.wait - b.wait};
+          for (int c = 0; c < 5; ++c) split[c] = std::max(split[c], part[c]);
+          halo = std::max(halo, a.halo_bytes * double(a.exchanges - b.exchanges));
+        }
+        const double per_step = 1e3 / static_cast<double>(steps);
+        const double rate = static_cast<double>(p.grid.cells()) * static_cast<double>(steps) / elapsed;
+        char line[640];
+        std::snprintf(line, sizeof line,
+                      "| %s | %s | %d | %dx%d | %d | %d | %s | %lldx%lld | %lld | %.3f | %.3g | %.3f | %.3f | %.3f | "
+                      "%.3f | %.3f | %.0f |",
+                      cfg.case_name.c_str(), sim.backend().name().c_str(), mpi::size(), d->ranks_x(), d->ranks_y(),
+                      threads, k, prec.c_str(), static_cast<long long>(n), static_cast<long long>(n),
+                      static_cast<long long>(steps), elapsed, rate, split[0] * per_step, split[1] * per_step,
+                      split[2] * per_step, split[3] * per_step, split[4] * per_step,
+                      halo / static_cast<double>(steps));
+        std::printf("%s\n", line);
+        std::fflush(stdout);
+        rows << "| " << today() << " | " << cfg.machine << " " << line << "\n";
+      }
     }
   }
 }
@@ -534,6 +608,12 @@ void add_bench_options(CLI::App& sub, BenchOptions& o) {
   sub.add_option("--loop", o.loops, "Mesh cases: loop designs (cell, edge)")
       ->delimiter(',')
       ->check(CLI::IsMember({"cell", "edge"}));
+  sub.add_option("--halo-steps", o.halo_steps, "Under mpirun: halo widths k to time (default 1,2,4,8)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 16));
+  sub.add_option("--ranks-x", o.ranks_x, "Under mpirun: ranks along x (default: from the grid's aspect ratio)")
+      ->check(CLI::Range(1, 1 << 16));
+  sub.add_option("--ranks-y", o.ranks_y, "Under mpirun: ranks along y")->check(CLI::Range(1, 1 << 16));
   sub.add_option("--append", o.append, "Append the table rows to this markdown file");
   sub.add_option("--machine", o.machine, "Machine description for the results file (CPU rows)");
   sub.add_option("--commit", o.commit, "Commit description for the results file");
@@ -570,8 +650,21 @@ int bench_command(const BenchOptions& o) {
   }
 
   std::ostringstream rows;
+  if (!o.halo_steps.empty() && !mpi::active()) {
+    std::fprintf(stderr, "shallows bench: --halo-steps times runs on several ranks: start it under mpirun\n");
+    return 1;
+  }
   try {
     for (const Job& job : jobs) {
+      if (mpi::active()) {
+        if (!job.case_name.starts_with("s004-t") || job.case_name.ends_with("-mesh")) {
+          throw std::runtime_error("under mpirun the workloads are s004-t1 and s004-t2 (grids); not " + job.case_name);
+        }
+        cfg.case_name = job.case_name;
+        const std::vector<int> ks = o.halo_steps.empty() ? std::vector<int>{1, 2, 4, 8} : o.halo_steps;
+        run_mpi(cfg, precisions, job.sizes, ks, o.ranks_x, o.ranks_y, rows);
+        continue;
+      }
       cfg.case_name = job.case_name;
       if (job.case_name.ends_with("-mesh")) {
         if (const int rc = bench_mesh(o, job.case_name, rows); rc != 0) return rc;
@@ -601,10 +694,12 @@ int bench_command(const BenchOptions& o) {
       }
     }
   } catch (const std::exception& e) {
+    // On several ranks one failing rank ends the job: the others may be waiting in a collective.
+    if (mpi::active()) mpi::abort_job(std::string("bench: ") + e.what());
     std::fprintf(stderr, "shallows bench: error: %s\n", e.what());
     return 1;
   }
-  if (!o.append.empty()) {
+  if (!o.append.empty() && mpi::rank() == 0) {
     std::ofstream f(o.append, std::ios::app);
     f << rows.str();
     if (!f) {

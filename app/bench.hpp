@@ -31,6 +31,9 @@ struct BenchOptions {
   // Mesh cases (s004-t1-mesh, s004-t2-mesh): cell counts in millions, numberings, loop designs.
   std::vector<double> mesh_cells;
   std::vector<std::string> orderings, loops;
+  // Under mpirun (S004 cases): halo widths in steps, each timed, and the process grid (0: automatic).
+  std::vector<int> halo_steps;
+  int ranks_x = 0, ranks_y = 0;
 };
 
 void add_bench_options(CLI::App& sub, BenchOptions& o);

@@ -281,6 +281,10 @@ stage_mpi() {
     note "mpi: S004-T1 8192^2 float, $(grep -o '"ranks": [0-9]*' "$f"), $(grep -o '"steps": [0-9]*' "$f" | head -1), $(grep -o '"stepping_seconds": [0-9.e+-]*' "$f"), $(grep -o '"cell_updates_per_second": [0-9.e+-]*' "$f")"
     grep '"rank":' "$f" | tee -a "$SUMMARY"
   done
+  # The bench under mpirun: a step's split per halo width, 2 ranks sharing the GPU.
+  mpi_run "$mpirun" --oversubscribe -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 8192 -p float -s 3 \
+    --halo-steps 1,4 || fail "mpi: bench on 2 ranks"
+  grep -E '^\| s004-t1 \| cuda.*\+mpi' "$OUT/mpi.log" | tee -a "$SUMMARY" || true
 }
 
 # Scaling over the GPUs of one host (needs 2 GPUs): S004-T1, weak (8192^2 per GPU: 1 rank 8192^2 against 2 ranks

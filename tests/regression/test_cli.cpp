@@ -141,6 +141,13 @@ TEST(Cli, BenchPrintsTheTableAndAppendsItsRows) {
   EXPECT_NE(appended.find("| s004-t1 | serial | 1 | double | 32x32 |"), std::string::npos) << appended;
 }
 
+TEST(Cli, BenchHaloStepsNeedMpirun) {
+  const Result r = shell("bench -c s004-t1 -n 32 --halo-steps 2");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("--halo-steps times runs on several ranks: start it under mpirun"), std::string::npos)
+      << r.output;
+}
+
 TEST(Cli, BenchRefusesThirdOrderOnTheCpu) {
   const Result r = shell("bench -c s003-t3");
   EXPECT_EQ(r.code, 1);

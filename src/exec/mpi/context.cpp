@@ -66,6 +66,13 @@ int node_rank() {
   return r;
 }
 
+double max_over_ranks(double value) {
+  if (!initialised()) return value;
+  double out = value;
+  MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return out;
+}
+
 void abort_job(const std::string& message) {
   std::fprintf(stderr, "shallows: error on rank %d of %d: %s\n", rank(), size(), message.c_str());
   std::fflush(stderr);
@@ -82,6 +89,7 @@ Session::~Session() = default;
 int rank() { return 0; }
 int size() { return 1; }
 int node_rank() { return 0; }
+double max_over_ranks(double value) { return value; }
 
 void abort_job(const std::string& message) {
   std::fprintf(stderr, "shallows: error: %s\n", message.c_str());

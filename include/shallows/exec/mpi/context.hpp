@@ -23,6 +23,10 @@ int size();       // 1 without MPI
 // This rank's index among the ranks of its node (picks the node's GPU).
 int node_rank();
 
+// The largest of every rank's value (an all-reduce; the value itself
+// without MPI). Collective.
+double max_over_ranks(double value);
+
 // Ends the whole job: prints "shallows: error on rank R of N: message" and
 // calls MPI_Abort, so that no rank waits forever for a failed one.
 [[noreturn]] void abort_job(const std::string& message);

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# `shallows bench` under mpirun: S004-T1 32x32 on 2 ranks (2 x 1) at k = 1
+# and 4 prints a row per k with the step's split, appends them to a results
+# file, and reports the halo the busiest rank sends per step: 32 rows x 1
+# column x 3 values x 8 B = 768 B at k = 1 (an exchange every step).
+# Usage: bench_table.sh SHALLOWS MPIRUN WORKDIR
+set -euo pipefail
+shallows=$1 mpirun=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+"$mpirun" --oversubscribe -np 2 "$shallows" bench -c s004-t1 -n 32 -p double -s 0.05 --halo-steps 1,4 \
+  --machine test-machine --append "$work/rows.md" | tee "$work/table.md"
+status=0
+for k in 1 4; do
+  grep -qE "^\| s004-t1 \| serial\+mpi \| 2 \| 2x1 \| 1 \| $k \| double \| 32x32 \|" "$work/table.md" ||
+    { echo "no row for k = $k"; status=1; }
+done
+row=$(grep -E "^\| s004-t1 \| serial\+mpi \| 2 \| 2x1 \| 1 \| 1 \|" "$work/table.md" || true)
+halo=$(echo "$row" | awk -F'|' '{gsub(/ /, "", $18); print $18}')
+[ "$halo" = "768" ] || { echo "halo B/step at k = 1: '$halo', expected 768"; status=1; }
+[ "$(grep -c "test-machine | s004-t1 | serial+mpi" "$work/rows.md")" = 2 ] || { echo "rows not appended once each"; status=1; }
+exit $status
