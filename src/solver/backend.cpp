@@ -94,14 +94,12 @@ std::unique_ptr<Backend> make_local_backend(const Problem& problem, const Backen
 } // namespace
 
 std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& options) {
-  // What runs only on grids, refused on meshes, naming the run (GPU ranks of
-  // a distributed run: the CUDA executor refuses them).
+  // What runs only on grids, refused on meshes, naming the run (the CUDA
+  // executors refuse what they do not run: forcing on meshes and on GPU ranks).
   const char* elsewhere = problem.on_mesh() ? "on a mesh" : nullptr;
   const auto refuse = [](const std::string& what, const char* run) {
     throw std::runtime_error(what + " so far; this run is " + run);
   };
-  if (elsewhere && problem.forcing.active())
-    refuse("rain, infiltration, sources and Manning maps run on grids", elsewhere);
   if (elsewhere && !problem.segments.empty()) refuse("boundary segments run on grids", elsewhere);
   if (!problem.scalars.empty() && (elsewhere || problem.scheme != Scheme::roe1))
     refuse("passive scalars run on grids, first order (scheme roe1)", elsewhere ? elsewhere : "third order");

@@ -120,7 +120,7 @@ class CpuGridBackend : public Backend {
         fields_(make_padded_fields<Real>(p)),
         hc_(make_padded_scalars<Real>(p)),
         inflow_(scalar_inflow<Real>(p)),
-        forcing_(p, inflow_, threads_) {
+        forcing_(p, GridCells{p.grid, p.owned_cells()}, inflow_, threads_) {
     for (int s = 0; s < 4; ++s) bc_[s] = to_precision<Real>(p.boundary[s]);
     boundary_series_values_ = p.forcing.boundary;
     segment_specs_ = p.segments;

@@ -45,15 +45,61 @@ inline void check_frames(const Rain& r, std::size_t cells) {
   }
 }
 
-template <class Real>
+// Where the forcing finds a grid's cells: problem cell k = j nx + i at padded
+// index g.index(i, j); accounted by grid row, in depths (times the cells'
+// common area at the end, so that every executor's accounts are the same
+// bits); on a rank of a distributed run only the owned cells count.
+struct GridCells {
+  Grid g;
+  CellBox owned;
+
+  index_t cells() const { return g.cells(); }
+  index_t groups() const { return g.ny; }
+  // Calls f(state index, problem cell, counted) for the cells of group (row) j, in order.
+  template <class F>
+  void for_group(index_t j, F&& f) const {
+    const bool owned_row = j >= owned.j0 && j < owned.j1;
+    for (index_t i = 0; i < g.nx; ++i) f(g.index(i, j), j * g.nx + i, owned_row && i >= owned.i0 && i < owned.i1);
+  }
+  index_t state_index(index_t k) const { return g.index(k % g.nx, k / g.nx); }
+  bool owns(index_t k) const {
+    const index_t i = k % g.nx, j = k / g.nx;
+    return k >= 0 && i >= owned.i0 && i < owned.i1 && j >= owned.j0 && j < owned.j1;
+  }
+  double area(index_t) const { return g.dx * g.dy; }
+  double account_weight(index_t) const { return 1.0; }  // depths
+  double account_scale() const { return g.dx * g.dy; }
+};
+
+// A mesh's cells: state index = problem cell, each with its own area;
+// accounted in volumes per block of 4096 cells in cell order (the same bits
+// for any thread count).
+struct MeshCells {
+  const std::vector<double>* areas;
+  static constexpr index_t block = 4096;
+
+  index_t cells() const { return static_cast<index_t>(areas->size()); }
+  index_t groups() const { return (cells() + block - 1) / block; }
+  template <class F>
+  void for_group(index_t b, F&& f) const {
+    for (index_t k = b * block; k < std::min(cells(), (b + 1) * block); ++k) f(k, k, true);
+  }
+  index_t state_index(index_t k) const { return k; }
+  bool owns(index_t k) const { return k >= 0; }
+  double area(index_t k) const { return (*areas)[static_cast<std::size_t>(k)]; }
+  double account_weight(index_t k) const { return area(k); }  // volumes
+  double account_scale() const { return 1.0; }
+};
+
+template <class Real, class Cells = GridCells>
 class CpuForcing {
  public:
   // inflow: scalar_inflow(p), whose rain and source concentrations the forcing brings.
-  CpuForcing(const Problem& p, const ScalarInflow<Real>& inflow, int threads)
-      : grid_(p.grid), owned_(p.owned_cells()), forcing_(p.forcing), threads_(threads),
-        cells_(p.forcing.forces_cells()), scalar_rain_(inflow.rain), scalar_source_(inflow.source) {
+  CpuForcing(const Problem& p, const Cells& layout, const ScalarInflow<Real>& inflow, int threads)
+      : cells_of_(layout), forcing_(p.forcing), threads_(threads), cells_(p.forcing.forces_cells()),
+        scalar_rain_(inflow.rain), scalar_source_(inflow.source) {
     if (!p.forcing.active()) return;
-    const auto cells = static_cast<std::size_t>(grid_.cells());
+    const auto cells = static_cast<std::size_t>(cells_of_.cells());
     const auto check = [&](const std::vector<double>& v, const char* what) {
       if (v.size() > 1 && v.size() != cells) {
         throw std::invalid_argument(std::string("forcing: ") + what + " has " + std::to_string(v.size()) +
@@ -67,8 +113,8 @@ class CpuForcing {
     check(forcing_.infiltration.p1, "infiltration.p1");
     check(forcing_.infiltration.p2, "infiltration.p2");
     if (forcing_.infiltration.model != InfiltrationModel::none) state_.infiltration.assign(cells, 0.0);
-    state_.rain_rows.assign(static_cast<std::size_t>(grid_.ny), 0.0);
-    state_.infiltration_rows.assign(static_cast<std::size_t>(grid_.ny), 0.0);
+    state_.rain_rows.assign(static_cast<std::size_t>(cells_of_.groups()), 0.0);
+    state_.infiltration_rows.assign(static_cast<std::size_t>(cells_of_.groups()), 0.0);
     state_.sources.assign(forcing_.sources.size(), 0.0);
   }
 
@@ -97,7 +143,7 @@ class CpuForcing {
     });
   }
 
-  ForcingVolumes volumes() const { return state_.volumes(grid_.dx * grid_.dy); }
+  ForcingVolumes volumes() const { return state_.volumes(cells_of_.account_scale()); }
 
   void read(ForcingState& out) const { out = state_; }
 
@@ -110,26 +156,24 @@ class CpuForcing {
   }
 
  private:
-  // Every active cell's forcing (apply_cell_forcing), rows in parallel.
+  // Every active cell's forcing (apply_cell_forcing), groups (rows) in parallel.
   void apply_cells(const StateArrays<Real>& a, std::vector<std::vector<Real>>& hc, double t, double dt,
                    const PhysicsParams<Real>& p) {
     const Rain& rain_in = forcing_.rain;
     const double rain_depth = rain_in.rate.empty() ? 0.0 : series_integral(rain_in.rate.view(), t, t + dt);
     const RainFrames frames{rain_in.frame_times.data(), rain_in.frames.data(),
-                            static_cast<int>(rain_in.frame_times.size()), grid_.cells()};
+                            static_cast<int>(rain_in.frame_times.size()), cells_of_.cells()};
     const FrameRange over = frames_over(frames, t, t + dt);
     const Infiltration& inf = forcing_.infiltration;
-    const Grid& g = grid_;
+    const index_t groups = cells_of_.groups();
 #pragma omp parallel for num_threads(threads_) schedule(static)
-    for (index_t j = 0; j < g.ny; ++j) {
-      double rain = 0, taken = 0;  // this row's depths over its owned cells, summed in column order
-      const bool owned_row = j >= owned_.j0 && j < owned_.j1;
-      for (index_t i = 0; i < g.nx; ++i) {
-        const index_t c = g.index(i, j);
-        if (math::is_nan(a.z[c])) continue;
-        const auto k = static_cast<std::size_t>(j * g.nx + i);
+    for (index_t j = 0; j < groups; ++j) {
+      double rain = 0, taken = 0;  // this group's counted cells, summed in cell order
+      cells_of_.for_group(j, [&](index_t c, index_t cell, bool counted) {
+        if (math::is_nan(a.z[c])) return;
+        const auto k = static_cast<std::size_t>(cell);
         CellForcing f;
-        f.rain = rain_in.has_frames() ? frames_rain_depth(frames, over, static_cast<index_t>(k), t, t + dt)
+        f.rain = rain_in.has_frames() ? frames_rain_depth(frames, over, cell, t, t + dt)
                                       : per_cell(rain_in.scale, k, 1.0) * rain_depth;
         f.manning = per_cell(forcing_.manning, k, -1.0);
         f.model = inf.model;
@@ -147,11 +191,12 @@ class CpuForcing {
         a.h[c] = q.h;
         a.hu[c] = q.hu;
         a.hv[c] = q.hv;
-        if (owned_row && i >= owned_.i0 && i < owned_.i1) {
-          rain += moved.rain;
-          taken += moved.infiltration;
+        if (counted) {
+          const double w = cells_of_.account_weight(cell);
+          rain += moved.rain * w;
+          taken += moved.infiltration * w;
         }
-      }
+      });
       state_.rain_rows[static_cast<std::size_t>(j)] += rain;
       state_.infiltration_rows[static_cast<std::size_t>(j)] += taken;
     }
@@ -167,12 +212,6 @@ class CpuForcing {
     const VolumeSource& src = forcing_.sources[s];
     const double volume = series_integral(src.discharge.view(), t, t + dt);
     if (volume == 0 || src.cells.empty()) return;
-    const Grid& g = grid_;
-    const auto padded = [&](index_t k) { return g.index(k % g.nx, k / g.nx); };
-    const auto owned = [&](index_t k) {
-      const index_t i = k % g.nx, j = k / g.nx;
-      return k >= 0 && i >= owned_.i0 && i < owned_.i1 && j >= owned_.j0 && j < owned_.j1;
-    };
     const std::size_t n = src.cells.size();
     // Weights, then depths, of the source's cells; spread over ranks, 0 for
     // the cells another rank owns before the reduction.
@@ -181,22 +220,24 @@ class CpuForcing {
     wh.assign(2 * n, 0.0);
     for (std::size_t q = 0; q < n; ++q) {
       const index_t k = src.cells[q];
-      if (k < 0 || (spread && !owned(k))) continue;
-      const double h = static_cast<double>(a.h[padded(k)]);
+      if (k < 0 || (spread && !cells_of_.owns(k))) continue;
+      const double h = static_cast<double>(a.h[cells_of_.state_index(k)]);
       wh[q] = source_weight(h);
       wh[n + q] = h;
     }
     if (spread) reduce(wh);  // each cell has one owner: its values arrive exact
     double sum_w = 0;
     for (std::size_t q = 0; q < n; ++q) sum_w += wh[q];
-    const double area = g.dx * g.dy;
     const int cells = static_cast<int>(n);
     double moved = 0;
     for (std::size_t q = 0; q < n; ++q) {
       const index_t k = src.cells[q];
-      if (spread || owned(k)) moved += source_depth(volume, wh[q], sum_w, cells, area, wh[n + q]);
+      // Another rank's cell: the grid's area (a mesh runs in one process).
+      const double area = cells_of_.area(k);
+      if (spread || cells_of_.owns(k))
+        moved += source_depth(volume, wh[q], sum_w, cells, area, wh[n + q]) * cells_of_.account_weight(k);
       if (k < 0) continue;
-      const index_t c = padded(k);
+      const index_t c = cells_of_.state_index(k);
       const double h = static_cast<double>(a.h[c]);  // a halo cell's own depth
       const double d = source_depth(volume, source_weight(h), sum_w, cells, area, h);
       const Real hn = static_cast<Real>(h + d);
@@ -207,7 +248,7 @@ class CpuForcing {
       }
       if (hn <= p.h_dry) a.hu[c] = a.hv[c] = Real(0);
     }
-    state_.sources[s] += moved * area;
+    state_.sources[s] += moved * cells_of_.account_scale();
   }
 
   // Calls row(first value of the row in the cell order, its offset in bytes in a box buffer) for each row of box.
@@ -216,11 +257,10 @@ class CpuForcing {
     if (state_.infiltration.empty()) return;
     std::size_t at = 0;
     for (index_t j = box.j0; j < box.j1; ++j, at += static_cast<std::size_t>(box.nx()) * sizeof(double))
-      row(static_cast<std::size_t>(j * grid_.nx + box.i0), at);
+      row(static_cast<std::size_t>(j * cells_of_.g.nx + box.i0), at);
   }
 
-  Grid grid_;
-  CellBox owned_;  // the cells whose forcing this executor accounts (Problem::owned_cells)
+  Cells cells_of_;
   Forcing forcing_;
   int threads_;
   bool cells_;  // rain, infiltration or a Manning map: the pass over the cells

@@ -11,7 +11,8 @@
 // slot order (mesh_edges.hpp), so they give the same bits, for any thread count.
 // A first pass stores every cell's primitive (velocity, sqrt(h), celerity:
 // the divisions and square roots), so that neither design computes one per
-// edge side.
+// edge side. After the update, the forcing (rain, infiltration, a Manning
+// map, sources: forcing_cpu.hpp, the grids' pass over the mesh's cells).
 #include <omp.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "forcing_cpu.hpp"
 #include "shallows/physics/flow_speed.hpp"
 #include "shallows/exec/cpu_backend.hpp"
 #include "shallows/exec/mesh_fields.hpp"
@@ -49,7 +51,8 @@ class MeshCpuBackend final : public Backend {
         threads_(o.threads > 0 ? o.threads : omp_get_max_threads()),
         edge_loop_(edge_loop),
         track_maxima_(o.track_maxima),
-        arrival_threshold_(o.arrival_threshold) {
+        arrival_threshold_(o.arrival_threshold),
+        forcing_(p, detail::MeshCells{&mesh_.area}, scalar_inflow<Real>(p), threads_) {
     const auto n = static_cast<std::size_t>(mesh_.cells);
     rhs_h_.assign(n, Real(0));
     rhs_hu_.assign(n, Real(0));
@@ -78,8 +81,17 @@ class MeshCpuBackend final : public Backend {
     double dt = rate > 0 ? cfl_ / rate : dt_max;
     dt = std::min(dt, dt_max);
     apply_rhs(static_cast<Real>(dt));
+    forcing_.apply({mesh_.h.data(), mesh_.hu.data(), mesh_.hv.data(), mesh_.z.data()}, no_scalars_, t, dt, physics_,
+                   sum_reducer());
     if (track_maxima_) update_maxima(t + dt);
     return dt;
+  }
+
+  ForcingVolumes forcing_volumes() const override { return forcing_.volumes(); }
+  void read_forcing_state(ForcingState& out) const override { forcing_.read(out); }
+  void load_forcing_state(const ForcingState& in) override {
+    check_load_size(in.boundary.empty(), "load_forcing_state");
+    forcing_.load(in);
   }
 
   void read_state(Fields& out) const override {
@@ -257,6 +269,8 @@ class MeshCpuBackend final : public Backend {
   std::vector<Real> fl_h_, fl_hu_, fl_hv_, fr_h_, fr_hu_, fr_hv_, speed_;  // edge loop: per-edge fluctuations
   std::vector<double> max_h_, max_speed_, arrival_;
   double positivity_volume_ = 0;
+  detail::CpuForcing<Real, detail::MeshCells> forcing_;
+  std::vector<std::vector<Real>> no_scalars_;  // meshes carry no passive scalars
 };
 
 } // namespace
