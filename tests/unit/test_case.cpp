@@ -6,11 +6,14 @@
 #include <filesystem>
 #include <fstream>
 #include <numbers>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "shallows/exec/mpi/decomposition.hpp"
 #include "shallows/io/case.hpp"
 #include "shallows/io/raster.hpp"
+#include "shallows/solver/run.hpp"
 
 #include "support/case_fixture.hpp"
 
@@ -580,6 +583,58 @@ TEST_F(CaseTest, ParallelSetOverrides) {
   // Values from the file are still reported against the file.
   EXPECT_EQ(error_of(kBase + "[parallel]\nranks_x = 0\n", {"parallel.halo_steps=3"}),
             "case.toml: parallel.ranks_x: must be > 0, found 0");
+}
+
+// What app/main.cpp does with --ranks-x, --ranks-y, --halo-steps (0: not given) and the case's [parallel].
+TEST(ParallelSettings, CommandLineBeatsTheCaseKeyByKey) {
+  using shallows::BackendOptions;
+  using shallows::io::ParallelSettings;
+  const auto merged = [](const ParallelSettings& command_line, const ParallelSettings& from_case) {
+    BackendOptions o;
+    shallows::set_parallel(o, command_line, from_case);
+    return o;
+  };
+  // Neither: today's defaults (halo_steps 1, the process grid chosen from the rank count).
+  BackendOptions o = merged({}, {});
+  EXPECT_EQ(o.halo_steps, 1);
+  EXPECT_EQ(o.ranks_x, 0);
+  EXPECT_EQ(o.ranks_y, 0);
+  // The case alone.
+  o = merged({}, {2, 1, 4});
+  EXPECT_EQ(o.ranks_x, 2);
+  EXPECT_EQ(o.ranks_y, 1);
+  EXPECT_EQ(o.halo_steps, 4);
+  // The command line alone.
+  o = merged({1, 2, 3}, {});
+  EXPECT_EQ(o.ranks_x, 1);
+  EXPECT_EQ(o.ranks_y, 2);
+  EXPECT_EQ(o.halo_steps, 3);
+  // Both: the command line wins where given, the case fills in the rest.
+  o = merged({4, 0, 0}, {2, 1, 4});
+  EXPECT_EQ(o.ranks_x, 4);
+  EXPECT_EQ(o.ranks_y, 1);
+  EXPECT_EQ(o.halo_steps, 4);
+  o = merged({0, 0, 2}, {2, 1, 4});
+  EXPECT_EQ(o.ranks_x, 2);
+  EXPECT_EQ(o.ranks_y, 1);
+  EXPECT_EQ(o.halo_steps, 2);
+}
+
+// The decomposition's refusals name both places a process grid can come from.
+TEST(ParallelSettings, ProcessGridErrorsNameTheOptionAndTheCaseKey) {
+  const auto message = [](int ranks, int ranks_x, int ranks_y) {
+    try {
+      shallows::mpi::choose_process_grid(ranks, 100, 100, ranks_x, ranks_y);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(4, 3, 2),
+            "--ranks-x / parallel.ranks_x 3 x --ranks-y / parallel.ranks_y 2 is not the job's 4 ranks");
+  EXPECT_EQ(message(4, 3, 0), "--ranks-x / parallel.ranks_x 3 does not divide the job's 4 ranks");
+  EXPECT_EQ(message(4, 0, 3), "--ranks-y / parallel.ranks_y 3 does not divide the job's 4 ranks");
+  EXPECT_EQ(message(4, 2, 2), "no error");
 }
 
 // ------------------------------------------------------------------ errors
