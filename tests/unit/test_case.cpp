@@ -8,6 +8,7 @@
 #include <numbers>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shallows/exec/mpi/decomposition.hpp"
@@ -620,8 +621,8 @@ TEST(ParallelSettings, CommandLineBeatsTheCaseKeyByKey) {
   EXPECT_EQ(o.halo_steps, 2);
 }
 
-// The decomposition's refusals name both places a process grid can come from.
-TEST(ParallelSettings, ProcessGridErrorsNameTheOptionAndTheCaseKey) {
+// The process grid from ranks_x / ranks_y; the refusals name both places they can come from.
+TEST(ParallelSettings, ProcessGridFromRanksXAndYAndErrorsNamingTheOptionAndTheCaseKey) {
   const auto message = [](int ranks, int ranks_x, int ranks_y) {
     try {
       shallows::mpi::choose_process_grid(ranks, 100, 100, ranks_x, ranks_y);
@@ -635,6 +636,15 @@ TEST(ParallelSettings, ProcessGridErrorsNameTheOptionAndTheCaseKey) {
   EXPECT_EQ(message(4, 3, 0), "--ranks-x / parallel.ranks_x 3 does not divide the job's 4 ranks");
   EXPECT_EQ(message(4, 0, 3), "--ranks-y / parallel.ranks_y 3 does not divide the job's 4 ranks");
   EXPECT_EQ(message(4, 2, 2), "no error");
+  // One given fixes the other; neither: the factor pair with the shortest cut ((px - 1) ny + (py - 1) nx).
+  const auto grid = [](int ranks, int ranks_x, int ranks_y, shallows::index_t nx, shallows::index_t ny) {
+    const shallows::mpi::ProcessGrid g = shallows::mpi::choose_process_grid(ranks, nx, ny, ranks_x, ranks_y);
+    return std::pair{g.px, g.py};
+  };
+  EXPECT_EQ(grid(6, 2, 0, 100, 100), std::pair(2, 3));
+  EXPECT_EQ(grid(6, 0, 2, 100, 100), std::pair(3, 2));
+  EXPECT_EQ(grid(4, 0, 0, 100, 10), std::pair(4, 1));
+  EXPECT_EQ(grid(4, 0, 0, 10, 100), std::pair(1, 4));
 }
 
 // ------------------------------------------------------------------ errors
