@@ -24,7 +24,7 @@ struct RunCommand {
   int threads = 0;
   bool quiet = false, strict = false;
   std::vector<std::string> sets;
-  int halo_steps = 1, ranks_x = 0, ranks_y = 0;
+  shallows::io::ParallelSettings parallel;  // 0: not given (the case's [parallel], else the defaults, decide)
 };
 
 int run_command(const RunCommand& r) {
@@ -40,9 +40,7 @@ int run_command(const RunCommand& r) {
   RunOptions options;
   options.backend.kind = r.backend;
   options.backend.threads = r.threads;
-  options.backend.halo_steps = r.halo_steps;
-  options.backend.ranks_x = r.ranks_x;
-  options.backend.ranks_y = r.ranks_y;
+  set_parallel(options.backend, r.parallel, c.parallel);
   options.quiet = r.quiet;
   options.restart = r.restart;
   options.strict = r.strict;
@@ -101,11 +99,14 @@ int main(int argc, char** argv) {
   run->add_option("-b,--backend", r.backend, "Executor")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   run->add_option("-s,--set", r.sets, "Override a case key, e.g. --set domain.nx=400 (repeatable)");
   run->add_flag("-q,--quiet", r.quiet, "No summary on stdout");
-  run->add_option("--halo-steps", r.halo_steps, "Under mpirun: steps between halo exchanges (halo width k)")
+  run->add_option("--halo-steps", r.parallel.halo_steps,
+                  "Under mpirun: steps between halo exchanges (halo width k; overrides parallel.halo_steps; default 1)")
       ->check(CLI::Range(1, 64));
-  run->add_option("--ranks-x", r.ranks_x, "Under mpirun: ranks along x (default: from the grid's aspect ratio)")
+  run->add_option("--ranks-x", r.parallel.ranks_x,
+                  "Under mpirun: ranks along x (overrides parallel.ranks_x; default: from the grid's aspect ratio)")
       ->check(CLI::Range(1, 1 << 16));
-  run->add_option("--ranks-y", r.ranks_y, "Under mpirun: ranks along y")->check(CLI::Range(1, 1 << 16));
+  run->add_option("--ranks-y", r.parallel.ranks_y, "Under mpirun: ranks along y (overrides parallel.ranks_y)")
+      ->check(CLI::Range(1, 1 << 16));
   run->add_option("--restart", r.restart,
                   "Go on from a checkpoint: its file, or the output folder holding it (output.checkpoint_every)");
   run->add_flag("--strict", r.strict,

@@ -59,12 +59,13 @@ const std::vector<Section>& sections() {
       {"output", {"dir", "format", "gauges", "arrival_threshold", "precision", "checkpoint_every", "checkpoint_wall"}},
       {"rain", {"rate", "concentration"}},
       {"infiltration", {"model", "conductivity", "suction", "deficit", "initial_loss", "loss_rate"}},
+      {"parallel", {"ranks_x", "ranks_y", "halo_steps"}},
   };
   return s;
 }
 
 const Keys top_level_keys{"name", "domain", "mesh", "bathymetry", "initial", "boundary", "physics",
-                          "numerics", "time", "output", "rain", "infiltration", "source", "scalar"};
+                          "numerics", "time", "output", "rain", "infiltration", "source", "scalar", "parallel"};
 
 const Section* find_section(std::string_view name) {
   for (const auto& s : sections())
@@ -984,6 +985,30 @@ OutputSettings read_output(const Reader& rd, const toml::table* o, const Extent&
   return out;
 }
 
+const std::string parallel_on_mesh =
+    "the MPI process grid and halo ([parallel]) apply to Cartesian grids only; this case runs on a mesh ([mesh]), "
+    "which runs on one rank";
+
+// [parallel]: each value an integer >= 1, bounded as the command line's --ranks-x, --ranks-y, --halo-steps.
+ParallelSettings read_parallel(const Reader& rd, const toml::table& t) {
+  rd.check_keys(t, "parallel", find_section("parallel")->keys);
+  const auto count = [&](std::string_view key, std::int64_t most) {
+    const auto v = rd.integer(t, "parallel", key);
+    if (!v) return 0;
+    if (*v <= 0) rd.fail_at(dotted("parallel", key), "must be > 0, found " + std::to_string(*v));
+    if (*v > most) {
+      rd.fail_at(dotted("parallel", key),
+                 "too large: " + std::to_string(*v) + " (at most " + std::to_string(most) + ")");
+    }
+    return static_cast<int>(*v);
+  };
+  ParallelSettings s;
+  s.ranks_x = count("ranks_x", std::int64_t(1) << 16);
+  s.ranks_y = count("ranks_y", std::int64_t(1) << 16);
+  s.halo_steps = count("halo_steps", 64);
+  return s;
+}
+
 // [mesh]: the mesh file read, built and renumbered.
 std::shared_ptr<UnstructuredMesh> read_mesh(const Reader& rd, const toml::table& m, const fs::path& base_dir,
                                             std::vector<std::string>& notes) {
@@ -1831,6 +1856,11 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
       if (root.contains(key)) rd.fail_at(key, forcing_on_mesh);
   } else {
     read_forcing(rd, root, base_dir, at, p);
+  }
+
+  if (const toml::table* pt = rd.table(root, "", "parallel")) {
+    if (mesh) rd.fail_at("parallel", parallel_on_mesh);
+    c.parallel = read_parallel(rd, *pt);
   }
 
   c.output = read_output(rd, rd.table(root, "", "output"), extent_of(p.grid, mesh.get()), p.precision);

@@ -262,6 +262,19 @@ const char* signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGT
 
 } // namespace
 
+void set_parallel(BackendOptions& backend, const io::ParallelSettings& command_line,
+                  const io::ParallelSettings& from_case) {
+  const auto pick = [](int& to, int cli, int from_file) {
+    if (cli > 0)
+      to = cli;
+    else if (from_file > 0)
+      to = from_file;
+  };
+  pick(backend.ranks_x, command_line.ranks_x, from_case.ranks_x);
+  pick(backend.ranks_y, command_line.ranks_y, from_case.ranks_y);
+  pick(backend.halo_steps, command_line.halo_steps, from_case.halo_steps);
+}
+
 RunSummary run_case(const io::Case& c, const RunOptions& options) {
   const auto setup_start = Clock::now();
   const Problem& p = c.problem;

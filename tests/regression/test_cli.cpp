@@ -74,6 +74,22 @@ TEST(Cli, PrecisionAndSetOverridesReachTheRun) {
   EXPECT_NE(summary.find("\"cells\": 4000"), std::string::npos) << summary;
 }
 
+// [parallel] and --ranks-x, --ranks-y, --halo-steps are for runs under mpirun (tests/mpi/parallel_keys.sh): one
+// rank runs as before with them; their values are still checked.
+TEST(Cli, ParallelKeysLeaveAOneRankRunAlone) {
+  const fs::path out = temp_dir("parallel");
+  Result r = shell("run " + kCase + " -o " + out.string() +
+                   " --set time.end=0.1 --set 'output.format=[]' --set parallel.ranks_x=2 --set parallel.halo_steps=4"
+                   " --ranks-y 3");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string summary = read(out / "summary.json");
+  EXPECT_NE(summary.find("\"ranks\": 1,"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"process_grid\": [1, 1],"), std::string::npos) << summary;
+  r = shell("run " + kCase + " -o " + out.string() + " --set parallel.halo_steps=0");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("--set: parallel.halo_steps: must be > 0, found 0"), std::string::npos) << r.output;
+}
+
 TEST(Cli, UnknownKeyIsReportedWithSuggestionAndNothingIsLost) {
   const fs::path out = temp_dir("bad");
   { std::ofstream(out / "summary.json") << "previous run"; }

@@ -6,11 +6,15 @@
 #include <filesystem>
 #include <fstream>
 #include <numbers>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "shallows/exec/mpi/decomposition.hpp"
 #include "shallows/io/case.hpp"
 #include "shallows/io/raster.hpp"
+#include "shallows/solver/run.hpp"
 
 #include "support/case_fixture.hpp"
 
@@ -515,6 +519,132 @@ TEST_F(CaseTest, OverrideErrorsNameSet) {
   // Values from the file are still reported against the file.
   e = error_of(kBase + "[numerics]\ncfl = 3\n", {"physics.g=9"});
   EXPECT_EQ(e, "case.toml: numerics.cfl: must be in (0, 1], found 3");
+}
+
+// ------------------------------------------------------------------ [parallel]
+
+TEST_F(CaseTest, ParallelSectionParses) {
+  const Case c = parse(kBase + "[parallel]\nranks_x = 2\nranks_y = 1\nhalo_steps = 4\n");
+  EXPECT_EQ(c.parallel.ranks_x, 2);
+  EXPECT_EQ(c.parallel.ranks_y, 1);
+  EXPECT_EQ(c.parallel.halo_steps, 4);
+  // Each key is optional; 0 stands for "not given".
+  const Case none = parse(kBase);
+  EXPECT_EQ(none.parallel.ranks_x, 0);
+  EXPECT_EQ(none.parallel.ranks_y, 0);
+  EXPECT_EQ(none.parallel.halo_steps, 0);
+  const Case some = parse(kBase + "[parallel]\nhalo_steps = 64\n");
+  EXPECT_EQ(some.parallel.ranks_x, 0);
+  EXPECT_EQ(some.parallel.halo_steps, 64);
+  EXPECT_EQ(parse(kBase + "[parallel]\n").parallel.halo_steps, 0);
+}
+
+TEST_F(CaseTest, ParallelValuesArePositiveIntegers) {
+  for (const std::string key : {"ranks_x", "ranks_y", "halo_steps"}) {
+    const auto error = [&](const std::string& value) {
+      return error_of(kBase + "[parallel]\n" + key + " = " + value + "\n");
+    };
+    EXPECT_EQ(error("0"), "case.toml: parallel." + key + ": must be > 0, found 0");
+    EXPECT_EQ(error("-1"), "case.toml: parallel." + key + ": must be > 0, found -1");
+    EXPECT_EQ(error("2.5"), "case.toml: parallel." + key + ": expected an integer, found float 2.5");
+    EXPECT_EQ(error("\"two\""), "case.toml: parallel." + key + ": expected an integer, found string \"two\"");
+    EXPECT_EQ(error("1"), "");
+  }
+  // The command line's bounds: --halo-steps 1..64, --ranks-x and --ranks-y 1..65536.
+  EXPECT_EQ(error_of(kBase + "[parallel]\nhalo_steps = 65\n"),
+            "case.toml: parallel.halo_steps: too large: 65 (at most 64)");
+  EXPECT_EQ(error_of(kBase + "[parallel]\nranks_x = 65537\n"),
+            "case.toml: parallel.ranks_x: too large: 65537 (at most 65536)");
+  EXPECT_EQ(error_of(kBase + "[parallel]\nranks_y = 10000000000\n"),
+            "case.toml: parallel.ranks_y: too large: 10000000000 (at most 65536)");
+  EXPECT_EQ(error_of("parallel = 2\n" + kBase), "case.toml: parallel: expected a table, found integer 2");
+}
+
+TEST_F(CaseTest, ParallelUnknownKeySuggestsClosest) {
+  EXPECT_EQ(error_of(kBase + "[parallel]\nrank_x = 2\n"),
+            "case.toml: unknown key 'parallel.rank_x' (did you mean 'parallel.ranks_x'?)");
+  EXPECT_EQ(error_of(kBase + "[parallel]\nhalo_step = 2\n"),
+            "case.toml: unknown key 'parallel.halo_step' (did you mean 'parallel.halo_steps'?)");
+  EXPECT_EQ(error_of(kBase + "[parallel]\nzzzzzzzzzzzzzz = 2\n"),
+            "case.toml: unknown key 'parallel.zzzzzzzzzzzzzz' (valid: ranks_x, ranks_y, halo_steps)");
+  EXPECT_EQ(error_of(kBase + "[paralel]\nranks_x = 2\n"),
+            "case.toml: unknown section 'paralel' (did you mean 'parallel'?)");
+  EXPECT_EQ(error_of(kBase, {"parallel.halo_step=3"}),
+            "--set: unknown key 'parallel.halo_step' (did you mean 'parallel.halo_steps'?)");
+}
+
+TEST_F(CaseTest, ParallelSetOverrides) {
+  EXPECT_EQ(parse(kBase, {"parallel.halo_steps=3"}).parallel.halo_steps, 3);
+  const Case c = parse(kBase + "[parallel]\nranks_x = 2\nhalo_steps = 4\n", {"parallel.halo_steps=3"});
+  EXPECT_EQ(c.parallel.halo_steps, 3);
+  EXPECT_EQ(c.parallel.ranks_x, 2);
+  EXPECT_EQ(error_of(kBase, {"parallel.ranks_y=0"}), "--set: parallel.ranks_y: must be > 0, found 0");
+  EXPECT_EQ(error_of(kBase, {"parallel.halo_steps=two"}),
+            "--set: parallel.halo_steps: expected an integer, found string \"two\"");
+  // Values from the file are still reported against the file.
+  EXPECT_EQ(error_of(kBase + "[parallel]\nranks_x = 0\n", {"parallel.halo_steps=3"}),
+            "case.toml: parallel.ranks_x: must be > 0, found 0");
+}
+
+// What app/main.cpp does with --ranks-x, --ranks-y, --halo-steps (0: not given) and the case's [parallel].
+TEST(ParallelSettings, CommandLineBeatsTheCaseKeyByKey) {
+  using shallows::BackendOptions;
+  using shallows::io::ParallelSettings;
+  const auto merged = [](const ParallelSettings& command_line, const ParallelSettings& from_case) {
+    BackendOptions o;
+    shallows::set_parallel(o, command_line, from_case);
+    return o;
+  };
+  // Neither: today's defaults (halo_steps 1, the process grid chosen from the rank count).
+  BackendOptions o = merged({}, {});
+  EXPECT_EQ(o.halo_steps, 1);
+  EXPECT_EQ(o.ranks_x, 0);
+  EXPECT_EQ(o.ranks_y, 0);
+  // The case alone.
+  o = merged({}, {2, 1, 4});
+  EXPECT_EQ(o.ranks_x, 2);
+  EXPECT_EQ(o.ranks_y, 1);
+  EXPECT_EQ(o.halo_steps, 4);
+  // The command line alone.
+  o = merged({1, 2, 3}, {});
+  EXPECT_EQ(o.ranks_x, 1);
+  EXPECT_EQ(o.ranks_y, 2);
+  EXPECT_EQ(o.halo_steps, 3);
+  // Both: the command line wins where given, the case fills in the rest.
+  o = merged({4, 0, 0}, {2, 1, 4});
+  EXPECT_EQ(o.ranks_x, 4);
+  EXPECT_EQ(o.ranks_y, 1);
+  EXPECT_EQ(o.halo_steps, 4);
+  o = merged({0, 0, 2}, {2, 1, 4});
+  EXPECT_EQ(o.ranks_x, 2);
+  EXPECT_EQ(o.ranks_y, 1);
+  EXPECT_EQ(o.halo_steps, 2);
+}
+
+// The process grid from ranks_x / ranks_y; the refusals name both places they can come from.
+TEST(ParallelSettings, ProcessGridFromRanksXAndYAndErrorsNamingTheOptionAndTheCaseKey) {
+  const auto message = [](int ranks, int ranks_x, int ranks_y) {
+    try {
+      shallows::mpi::choose_process_grid(ranks, 100, 100, ranks_x, ranks_y);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(4, 3, 2),
+            "--ranks-x / parallel.ranks_x 3 x --ranks-y / parallel.ranks_y 2 is not the job's 4 ranks");
+  EXPECT_EQ(message(4, 3, 0), "--ranks-x / parallel.ranks_x 3 does not divide the job's 4 ranks");
+  EXPECT_EQ(message(4, 0, 3), "--ranks-y / parallel.ranks_y 3 does not divide the job's 4 ranks");
+  EXPECT_EQ(message(4, 2, 2), "no error");
+  // One given fixes the other; neither: the factor pair with the shortest cut ((px - 1) ny + (py - 1) nx).
+  const auto grid = [](int ranks, int ranks_x, int ranks_y, shallows::index_t nx, shallows::index_t ny) {
+    const shallows::mpi::ProcessGrid g = shallows::mpi::choose_process_grid(ranks, nx, ny, ranks_x, ranks_y);
+    return std::pair{g.px, g.py};
+  };
+  EXPECT_EQ(grid(6, 2, 0, 100, 100), std::pair(2, 3));
+  EXPECT_EQ(grid(6, 0, 2, 100, 100), std::pair(3, 2));
+  EXPECT_EQ(grid(4, 0, 0, 100, 10), std::pair(4, 1));
+  EXPECT_EQ(grid(4, 0, 0, 10, 100), std::pair(1, 4));
 }
 
 // ------------------------------------------------------------------ errors

@@ -141,6 +141,10 @@ TEST_F(MeshCaseTest, ClearErrors) {
   EXPECT_NE(message(mesh + init + tail + "[output]\ngauges = [{ name = \"far\", x = 50.0, y = 1.0 }]\n")
                 .find("gauge 'far' at (50, 1) is outside the domain"),
             std::string::npos);
+  // [parallel] is refused, as the other grid-only keys: a mesh runs on one rank.
+  EXPECT_EQ(message(mesh + init + tail + "[parallel]\nhalo_steps = 4\n"),
+            "case.toml: parallel: the MPI process grid and halo ([parallel]) apply to Cartesian grids only; this case "
+            "runs on a mesh ([mesh]), which runs on one rank");
   // A raster that does not cover the mesh.
   std::ofstream(dir_ / "small.asc") << "ncols 2\nnrows 2\nxllcorner 0\nyllcorner 0\ncellsize 1\n1 2\n3 4\n";
   EXPECT_NE(message(mesh + "[bathymetry]\nz = { file = \"small.asc\" }\n" + init + tail).find("lies outside the raster"),

@@ -44,12 +44,21 @@ struct OutputSettings {
   double checkpoint_wall = 0;
 };
 
+// [parallel]: the process grid and halo of a run on several MPI ranks (grids only; exec/mpi). 0: not given
+// (the command line's --ranks-x, --ranks-y, --halo-steps, or the defaults, decide: see set_parallel in run.hpp).
+struct ParallelSettings {
+  int ranks_x = 0;     // process grid columns
+  int ranks_y = 0;     // process grid rows
+  int halo_steps = 0;  // steps between halo exchanges
+};
+
 struct Case {
   std::string name;     // file stem, or "default"
   std::string source;   // file path or "<built-in>", for messages
   std::string text;     // the TOML text as read (kept in checkpoints)
   Problem problem;
   OutputSettings output;
+  ParallelSettings parallel;
   std::vector<std::string> notes;  // what the user should know but is no error (e.g. a mesh in pieces)
 };
 

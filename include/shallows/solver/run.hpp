@@ -68,6 +68,12 @@ struct RunSummary {
   std::vector<mpi::RankTiming> rank_timings;
 };
 
+// The process grid and halo of a run on several MPI ranks into backend: each of ranks_x, ranks_y, halo_steps from
+// the command line where given (> 0), else from the case's [parallel] where given (> 0), else left as it is
+// (BackendOptions' defaults: halo_steps 1, the process grid chosen from the rank count and the grid).
+void set_parallel(BackendOptions& backend, const io::ParallelSettings& command_line,
+                  const io::ParallelSettings& from_case);
+
 // Runs the case (SIGINT and SIGTERM handled while it runs: see signals.hpp);
 // throws io::InputError for a checkpoint that does not belong to the case.
 RunSummary run_case(const io::Case& c, const RunOptions& options);

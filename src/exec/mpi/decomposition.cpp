@@ -13,19 +13,22 @@ namespace shallows::mpi {
 ProcessGrid choose_process_grid(int ranks, index_t nx, index_t ny, int ranks_x, int ranks_y) {
   if (ranks < 1) throw std::runtime_error("the job has no ranks");
   const std::string n = std::to_string(ranks);
-  if (ranks_x < 0 || ranks_y < 0) throw std::runtime_error("--ranks-x and --ranks-y must be positive");
+  if (ranks_x < 0 || ranks_y < 0) {
+    throw std::runtime_error("--ranks-x / parallel.ranks_x and --ranks-y / parallel.ranks_y must be positive");
+  }
   if (ranks_x > 0 && ranks_y > 0) {
     if (ranks_x * ranks_y != ranks) {
-      throw std::runtime_error("--ranks-x " + std::to_string(ranks_x) + " x --ranks-y " + std::to_string(ranks_y) +
-                               " is not the job's " + n + " ranks");
+      throw std::runtime_error("--ranks-x / parallel.ranks_x " + std::to_string(ranks_x) +
+                               " x --ranks-y / parallel.ranks_y " + std::to_string(ranks_y) + " is not the job's " + n +
+                               " ranks");
     }
     return {ranks_x, ranks_y};
   }
   if (ranks_x > 0 || ranks_y > 0) {
     const int given = ranks_x > 0 ? ranks_x : ranks_y;
     if (ranks % given != 0) {
-      throw std::runtime_error(std::string(ranks_x > 0 ? "--ranks-x " : "--ranks-y ") + std::to_string(given) +
-                               " does not divide the job's " + n + " ranks");
+      const char* what = ranks_x > 0 ? "--ranks-x / parallel.ranks_x " : "--ranks-y / parallel.ranks_y ";
+      throw std::runtime_error(what + std::to_string(given) + " does not divide the job's " + n + " ranks");
     }
     return ranks_x > 0 ? ProcessGrid{given, ranks / given} : ProcessGrid{ranks / given, given};
   }
@@ -73,7 +76,7 @@ Block make_block(const ProcessGrid& pg, int rank, index_t nx, index_t ny, index_
     if (width < halo) {
       throw std::runtime_error("the halo of " + std::to_string(halo) + " cells is wider than a block (" +
                                std::to_string(width) + " cells along " + axis + "): use fewer ranks along " + axis +
-                               " or a smaller --halo-steps");
+                               " or a smaller --halo-steps / parallel.halo_steps");
     }
   };
   if (b.rx > 0) {

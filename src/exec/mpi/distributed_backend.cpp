@@ -37,7 +37,7 @@ class Distributed final : public DistributedBackend {
   Distributed(const Problem& p, const BackendOptions& o, const LocalFactory& make_local)
       : global_(p.grid), rank_(mpi::rank()), size_(mpi::size()) {
     if (p.on_mesh()) throw std::runtime_error("meshes run on one rank only (no MPI decomposition of meshes yet)");
-    if (o.halo_steps < 1) throw std::runtime_error("--halo-steps must be at least 1");
+    if (o.halo_steps < 1) throw std::runtime_error("--halo-steps / parallel.halo_steps must be at least 1");
     pg_ = choose_process_grid(size_, p.grid.nx, p.grid.ny, o.ranks_x, o.ranks_y);
     k_ = o.halo_steps;
     halo_ = index_t(k_) * stencil_radius(p.scheme);

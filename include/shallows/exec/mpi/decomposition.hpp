@@ -21,7 +21,7 @@ struct ProcessGrid {
 // The process grid of `ranks` ranks for an nx x ny grid: ranks_x / ranks_y
 // where given (> 0; one of them alone fixes the other), else the factor pair
 // with the least cut length (px - 1) ny + (py - 1) nx, ties to the larger px.
-// Throws std::runtime_error naming --ranks-x / --ranks-y when they do not fit.
+// Throws std::runtime_error naming --ranks-x / parallel.ranks_x (and y) when they do not fit.
 ProcessGrid choose_process_grid(int ranks, index_t nx, index_t ny, int ranks_x = 0, int ranks_y = 0);
 
 // Cells a step reaches beyond a cell: how far values from outside a block
