@@ -27,6 +27,7 @@
 #include "shallows/io/raster.hpp"
 #include "shallows/io/time_series.hpp"
 #include "shallows/mesh/unstructured/build.hpp"
+#include "shallows/mesh/unstructured/locate.hpp"
 #include "shallows/mesh/unstructured/ordering.hpp"
 
 #if defined(SHALLOWS_HAVE_GDAL)
@@ -1136,15 +1137,16 @@ void read_rain_frames(const Reader& rd, const toml::table& t, const fs::path& ba
   const Grid& g = p.grid;
   const Grid& sg = s.grid;
   const auto near = [](double a, double b, double scale) { return std::abs(a - b) <= 1e-6 * scale; };
-  const bool same_resolution = near(sg.dx, g.dx, g.dx) && near(sg.dy, g.dy, g.dy);
+  const bool same_resolution = !at.mesh && near(sg.dx, g.dx, g.dx) && near(sg.dy, g.dy, g.dy);
   const bool same_grid = same_resolution && sg.nx == g.nx && sg.ny == g.ny && near(sg.x0, g.x0, g.dx) &&
                          near(sg.y0, g.y0, g.dy);
-  const std::string grids = "the stack's grid (" + describe_grid(sg) + ") and the run's (" + describe_grid(g) + ")";
+  const std::string grids = at.mesh ? std::string()
+                                    : "the stack's grid (" + describe_grid(sg) + ") and the run's (" + describe_grid(g) + ")";
   if (same_resolution && !same_grid)
     rd.fail_at(key, path.string() + ": " + grids +
                         " differ: at the grid's resolution a stack must have the grid's cells (at another it is "
                         "resampled)");
-  if (!same_grid) {
+  if (!same_grid && !at.mesh) {
     if (!near(sg.dx, sg.dy, sg.dx))
       rd.fail_at(key, path.string() + ": " + grids + " differ, and a stack is resampled onto the grid only where "
                                                      "its cells are square");
@@ -1154,7 +1156,7 @@ void read_rain_frames(const Reader& rd, const toml::table& t, const fs::path& ba
   }
 
   const auto frame_count = s.times.size();
-  const auto cells = static_cast<std::size_t>(g.cells());
+  const auto cells = at.size();
   Rain& rain = p.forcing.rain;
   rain.frame_times = s.times;
   if (same_grid) {
@@ -1172,7 +1174,8 @@ void read_rain_frames(const Reader& rd, const toml::table& t, const fs::path& ba
     for (std::size_t k = 0; k < frame_count; ++k) {
       const auto from = s.frames.begin() + static_cast<std::ptrdiff_t>(k * stack_cells);
       r.values.assign(from, from + static_cast<std::ptrdiff_t>(stack_cells));
-      const std::vector<double> v = spec.resample == FieldSpec::Resample::bilinear
+      // On a mesh, at the centroids, as every raster there.
+      const std::vector<double> v = at.mesh || spec.resample == FieldSpec::Resample::bilinear
                                         ? sample_raster(rd, spec, r, at)
                                         : resample_raster(r, g, spec.resample);
       std::copy(v.begin(), v.end(), rain.frames.begin() + static_cast<std::ptrdiff_t>(k * cells));
@@ -1312,8 +1315,9 @@ void add_source_concentrations(const Reader& rd, const toml::table& t, const std
 }
 
 // [[source]]: points that bring water in (or take it out: a negative
-// discharge) in the cell that holds them.
-void read_sources(const Reader& rd, const toml::node& n, const fs::path& base_dir, Problem& p) {
+// discharge) in the cell that holds them (a grid cell, or the mesh cell).
+void read_sources(const Reader& rd, const toml::node& n, const fs::path& base_dir, const CellCentres& where,
+                  Problem& p) {
   const toml::array* a = n.as_array();
   if (!a) rd.fail_type("source", "an array of tables [[source]] with x, y and discharge", n);
   const Grid& g = p.grid;
@@ -1336,13 +1340,26 @@ void read_sources(const Reader& rd, const toml::node& n, const fs::path& base_di
     const auto x = rd.number(*t, at, "x");
     const auto y = rd.number(*t, at, "y");
     if (!x || !y) rd.fail_at(at, s.name + " needs both x and y (m)");
-    const index_t c = cell_at(g, *x, *y);
-    if (c < 0)
-      rd.fail_at(at, s.name + " at (" + num(*x) + ", " + num(*y) + ") is outside the domain [" + num(g.x0) + ", " +
-                         num(g.x1()) + "] x [" + num(g.y0) + ", " + num(g.y1()) + "]");
-    if (std::isnan(p.z[static_cast<std::size_t>(c)]))
-      rd.fail_at(at, s.name + " at (" + num(*x) + ", " + num(*y) + ") lies in the inactive cell " + cell_ij(g, c) +
-                         " (bathymetry.z is NODATA there)");
+    const std::string point = s.name + " at (" + num(*x) + ", " + num(*y) + ")";
+    index_t c = -1;
+    if (const UnstructuredMesh* m = where.mesh) {
+      c = cells_holding(*m, {*x}, {*y})[0];
+      if (c < 0) {
+        const Box b = mesh_box(*m);
+        rd.fail_at(at, point + " is outside the mesh " + m->source + " (in no cell; bounding box [" + num(b.x0) +
+                           ", " + num(b.x1) + "] x [" + num(b.y0) + ", " + num(b.y1) + "])");
+      }
+      if (std::isnan(p.z[static_cast<std::size_t>(c)]))
+        rd.fail_at(at, point + " lies in the inactive element " + std::to_string(m->cell_tag[static_cast<std::size_t>(c)]) +
+                           " (bathymetry.z is NODATA there)");
+    } else {
+      c = cell_at(g, *x, *y);
+      if (c < 0)
+        rd.fail_at(at, point + " is outside the domain [" + num(g.x0) + ", " + num(g.x1()) + "] x [" + num(g.y0) +
+                           ", " + num(g.y1()) + "]");
+      if (std::isnan(p.z[static_cast<std::size_t>(c)]))
+        rd.fail_at(at, point + " lies in the inactive cell " + cell_ij(g, c) + " (bathymetry.z is NODATA there)");
+    }
     s.cells = {c};
     const toml::node* q = t->get("discharge");
     if (!q) rd.fail_at(at, s.name + " needs its discharge (m^3/s, a number or a CSV file \"q.csv\")");
@@ -1566,11 +1583,11 @@ std::vector<ScalarOutput> read_scalars(const Reader& rd, const toml::node& n, co
   return outputs;
 }
 
-const std::string forcing_on_mesh =
-    "forcing (rain, infiltration, sources, inflow segments, Manning maps) runs on Cartesian grids only so far; "
-    "this case runs on a mesh ([mesh])";
+const std::string segments_on_mesh =
+    "boundary segments run on Cartesian grids; on a mesh, give the stretch a physical line group of its own in the "
+    "mesh file and its condition under [boundary] (this case runs on a mesh, [mesh])";
 
-// The forcing sections of a grid case, after [time] (a series must last the run).
+// The forcing sections of a case, after [time] (a series must last the run).
 void read_forcing(const Reader& rd, const toml::table& root, const fs::path& base_dir, const CellCentres& at,
                   Problem& p) {
   if (const toml::table* r = rd.table(root, "", "rain")) {
@@ -1579,7 +1596,8 @@ void read_forcing(const Reader& rd, const toml::table& root, const fs::path& bas
     for (std::size_t k = 0; k < c.size(); ++k) p.scalars[k].rain = c[k];
   }
   if (const toml::table* i = rd.table(root, "", "infiltration")) read_infiltration(rd, *i, base_dir, at, p);
-  if (const toml::node* s = root.get("source")) read_sources(rd, *s, base_dir, p);
+  if (const toml::node* s = root.get("source")) read_sources(rd, *s, base_dir, at, p);
+  if (at.mesh) return;  // segments: refused with the mesh's boundaries
   if (const toml::table* b = rd.table(root, "", "boundary"))
     if (const toml::node* s = b->get("segment")) read_segments(rd, *s, base_dir, p);
 }
@@ -1759,7 +1777,7 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
     if (const toml::table* b = rd.table(root, "", "boundary")) {
       for (auto&& [k, v] : *b) {
         const std::string name(k.str());
-        if (name == "segment" && v.is_array()) rd.fail_at("boundary.segment", forcing_on_mesh);
+        if (name == "segment" && v.is_array()) rd.fail_at("boundary.segment", segments_on_mesh);
         const int group = mesh->find_boundary(name);
         if (group < 0) {
           std::string groups;
@@ -1799,9 +1817,6 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
         if (!(f->value >= 0)) rd.fail_at("physics.manning", "must be >= 0 (s/m^(1/3)), found " + num(f->value));
         p.physics.n_manning = f->value;
       } else {
-        if (mesh)
-          rd.fail_at("physics.manning", "a Manning map (an expression or a raster) runs on Cartesian grids only so "
-                                        "far; give a number on a mesh ([mesh])");
         // The map's friction is applied by the forcing after each step, the scheme's own by none.
         p.forcing.manning = forcing_field(rd, *f, at, p.z, 1.0, "s/m^(1/3)");
         p.physics.n_manning = 0;
@@ -1850,13 +1865,8 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
   if (mesh && p.scheme != Scheme::roe1)
     rd.fail_at("numerics.scheme", "unstructured meshes run the first-order scheme only (\"roe1\")");
 
-  // Forcing beyond the boundaries: grids only so far.
-  if (mesh) {
-    for (const char* key : {"rain", "infiltration", "source"})
-      if (root.contains(key)) rd.fail_at(key, forcing_on_mesh);
-  } else {
-    read_forcing(rd, root, base_dir, at, p);
-  }
+  // Forcing beyond the boundaries.
+  read_forcing(rd, root, base_dir, at, p);
 
   if (const toml::table* pt = rd.table(root, "", "parallel")) {
     if (mesh) rd.fail_at("parallel", parallel_on_mesh);

@@ -15,6 +15,7 @@
 
 #include "shallows/io/case.hpp"
 #include "shallows/mesh/structured/grid.hpp"
+#include "shallows/mesh/unstructured/locate.hpp"
 #include "shallows/mesh/unstructured/mesh.hpp"
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/fields.hpp"
@@ -92,48 +93,6 @@ struct Context {
   bool resuming() const { return !resume_times.empty(); }
   std::size_t cells() const { return static_cast<std::size_t>(mesh ? mesh->cells() : grid.cells()); }
 };
-
-// Bounding box of the nodes the cells use.
-struct Box {
-  double x0, y0, x1, y1;
-};
-Box mesh_box(const UnstructuredMesh& mesh);
-
-// Bounding box of cell c's nodes.
-inline Box cell_box(const UnstructuredMesh& m, std::size_t c) {
-  Box b{m.node_x[static_cast<std::size_t>(m.cell_nodes[4 * c])], m.node_y[static_cast<std::size_t>(m.cell_nodes[4 * c])],
-        0, 0};
-  b.x1 = b.x0;
-  b.y1 = b.y0;
-  for (std::size_t s = 1; s < 4; ++s) {
-    const mesh_index node = m.cell_nodes[4 * c + s];
-    if (node < 0) continue;
-    const auto n = static_cast<std::size_t>(node);
-    b.x0 = std::min(b.x0, m.node_x[n]);
-    b.x1 = std::max(b.x1, m.node_x[n]);
-    b.y0 = std::min(b.y0, m.node_y[n]);
-    b.y1 = std::max(b.y1, m.node_y[n]);
-  }
-  return b;
-}
-
-// Whether cell c (convex, counter-clockwise) holds (x, y), its edges included
-// up to rounding: a point on a shared edge is in both cells.
-inline bool cell_contains(const UnstructuredMesh& m, std::size_t c, double x, double y) {
-  const mesh_index* nodes = &m.cell_nodes[4 * c];
-  const int sides = nodes[3] < 0 ? 3 : 4;
-  // Relative to the first node: large map coordinates would cancel digits.
-  const double ox = m.node_x[static_cast<std::size_t>(nodes[0])], oy = m.node_y[static_cast<std::size_t>(nodes[0])];
-  const double px = x - ox, py = y - oy;
-  for (int s = 0; s < sides; ++s) {
-    const auto a = static_cast<std::size_t>(nodes[s]), b = static_cast<std::size_t>(nodes[(s + 1) % sides]);
-    const double ax = m.node_x[a] - ox, ay = m.node_y[a] - oy;
-    const double ex = m.node_x[b] - ox - ax, ey = m.node_y[b] - oy - ay;
-    const double cross = ex * (py - ay) - ey * (px - ax);  // |e| times the distance to the left of the edge
-    if (cross < -1e-9 * (ex * ex + ey * ey)) return false;
-  }
-  return true;
-}
 
 // Values written for one cell (the rules of docs/outputs.md): inactive -> all
 // NaN; h <= h_dry -> dry (h = hu = hv = u = v = 0, eta = z); else u = hu/h,

@@ -13,20 +13,6 @@
 
 namespace shallows::io::detail {
 
-Box mesh_box(const UnstructuredMesh& m) {
-  const double inf = std::numeric_limits<double>::infinity();
-  Box b{inf, inf, -inf, -inf};
-  for (mesh_index node : m.cell_nodes) {
-    if (node < 0) continue;
-    const auto n = static_cast<std::size_t>(node);
-    b.x0 = std::min(b.x0, m.node_x[n]);
-    b.y0 = std::min(b.y0, m.node_y[n]);
-    b.x1 = std::max(b.x1, m.node_x[n]);
-    b.y1 = std::max(b.y1, m.node_y[n]);
-  }
-  return b;
-}
-
 namespace {
 
 // The cell containing the point; the east/north edges belong to the last cell.
@@ -45,40 +31,17 @@ std::size_t grid_cell(const Grid& g, const Gauge& gauge) {
   return static_cast<std::size_t>(j * g.nx + i);
 }
 
-// One pass over the cells for all gauges (a few points against up to ~10^7
-// cells: cheaper than building a search structure over the cells). Gauges
-// sorted by x; each cell tests those within its x range. A point on a shared
-// edge or node goes to the lowest cell index holding it.
+// The mesh cell holding each gauge (cells_holding).
 std::vector<std::size_t> mesh_cells(const UnstructuredMesh& m, const std::vector<Gauge>& gauges) {
-  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
-  std::vector<std::size_t> order(gauges.size());
-  for (std::size_t g = 0; g < order.size(); ++g) order[g] = g;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return gauges[a].x < gauges[b].x; });
-  std::vector<double> xs(order.size());
-  for (std::size_t g = 0; g < order.size(); ++g) xs[g] = gauges[order[g]].x;
-
-  std::vector<std::size_t> cells(gauges.size(), none);
-  const auto n_cells = static_cast<std::ptrdiff_t>(m.cells());
-#pragma omp parallel
-  {
-    std::vector<std::size_t> mine(gauges.size(), none);  // lowest cell this thread found
-#pragma omp for schedule(static)
-    for (std::ptrdiff_t ci = 0; ci < n_cells; ++ci) {
-      const auto c = static_cast<std::size_t>(ci);
-      const auto [x0, y0, x1, y1] = cell_box(m, c);
-      // Margin for the edge tolerance of cell_contains.
-      const double pad = 1e-9 * std::max(x1 - x0, y1 - y0);
-      for (auto it = std::lower_bound(xs.begin(), xs.end(), x0 - pad); it != xs.end() && *it <= x1 + pad; ++it) {
-        const std::size_t g = order[static_cast<std::size_t>(it - xs.begin())];
-        if (mine[g] != none || gauges[g].y < y0 - pad || gauges[g].y > y1 + pad) continue;
-        if (cell_contains(m, c, gauges[g].x, gauges[g].y)) mine[g] = c;  // cells rise within a thread
-      }
-    }
-#pragma omp critical(shallows_gauge_cells)
-    for (std::size_t g = 0; g < gauges.size(); ++g) cells[g] = std::min(cells[g], mine[g]);
+  std::vector<double> x, y;
+  for (const Gauge& g : gauges) {
+    x.push_back(g.x);
+    y.push_back(g.y);
   }
-  for (std::size_t g = 0; g < gauges.size(); ++g)
-    if (cells[g] == none) {
+  const std::vector<index_t> found = cells_holding(m, x, y);
+  std::vector<std::size_t> cells;
+  for (std::size_t g = 0; g < gauges.size(); ++g) {
+    if (found[g] < 0) {
       const Box b = mesh_box(m);
       throw InputError("output.gauges: gauge \"" + gauges[g].name + "\" at (" + format_number(gauges[g].x) + ", " +
                        format_number(gauges[g].y) + ") is outside the mesh" +
@@ -86,6 +49,8 @@ std::vector<std::size_t> mesh_cells(const UnstructuredMesh& m, const std::vector
                        format_number(b.x0) + ", " + format_number(b.x1) + "] x [" + format_number(b.y0) + ", " +
                        format_number(b.y1) + "])");
     }
+    cells.push_back(static_cast<std::size_t>(found[g]));
+  }
   return cells;
 }
 

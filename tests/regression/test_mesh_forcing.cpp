@@ -4,18 +4,26 @@
 // exactly a grid, with rain, Green-Ampt or initial-and-constant loss, a
 // Manning map, a source and a sink, gives the Cartesian solver's state and
 // volumes; results do not depend on the thread count or the loop design; a
-// restart from the forcing state goes on bit for bit.
+// restart from the forcing state goes on bit for bit; a mesh case file with
+// radar rain, Green-Ampt, a Manning map and a source runs with its water
+// account closed.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
+#include <string>
 #include <vector>
 
+#include "shallows/io/case.hpp"
+#include "shallows/io/gmsh.hpp"
 #include "shallows/solver/backend.hpp"
+#include "shallows/solver/run.hpp"
 #include "shallows/solver/simulation.hpp"
 #include "support/measures.hpp"
 #include "support/mesh_problems.hpp"
 #include "support/problems.hpp"
+#include "support/rain_stack_file.hpp"
 
 namespace shallows {
 namespace {
@@ -245,6 +253,77 @@ TEST(MeshForcing, RestartFromTheForcingStateGoesOnBitForBit) {
   EXPECT_EQ(whole->forcing_volumes().infiltration, resumed->forcing_volumes().infiltration);
   EXPECT_EQ(whole->forcing_volumes().sources, resumed->forcing_volumes().sources);
 }
+
+#if defined(SHALLOWS_HAVE_NETCDF)
+// A case file on a mesh of perturbed triangles, walled: a radar stack whose
+// frames are uniform (so the rain falls exactly at each frame's rate on the
+// whole mesh whatever the sampling), Green-Ampt, a Manning map and a source.
+TEST(MeshForcingCase, RadarRainSoilAndSourceOnAMeshBalance) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "shallows_mesh_forcing_case";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  RectangleMeshSpec spec;
+  spec.x1 = 100;
+  spec.y1 = 60;
+  spec.nx = 25;
+  spec.ny = 15;
+  spec.perturbation = 0.25;
+  spec.shuffle = true;
+  io::write_gmsh(dir / "basin.msh", rectangle_mesh(spec), true);
+  test_support::StackFile stack;
+  stack.x = {-10, 30, 70, 110};
+  stack.y = {70, 30, -10};
+  stack.times = {0, 40, 70};
+  stack.time_units = "seconds since 2024-06-01 12:00:00";
+  const float rates[3] = {40, 100, 20};  // mm/h
+  stack.value = [&](std::size_t k, std::size_t, std::size_t) { return rates[k]; };
+  test_support::write_stack(dir / "radar.nc", stack);
+  const std::string text = R"(
+[mesh]
+file = "basin.msh"
+[bathymetry]
+z = "0.004 * x + 0.002 * y"
+[initial]
+eta = "x < 60 ? 0.3 : 0"
+[rain]
+rate = { file = "radar.nc", variable = "rr" }
+[infiltration]
+model = "green_ampt"
+conductivity = "x < 50 ? 20 : 5"
+suction = 0.1
+deficit = 0.3
+[physics]
+manning = "y < 30 ? 0.05 : 0.025"
+[[source]]
+name = "pump"
+x = 20.5
+y = 40.2
+discharge = 0.05
+[time]
+end = 90
+output_every = 45
+[output]
+dir = ")" + (dir / "out").string() + R"("
+format = ["netcdf"]
+)";
+  const io::Case c = io::parse_case(text, (dir / "case.toml").string(), dir);
+  RunOptions o;
+  o.backend.kind = "cpu";
+  o.backend.threads = 2;
+  o.progress = false;
+  o.quiet = true;
+  const RunSummary r = run_case(c, o);
+  const double area = 100.0 * 60.0;
+  const double expected = (40 * 40 + 100 * 30 + 20 * 20) / 3.6e6 * area;  // frames on [0,40), [40,70), [70,90]
+  EXPECT_NEAR(r.forcing.rain, expected, 1e-12 * expected);
+  EXPECT_NEAR(r.forcing.sources, 0.05 * 90, 1e-12 * 4.5);
+  EXPECT_GT(r.forcing.infiltration, 0);
+  EXPECT_TRUE(r.mass_balance.checked);
+  EXPECT_TRUE(r.mass_balance.ok) << r.mass_balance.relative_residual;
+  EXPECT_LE(std::abs(r.mass_balance.relative_residual), 1e-12);
+  std::filesystem::remove_all(dir);
+}
+#endif
 
 }  // namespace
 }  // namespace shallows

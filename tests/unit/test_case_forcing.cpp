@@ -16,6 +16,7 @@
 #include "shallows/io/gmsh.hpp"
 #include "shallows/io/time_series.hpp"
 #include "shallows/mesh/unstructured/generator.hpp"
+#include "shallows/mesh/unstructured/locate.hpp"
 #include "support/rain_stack_file.hpp"
 
 #include "support/case_fixture.hpp"
@@ -838,25 +839,48 @@ TEST_F(ForcingCaseTest, SegmentErrors) {
 
 // ------------------------------------------------------------------ meshes
 
-TEST_F(ForcingCaseTest, MeshesRefuseForcing) {
+TEST_F(ForcingCaseTest, MeshesTakeTheForcingAtTheirCells) {
   RectangleMeshSpec spec;
   spec.x1 = 4;
   spec.y1 = 2;
   spec.nx = 4;
   spec.ny = 2;
+  spec.shuffle = true;
   io::write_gmsh(dir_ / "m.msh", rectangle_mesh(spec), true);
   const std::string mesh = "[mesh]\nfile = \"m.msh\"\n[initial]\nh = 1\n[time]\nend = 1\n";
-  const std::string grids_only =
-      "forcing (rain, infiltration, sources, inflow segments, Manning maps) runs on Cartesian grids only so far; "
-      "this case runs on a mesh ([mesh])";
-  EXPECT_EQ(error_of(mesh + "[rain]\nrate = 3\n"), "case.toml: rain: " + grids_only);
-  EXPECT_EQ(error_of(mesh + "[infiltration]\nmodel = \"none\"\n"), "case.toml: infiltration: " + grids_only);
-  EXPECT_EQ(error_of(mesh + "[[source]]\nx = 1\ny = 1\ndischarge = 1\n"), "case.toml: source: " + grids_only);
+  const Problem p = parse(mesh +
+                          "[rain]\nrate = \"x < 2 ? 36 : 72\"\n"
+                          "[infiltration]\nmodel = \"green_ampt\"\nconductivity = \"y < 1 ? 3.6 : 7.2\"\n"
+                          "suction = 0.1\ndeficit = 0.3\n"
+                          "[physics]\nmanning = \"x < 1 ? 0.05 : 0.02\"\n"
+                          "[[source]]\nname = \"well\"\nx = 3.3\ny = 0.6\ndischarge = 0.5\n")
+                        .problem;
+  const UnstructuredMesh& m = *p.mesh;
+  const auto cells = static_cast<std::size_t>(m.cells());
+  ASSERT_EQ(p.forcing.rain.scale.size(), cells);
+  ASSERT_EQ(p.forcing.infiltration.p0.size(), cells);
+  ASSERT_EQ(p.forcing.manning.size(), cells);
+  EXPECT_EQ(p.physics.n_manning, 0.0);  // the map's friction comes with the forcing
+  for (std::size_t c = 0; c < cells; ++c) {
+    EXPECT_DOUBLE_EQ(p.forcing.rain.scale[c], (m.cell_x[c] < 2 ? 36 : 72) / 3.6e6);
+    EXPECT_DOUBLE_EQ(p.forcing.infiltration.p0[c], (m.cell_y[c] < 1 ? 3.6 : 7.2) / 3.6e6);
+    EXPECT_DOUBLE_EQ(p.forcing.manning[c], m.cell_x[c] < 1 ? 0.05 : 0.02);
+  }
+  // The source is in the cell that holds (3.3, 0.6).
+  ASSERT_EQ(p.forcing.sources.size(), 1u);
+  ASSERT_EQ(p.forcing.sources[0].cells.size(), 1u);
+  const auto c = static_cast<std::size_t>(p.forcing.sources[0].cells[0]);
+  EXPECT_TRUE(cell_contains(m, c, 3.3, 0.6));
+  EXPECT_GT(m.cell_x[c], 3.0);
+  EXPECT_LT(m.cell_y[c], 1.0);
+
+  EXPECT_EQ(error_of(mesh + "[[source]]\nx = 5\ny = 1\ndischarge = 1\n"),
+            "case.toml: source[0]: source 1 at (5, 1) is outside the mesh " + (dir_ / "m.msh").string() +
+                " (in no cell; bounding box [0, 4] x [0, 2])");
   EXPECT_EQ(error_of(mesh + "[[boundary.segment]]\nside = \"west\"\nfrom = 0\nto = 1\ntype = \"inflow\"\n"
                             "discharge = 1\n"),
-            "case.toml: boundary.segment: " + grids_only);
-  EXPECT_EQ(error_of(mesh + "[physics]\nmanning = \"0.03\"\n"),
-            "case.toml: physics.manning: a Manning map (an expression or a raster) runs on Cartesian grids only so "
-            "far; give a number on a mesh ([mesh])");
+            "case.toml: boundary.segment: boundary segments run on Cartesian grids; on a mesh, give the stretch a "
+            "physical line group of its own in the mesh file and its condition under [boundary] (this case runs on a "
+            "mesh, [mesh])");
   EXPECT_DOUBLE_EQ(parse(mesh + "[physics]\nmanning = 0.03\n").problem.physics.n_manning, 0.03);
 }
