@@ -13,6 +13,8 @@
 // the divisions and square roots), so that neither design computes one per
 // edge side. After the update, the forcing (rain, infiltration, a Manning
 // map, sources: forcing_cpu.hpp, the grids' pass over the mesh's cells).
+// Where a boundary group is not a wall, the water each step moves through
+// the boundary edges is accounted, for the mass balance.
 #include <omp.h>
 
 #include <algorithm>
@@ -27,6 +29,7 @@
 #include "shallows/exec/cpu_backend.hpp"
 #include "shallows/exec/mesh_fields.hpp"
 #include "shallows/physics/cell_update.hpp"
+#include "shallows/solver/mass_balance.hpp"
 
 namespace shallows {
 namespace {
@@ -63,6 +66,15 @@ class MeshCpuBackend final : public Backend {
       const auto e = static_cast<std::size_t>(mesh_.edges);
       for (auto* v : {&fl_h_, &fl_hu_, &fl_hv_, &fr_h_, &fr_hu_, &fr_hv_, &speed_}) v->assign(e, Real(0));
     }
+    boundary_kept_ = !closed_domain(p);
+    if (boundary_kept_) {
+      boundary_.assign(2 * p.mesh_boundary.size(), 0.0);
+      for (index_t e = 0; e < mesh_.edges; ++e) {
+        const mesh_index r = mesh_.edge_right[static_cast<std::size_t>(e)];
+        if (r < 0 && p.mesh_boundary[static_cast<std::size_t>(boundary_group(r))].kind != BoundaryKind::wall)
+          open_edges_.push_back(static_cast<mesh_index>(e));
+      }
+    }
     if (track_maxima_) {
       max_h_.assign(n, 0.0);
       max_speed_.assign(n, 0.0);
@@ -80,6 +92,7 @@ class MeshCpuBackend final : public Backend {
     if (!std::isfinite(rate)) throw std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");
     double dt = rate > 0 ? cfl_ / rate : dt_max;
     dt = std::min(dt, dt_max);
+    if (boundary_kept_) account_boundary(dt);
     apply_rhs(static_cast<Real>(dt));
     forcing_.apply({mesh_.h.data(), mesh_.hu.data(), mesh_.hv.data(), mesh_.z.data()}, no_scalars_, t, dt, physics_,
                    sum_reducer());
@@ -88,10 +101,27 @@ class MeshCpuBackend final : public Backend {
   }
 
   ForcingVolumes forcing_volumes() const override { return forcing_.volumes(); }
-  void read_forcing_state(ForcingState& out) const override { forcing_.read(out); }
+  void read_forcing_state(ForcingState& out) const override {
+    forcing_.read(out);
+    out.boundary = boundary_;
+  }
   void load_forcing_state(const ForcingState& in) override {
-    check_load_size(in.boundary.empty(), "load_forcing_state");
-    forcing_.load(in);
+    check_load_size(in.boundary.size() == boundary_.size(), "load_forcing_state");
+    ForcingState forcing = in;
+    forcing.boundary.clear();
+    forcing_.load(forcing);
+    boundary_ = in.boundary;
+  }
+
+  // The water through the boundary groups, summed over the groups in order.
+  BoundaryFlow boundary_flow() const override {
+    if (!boundary_kept_) return {};
+    BoundaryFlow f{0, 0};
+    for (std::size_t g = 0; 2 * g < boundary_.size(); ++g) {
+      f.in += boundary_[2 * g];
+      f.out += boundary_[2 * g + 1];
+    }
+    return f;
   }
 
   void read_state(Fields& out) const override {
@@ -243,6 +273,29 @@ class MeshCpuBackend final : public Backend {
     positivity_volume_ += gained;
   }
 
+  // Before the update of a step of dt, from the state it starts from: the
+  // water through each boundary edge that is not a wall, dt |Gamma| F*, with
+  // F* = q.n + to_left.h the edge's numerical mass flux out of its cell (the
+  // fluctuation form of mesh_edges.hpp with the cell's own flux; summed over
+  // the cells the fluxes of the interior edges cancel, so the volume changes
+  // by the account to round-off). Edges in order: the same bits for any
+  // thread count.
+  void account_boundary(double dt) {
+    const MeshArrays<Real> m = mesh_.arrays();
+    const MeshState<Real> q = state();
+    const ComputedPrimitives<Real> cells{m, q, physics_};
+    for (const mesh_index e : open_edges_) {
+      const mesh_index c = m.edge_left[e];
+      const EdgeFluctuation<Real> f = evaluate_mesh_edge(m, cells, e, cells(c), physics_);
+      const double qn = static_cast<double>(q.hu[c]) * static_cast<double>(m.edge_nx[e]) +
+                        static_cast<double>(q.hv[c]) * static_cast<double>(m.edge_ny[e]);
+      const double out = (qn + static_cast<double>(f.to_left.h)) * static_cast<double>(m.edge_length[e]) * dt;
+      const auto g = static_cast<std::size_t>(boundary_group(m.edge_right[e]));
+      if (out > 0) boundary_[2 * g + 1] += out;
+      else boundary_[2 * g] -= out;
+    }
+  }
+
   void update_maxima(double t) {
     const double h_dry = static_cast<double>(physics_.h_dry);
 #pragma omp parallel for num_threads(threads_) schedule(static, 4096)
@@ -270,6 +323,10 @@ class MeshCpuBackend final : public Backend {
   std::vector<double> max_h_, max_speed_, arrival_;
   double positivity_volume_ = 0;
   detail::CpuForcing<Real, detail::MeshCells> forcing_;
+  // The water through the boundary groups (m^3; in, out per group), kept where one is not a wall.
+  bool boundary_kept_ = false;
+  std::vector<mesh_index> open_edges_;  // boundary edges of groups that are not walls, in edge order
+  std::vector<double> boundary_;
   std::vector<std::vector<Real>> no_scalars_;  // meshes carry no passive scalars
 };
 
