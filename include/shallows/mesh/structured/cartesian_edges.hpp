@@ -8,17 +8,24 @@
 
 namespace shallows {
 
+// The Roe solver across an edge of the axis. A function, not a lambda: the
+// host compiler keeps a lambda out of line once several callers instantiate
+// it (the boundary account's), a call per edge that cost the CPU executor
+// 5x; SHALLOWS_HD forces it inline.
+template <int axis, class Real>
+SHALLOWS_HD EdgeFluctuation<Real> roe_along(const CellPrimitive<Real>& a, const CellPrimitive<Real>& b,
+                                            const PhysicsParams<Real>& p) {
+  if constexpr (axis == 0) {
+    return roe_x(a, b, p);
+  } else {
+    return roe_y(a, b, p);
+  }
+}
+
 // axis 0: x-edge (left = west, right = east); axis 1: y-edge (left = south, right = north).
 template <int axis, class Real>
 SHALLOWS_HD EdgeFluctuation<Real> cartesian_edge(const CellPrimitive<Real>& l, const CellPrimitive<Real>& r,
                                                  const PhysicsParams<Real>& p) {
-  const auto solve = [&p](const CellPrimitive<Real>& a, const CellPrimitive<Real>& b) {
-    if constexpr (axis == 0) {
-      return roe_x(a, b, p);
-    } else {
-      return roe_y(a, b, p);
-    }
-  };
   // The wall image of a cell: normal discharge and velocity reversed.
   const auto mirror = [](CellPrimitive<Real> q) {
     if constexpr (axis == 0) {
@@ -41,9 +48,9 @@ SHALLOWS_HD EdgeFluctuation<Real> cartesian_edge(const CellPrimitive<Real>& l, c
   const bool active_r = !math::is_nan(r.z);
 #if defined(__CUDA_ARCH__)
   // Nearly every edge has two active sides: skip the selects (same values).
-  if (active_l & active_r) return solve(l, r);
+  if (active_l & active_r) return roe_along<axis>(l, r, p);
 #endif
-  EdgeFluctuation<Real> f = solve(pick(active_l, l, mirror(r)), pick(active_r, r, mirror(l)));
+  EdgeFluctuation<Real> f = roe_along<axis>(pick(active_l, l, mirror(r)), pick(active_r, r, mirror(l)), p);
   const State<Real> none{Real(0), Real(0), Real(0)};
   f.to_left = detail::select(active_l, f.to_left, none);
   f.to_right = detail::select(active_r, f.to_right, none);
