@@ -553,5 +553,22 @@ TEST(CudaSanitizer, SmallRunOfEveryMeshDesign) {
   }
 }
 
+// Forcing on meshes runs on the CPU so far: the GPU refuses it when the run
+// starts, naming the way out, instead of running without it.
+TEST(CudaMeshBackend, ForcingIsRefusedWithAClearMessage) {
+  SHALLOWS_REQUIRE_GPU();
+  Problem p = dam_break(unit_square(4, RectangleCells::triangles), Precision::double_precision);
+  p.forcing.rain.rate = TimeSeries::constant(1e-5);
+  BackendOptions o;
+  o.kind = "cuda";
+  try {
+    make_backend(p, o);
+    FAIL() << "the GPU mesh executor ran with forcing";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("on meshes run on the CPU only so far (--backend cpu)"), std::string::npos)
+        << e.what();
+  }
+}
+
 } // namespace
 #endif  // SHALLOWS_HAVE_CUDA
