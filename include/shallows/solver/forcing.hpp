@@ -92,17 +92,18 @@ struct BoundaryFlow {
   bool kept() const { return !(in != in) && !(out != out); }
 };
 
-// What the forcing of a grid run carries from step to step: the cumulative
+// What the forcing of a run carries from step to step: the cumulative
 // infiltration of each cell and the accounts of the volumes moved, kept per
-// grid row (depths summed over the row's cells and over the steps) and per
-// source (m^3), so that a restarted run sums them in the same order as an
-// uninterrupted one.
+// grid row (depths summed over the row's cells and over the steps; on a mesh
+// per block of cells, in m^3) and per source (m^3), so that a restarted run
+// sums them in the same order as an uninterrupted one.
 struct ForcingState {
   std::vector<double> infiltration;  // m, interior cells row-major; empty without infiltration
   std::vector<double> rain_rows, infiltration_rows;
   std::vector<double> sources;
-  // Water in and out through each side (m^3; west in, west out, east in, ...),
-  // where the executor keeps that account (Backend::boundary_flow).
+  // Water in and out through each side (m^3; west in, west out, east in, ...;
+  // a mesh: per boundary group), where the executor keeps that account
+  // (Backend::boundary_flow).
   std::vector<double> boundary;
 
   // The accounts summed in row and source order; area: a cell's area.

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The forcing of a grid run on the CPU (Problem::forcing): after each full
-// step, every active cell's forcing (apply_cell_forcing), then the volume
-// sources in their order. The reference the CUDA executors follow. On a rank
-// of a distributed run (Problem::owned set) its accounts hold the owned
-// cells only, and a source's cells outside the rank's block are -1.
-#include <algorithm>
-#include <cstring>
+// The forcing of a grid or mesh run on the CPU (Problem::forcing): after
+// each full step, every active cell's forcing (apply_cell_forcing), then the
+// volume sources in their order; GridCells and MeshCells say where the cells
+// are. The reference the CUDA executors follow. On a rank of a distributed
+// run (Problem::owned set) its accounts hold the owned cells only, and a
+// source's cells outside the rank's block are -1.
 #include <omp.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
