@@ -243,9 +243,12 @@ Checkpoint read_file(const fs::path& file, const Case& c) {
   if (maxima)
     for (std::vector<double>* f : {&k.maxima.max_h, &k.maxima.max_speed, &k.maxima.arrival_time})
       *f = r.field<double>(n);
-  // The forcing state: no longer than the run's cells, rows and sources.
-  const std::size_t limits[5] = {n, static_cast<std::size_t>(p.grid.ny), static_cast<std::size_t>(p.grid.ny),
-                                 p.forcing.sources.size(), 8};
+  // The forcing state: no longer than the run's cells, rows (a mesh: blocks
+  // of cells), sources and sides (a mesh: boundary groups); the executor
+  // checks the exact sizes when it loads them.
+  const std::size_t rows = p.on_mesh() ? n : static_cast<std::size_t>(p.grid.ny);
+  const std::size_t sides = p.on_mesh() ? 2 * p.mesh_boundary.size() : 8;
+  const std::size_t limits[5] = {n, rows, rows, p.forcing.sources.size(), sides};
   std::vector<double>* parts[5] = {&k.forcing.infiltration, &k.forcing.rain_rows, &k.forcing.infiltration_rows,
                                    &k.forcing.sources, &k.forcing.boundary};
   for (int i = 0; i < 5; ++i) {

@@ -53,6 +53,14 @@ TEST(Restart, KilledGridRunWithForcingContinuesByteForByte) {
 TEST(Restart, KilledMeshRunContinuesByteForByte) {
   kill_and_restart({"mesh-double", kMesh, "--set time.end=6 --set time.output_every=2", 4.5, 3.0});
   kill_and_restart({"mesh-float", kMesh, "--precision float --set time.end=6 --set time.output_every=2", 4.5, 3.0});
+  // With rain, Green-Ampt, a Manning map and a source: the forcing state (blocks of cells) and the water
+  // through the mesh's boundary groups travel in the checkpoint.
+  kill_and_restart({"mesh-forcing", kMesh,
+                    "--set time.end=6 --set time.output_every=2 --set rain.rate=120 "
+                    "--set 'infiltration={model=\"green_ampt\",conductivity=30,suction=0.1,deficit=0.3}' "
+                    "--set 'physics.manning=\"x < 100 ? 0.03 : 0.05\"' "
+                    "--set 'source=[{name=\"well\",x=170.0,y=30.0,discharge=0.5}]'",
+                    4.5, 3.0});
 }
 
 // A run of s000-t1 to t = 3 s stopped by SIGTERM at t = 1.2 s.

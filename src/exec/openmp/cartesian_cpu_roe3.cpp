@@ -18,6 +18,10 @@
 // The bed's reconstruction at the quadrature points is computed once, for the
 // interior and the first ghost ring (the bed is static; ghost beds mirror the
 // interior).
+//
+// Where a side is not a wall, each stage also accounts the water its
+// right-hand side moves through the sides (account_boundary), weighted as
+// SSP-RK3 weighs the stage's L in U^{n+1}: 1/6, 1/6, 2/3.
 #include <omp.h>
 
 #if defined(__SSE__) || defined(__x86_64__)
@@ -38,6 +42,7 @@
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/numerics/roe3.hpp"
 #include "shallows/numerics/ssp_rk3.hpp"
+#include "shallows/solver/mass_balance.hpp"
 
 namespace shallows {
 namespace {
@@ -81,6 +86,8 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
     rhs_hu_.assign(cells, Real(0));
     rhs_hv_.assign(cells, Real(0));
     row_gain_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
+    // The water crossing the sides, where one may cross (one process: a rank's block edges are not sides).
+    this->boundary_kept_ = !closed_domain(p) && p.owned.cells() == 0;
     // About four blocks of rows per thread (results do not depend on the split).
     rows_per_block_ = std::max<index_t>(4, (grid_.ny + 4 * threads_ - 1) / (4 * threads_));
     compute_bed_points();
@@ -105,6 +112,7 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
         dt = rate > 0 ? cfl_ / rate : dt_max;
         dt = std::min(dt, dt_max);
       }
+      if (this->boundary_kept_) account_boundary(src, kStageWeight[k] * static_cast<double>(static_cast<Real>(dt)));
       apply_stage(k, src, k == ssp_rk3::stages - 1 ? state_arrays() : stage_arrays(), static_cast<Real>(dt));
     }
     this->finish_step(t, dt);
@@ -203,6 +211,63 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
       }
     }
     return finite ? max_rate : std::numeric_limits<double>::quiet_NaN();
+  }
+
+  // The weight of stage k's L in U^{n+1} (ssp_rk3.hpp): U^{n+1} = U^n + dt (L0 + L1 + 4 L2) / 6.
+  static constexpr double kStageWeight[ssp_rk3::stages] = {1.0 / 6.0, 1.0 / 6.0, 2.0 / 3.0};
+
+  // The water stage input a's right-hand side moves through each side over
+  // `dt_weight` (the stage's weight times dt), added to the sides' account:
+  // through a boundary edge, at each of its two Gauss points (weights 1/2),
+  // the inside cell's normal discharge at the point less the fluctuation the
+  // edge gives it, as cell_rhs sums them (its interior term holds the cell's
+  // own normal fluxes). Summed over the cells, the interior edges cancel, so
+  // the volume changes by the account to round-off. Edges in a fixed order.
+  void account_boundary(const StateArrays<Real>& a, double dt_weight) {
+    const Grid& g = grid_;
+    const auto add = [&](Side side, double inflow, double length) {
+      const auto s = static_cast<std::size_t>(side);
+      const double v = inflow * length * dt_weight;
+      if (v > 0) this->boundary_[2 * s] += v;
+      else this->boundary_[2 * s + 1] -= v;
+    };
+    const auto active = [&](index_t i, index_t j) { return !math::is_nan(a.z[g.index(i, j)]); };
+    for (index_t j = 0; j < g.ny; ++j) {
+      if (active(0, j)) {
+        const roe3::CellTrace<Real> in = trace_at(a, g.index(0, j));
+        const roe3::EdgePair<Real> e = roe3::edge_pair<0>(trace_at(a, g.index(-1, j)), in, physics_);
+        double q = 0;
+        for (int l = 0; l < 2; ++l)
+          q += static_cast<double>(in.hu[recon::west + l]) - static_cast<double>(e.f[l].to_right.h);
+        add(Side::west, 0.5 * q, g.dy);
+      }
+      if (active(g.nx - 1, j)) {
+        const roe3::CellTrace<Real> in = trace_at(a, g.index(g.nx - 1, j));
+        const roe3::EdgePair<Real> e = roe3::edge_pair<0>(in, trace_at(a, g.index(g.nx, j)), physics_);
+        double q = 0;
+        for (int l = 0; l < 2; ++l)
+          q += static_cast<double>(in.hu[recon::east + l]) + static_cast<double>(e.f[l].to_left.h);
+        add(Side::east, -0.5 * q, g.dy);
+      }
+    }
+    for (index_t i = 0; i < g.nx; ++i) {
+      if (active(i, 0)) {
+        const roe3::CellTrace<Real> in = trace_at(a, g.index(i, 0));
+        const roe3::EdgePair<Real> e = roe3::edge_pair<1>(trace_at(a, g.index(i, -1)), in, physics_);
+        double q = 0;
+        for (int l = 0; l < 2; ++l)
+          q += static_cast<double>(in.hv[recon::south + l]) - static_cast<double>(e.f[l].to_right.h);
+        add(Side::south, 0.5 * q, g.dx);
+      }
+      if (active(i, g.ny - 1)) {
+        const roe3::CellTrace<Real> in = trace_at(a, g.index(i, g.ny - 1));
+        const roe3::EdgePair<Real> e = roe3::edge_pair<1>(in, trace_at(a, g.index(i, g.ny)), physics_);
+        double q = 0;
+        for (int l = 0; l < 2; ++l)
+          q += static_cast<double>(in.hv[recon::north + l]) + static_cast<double>(e.f[l].to_left.h);
+        add(Side::north, -0.5 * q, g.dx);
+      }
+    }
   }
 
   // dst = stage k of SSP-RK3 from U^n (fields_), the stage input src and rhs.
