@@ -90,6 +90,17 @@ struct BoundaryFlow {
   double in = std::numeric_limits<double>::quiet_NaN();
   double out = std::numeric_limits<double>::quiet_NaN();
   bool kept() const { return !(in != in) && !(out != out); }
+
+  // The sum of an account kept as (in, out) pairs, one per side or boundary
+  // group (ForcingState::boundary), in their order.
+  static BoundaryFlow of_pairs(const double* in_out, std::size_t pairs) {
+    BoundaryFlow f{0, 0};
+    for (std::size_t s = 0; s < pairs; ++s) {
+      f.in += in_out[2 * s];
+      f.out += in_out[2 * s + 1];
+    }
+    return f;
+  }
 };
 
 // What the forcing of a run carries from step to step: the cumulative

@@ -440,12 +440,7 @@ class CudaExecutor final : public CudaBackend {
   BoundaryFlow boundary_flow() const override {
     if (!boundary_kept_) return {};
     const std::vector<double> v = read_boundary();
-    BoundaryFlow f{0, 0};
-    for (std::size_t s = 0; s < 4; ++s) {
-      f.in += v[2 * s];
-      f.out += v[2 * s + 1];
-    }
-    return f;
+    return BoundaryFlow::of_pairs(v.data(), 4);
   }
 
   // Halo rectangles: strided copies of the current state through the host

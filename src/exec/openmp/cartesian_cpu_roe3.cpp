@@ -225,49 +225,42 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
   // the volume changes by the account to round-off. Edges in a fixed order.
   void account_boundary(const StateArrays<Real>& a, double dt_weight) {
     const Grid& g = grid_;
-    const auto add = [&](Side side, double inflow, double length) {
-      const auto s = static_cast<std::size_t>(side);
-      const double v = inflow * length * dt_weight;
-      if (v > 0) this->boundary_[2 * s] += v;
-      else this->boundary_[2 * s + 1] -= v;
+    const auto edge = [&](Side side, index_t i, index_t j, double length) {
+      if (math::is_nan(a.z[g.index(i, j)])) return;
+      const bool x = side == Side::west || side == Side::east;
+      const index_t di = side == Side::west ? -1 : side == Side::east ? 1 : 0;
+      const index_t dj = side == Side::south ? -1 : side == Side::north ? 1 : 0;
+      const double rate = x ? inflow_through<0>(a, g.index(i, j), g.index(i + di, j), side == Side::west)
+                            : inflow_through<1>(a, g.index(i, j), g.index(i, j + dj), side == Side::south);
+      this->add_boundary(side, rate * length * dt_weight);
     };
-    const auto active = [&](index_t i, index_t j) { return !math::is_nan(a.z[g.index(i, j)]); };
     for (index_t j = 0; j < g.ny; ++j) {
-      if (active(0, j)) {
-        const roe3::CellTrace<Real> in = trace_at(a, g.index(0, j));
-        const roe3::EdgePair<Real> e = roe3::edge_pair<0>(trace_at(a, g.index(-1, j)), in, physics_);
-        double q = 0;
-        for (int l = 0; l < 2; ++l)
-          q += static_cast<double>(in.hu[recon::west + l]) - static_cast<double>(e.f[l].to_right.h);
-        add(Side::west, 0.5 * q, g.dy);
-      }
-      if (active(g.nx - 1, j)) {
-        const roe3::CellTrace<Real> in = trace_at(a, g.index(g.nx - 1, j));
-        const roe3::EdgePair<Real> e = roe3::edge_pair<0>(in, trace_at(a, g.index(g.nx, j)), physics_);
-        double q = 0;
-        for (int l = 0; l < 2; ++l)
-          q += static_cast<double>(in.hu[recon::east + l]) + static_cast<double>(e.f[l].to_left.h);
-        add(Side::east, -0.5 * q, g.dy);
-      }
+      edge(Side::west, 0, j, g.dy);
+      edge(Side::east, g.nx - 1, j, g.dy);
     }
     for (index_t i = 0; i < g.nx; ++i) {
-      if (active(i, 0)) {
-        const roe3::CellTrace<Real> in = trace_at(a, g.index(i, 0));
-        const roe3::EdgePair<Real> e = roe3::edge_pair<1>(trace_at(a, g.index(i, -1)), in, physics_);
-        double q = 0;
-        for (int l = 0; l < 2; ++l)
-          q += static_cast<double>(in.hv[recon::south + l]) - static_cast<double>(e.f[l].to_right.h);
-        add(Side::south, 0.5 * q, g.dx);
-      }
-      if (active(i, g.ny - 1)) {
-        const roe3::CellTrace<Real> in = trace_at(a, g.index(i, g.ny - 1));
-        const roe3::EdgePair<Real> e = roe3::edge_pair<1>(in, trace_at(a, g.index(i, g.ny)), physics_);
-        double q = 0;
-        for (int l = 0; l < 2; ++l)
-          q += static_cast<double>(in.hv[recon::north + l]) + static_cast<double>(e.f[l].to_left.h);
-        add(Side::north, -0.5 * q, g.dx);
-      }
+      edge(Side::south, i, 0, g.dx);
+      edge(Side::north, i, g.ny - 1, g.dx);
     }
+  }
+
+  // Flux into the domain per unit length through the boundary edge of cell
+  // `inside` whose ghost is `ghost` (ghost_first: the ghost is the edge's left
+  // cell, west or south): the mean over the two Gauss points of the inside
+  // trace's normal discharge less the fluctuation the edge gives it.
+  template <int axis>
+  double inflow_through(const StateArrays<Real>& a, index_t inside, index_t ghost, bool ghost_first) const {
+    const roe3::CellTrace<Real> in = trace_at(a, inside), out = trace_at(a, ghost);
+    const roe3::EdgePair<Real> e =
+        ghost_first ? roe3::edge_pair<axis>(out, in, physics_) : roe3::edge_pair<axis>(in, out, physics_);
+    const Real* qn = axis == 0 ? in.hu : in.hv;
+    const int point = axis == 0 ? (ghost_first ? recon::west : recon::east) : (ghost_first ? recon::south : recon::north);
+    double q = 0;
+    for (int l = 0; l < 2; ++l) {
+      q += ghost_first ? static_cast<double>(qn[point + l]) - static_cast<double>(e.f[l].to_right.h)
+                       : static_cast<double>(qn[point + l]) + static_cast<double>(e.f[l].to_left.h);
+    }
+    return ghost_first ? 0.5 * q : -0.5 * q;
   }
 
   // dst = stage k of SSP-RK3 from U^n (fields_), the stage input src and rhs.

@@ -78,13 +78,7 @@ class CpuGridBackend : public Backend {
   }
 
   BoundaryFlow boundary_flow() const override {
-    if (!boundary_kept_) return {};
-    BoundaryFlow f{0, 0};
-    for (std::size_t s = 0; s < 4; ++s) {
-      f.in += boundary_[2 * s];
-      f.out += boundary_[2 * s + 1];
-    }
-    return f;
+    return boundary_kept_ ? BoundaryFlow::of_pairs(boundary_.data(), 4) : BoundaryFlow{};
   }
 
   std::size_t box_bytes(const CellBox& box) const override {
@@ -165,10 +159,7 @@ class CpuGridBackend : public Backend {
     const double dt_dy = dt * g.dy, dt_dx = dt * g.dx;
     const auto at = [&](index_t c) { return State<Real>{fields_.h[c], fields_.hu[c], fields_.hv[c]}; };
     const auto add = [&](Side side, index_t ghost, index_t inside, double length) {
-      const double rate = boundary_inflow_rate(side, at(ghost), at(inside), fields_.z[inside], physics_);
-      const auto s = static_cast<std::size_t>(side);
-      if (rate > 0) boundary_[2 * s] += rate * length;
-      else boundary_[2 * s + 1] -= rate * length;
+      add_boundary(side, boundary_inflow_rate(side, at(ghost), at(inside), fields_.z[inside], physics_) * length);
     };
     for (index_t j = 0; j < g.ny; ++j) {
       add(Side::west, g.index(-1, j), g.index(0, j), dt_dy);
@@ -178,6 +169,13 @@ class CpuGridBackend : public Backend {
       add(Side::south, g.index(i, -1), g.index(i, 0), dt_dx);
       add(Side::north, g.index(i, g.ny), g.index(i, g.ny - 1), dt_dx);
     }
+  }
+
+  // A volume through a side into its account: in where > 0, else out.
+  void add_boundary(Side side, double volume) {
+    const auto s = static_cast<std::size_t>(side);
+    if (volume > 0) boundary_[2 * s] += volume;
+    else boundary_[2 * s + 1] -= volume;
   }
 
   // After the scheme's step from t to t + dt: the forcing, then what the next step reads.

@@ -115,13 +115,7 @@ class MeshCpuBackend final : public Backend {
 
   // The water through the boundary groups, summed over the groups in order.
   BoundaryFlow boundary_flow() const override {
-    if (!boundary_kept_) return {};
-    BoundaryFlow f{0, 0};
-    for (std::size_t g = 0; 2 * g < boundary_.size(); ++g) {
-      f.in += boundary_[2 * g];
-      f.out += boundary_[2 * g + 1];
-    }
-    return f;
+    return boundary_kept_ ? BoundaryFlow::of_pairs(boundary_.data(), boundary_.size() / 2) : BoundaryFlow{};
   }
 
   void read_state(Fields& out) const override {
