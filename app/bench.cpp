@@ -33,6 +33,7 @@
 
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/mpi/context.hpp"
+#include "shallows/exec/mpi/decomposition.hpp"
 #include "shallows/exec/mpi/distributed_backend.hpp"
 #include "shallows/solver/simulation.hpp"
 
@@ -58,19 +59,21 @@ Problem blank(index_t nx, index_t ny, double x0, double lx, double y0, double ly
   return p;
 }
 
-Problem s004(const std::string& name, index_t n, Precision precision) {
+// S004 on n x n cells, or tiles_x x tiles_y copies of it side by side (the
+// same cells and initial state in each: weak scaling, one tile per rank).
+Problem s004(const std::string& name, index_t n, Precision precision, int tiles_x = 1, int tiles_y = 1) {
   const bool dynamic = name == "s004-t2";
   const double x0 = dynamic ? -10 : 0, len = dynamic ? 20 : 10;
-  Problem p = blank(n, n, x0, len, x0, len);
+  Problem p = blank(n * tiles_x, n * tiles_y, x0, len * tiles_x, x0, len * tiles_y);
   // S004-T2: a dry tolerance of 1e-3 m leaves about two thirds of the domain dry.
   p.physics.h_dry = dynamic ? 1e-3 : 1e-6;
-  for (index_t j = 0; j < n; ++j) {
-    for (index_t i = 0; i < n; ++i) {
-      const double x = p.grid.x_center(i), y = p.grid.y_center(j);
+  for (index_t j = 0; j < p.grid.ny; ++j) {
+    for (index_t i = 0; i < p.grid.nx; ++i) {
+      const double x = p.grid.x_center(i % n), y = p.grid.y_center(j % n);
       double h = dynamic ? 16 * std::exp(-(x * x + y * y) / 5)
                          : std::exp(-((x - 5) * (x - 5) + (y - 5) * (y - 5)) / 20);
       if (h <= p.physics.h_dry) h = 0;
-      p.h[static_cast<std::size_t>(j * n + i)] = h;
+      p.h[static_cast<std::size_t>(j * p.grid.nx + i)] = h;
     }
   }
   p.cfl = 0.9;
@@ -204,12 +207,13 @@ void run_cpu(const Config& cfg, const std::vector<std::string>& precisions, cons
   }
 }
 
-// Under mpirun: S004 distributed over the job's ranks at each halo width k.
-// Each column of a step's split is the largest over the ranks (the slowest
-// rank sets the pace), per step, after a warm-up; halo B/step is what the
-// busiest rank sends. Every rank runs this; rank 0 prints.
+// Under mpirun: S004 distributed over the job's ranks at each halo width k
+// (weak: n x n cells per rank, S004 tiled over the process grid; else n x n
+// in all). Each column of a step's split is the largest over the ranks (the
+// slowest rank sets the pace), per step, after a warm-up; halo B/step is
+// what the busiest rank sends. Every rank runs this; rank 0 prints.
 void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, const std::vector<index_t>& sizes,
-             const std::vector<int>& halo_steps, int ranks_x, int ranks_y, std::ostringstream& rows) {
+             const std::vector<int>& halo_steps, int ranks_x, int ranks_y, bool weak, std::ostringstream& rows) {
   const bool root = mpi::rank() == 0;
   const int threads = cfg.threads > 0 ? cfg.threads : 1;  // one core per rank unless told
   if (root) {
@@ -220,7 +224,12 @@ void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, cons
   for (const std::string& prec : precisions) {
     const Precision precision = prec == "float" ? Precision::single_precision : Precision::double_precision;
     for (index_t n : sizes) {
-      const Problem p = s004(cfg.case_name, n, precision);
+      if (weak) {
+        const mpi::ProcessGrid pg = mpi::choose_process_grid(mpi::size(), n, n, ranks_x, ranks_y);
+        ranks_x = pg.px;
+        ranks_y = pg.py;
+      }
+      const Problem p = weak ? s004(cfg.case_name, n, precision, ranks_x, ranks_y) : s004(cfg.case_name, n, precision);
       for (int k : halo_steps) {
         BackendOptions options;
         options.kind = cfg.backend;
@@ -259,7 +268,7 @@ void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, cons
                       "| %s | %s | %d | %dx%d | %d | %d | %s | %lldx%lld | %lld | %.3f | %.3g | %.3f | %.3f | %.3f | "
                       "%.3f | %.3f | %.0f |",
                       cfg.case_name.c_str(), sim.backend().name().c_str(), mpi::size(), d->ranks_x(), d->ranks_y(),
-                      threads, k, prec.c_str(), static_cast<long long>(n), static_cast<long long>(n),
+                      threads, k, prec.c_str(), static_cast<long long>(p.grid.nx), static_cast<long long>(p.grid.ny),
                       static_cast<long long>(steps), elapsed, rate, split[0] * per_step, split[1] * per_step,
                       split[2] * per_step, split[3] * per_step, split[4] * per_step,
                       halo / static_cast<double>(steps));
@@ -614,6 +623,7 @@ void add_bench_options(CLI::App& sub, BenchOptions& o) {
   sub.add_option("--ranks-x", o.ranks_x, "Under mpirun: ranks along x (default: from the grid's aspect ratio)")
       ->check(CLI::Range(1, 1 << 16));
   sub.add_option("--ranks-y", o.ranks_y, "Under mpirun: ranks along y")->check(CLI::Range(1, 1 << 16));
+  sub.add_flag("--weak", o.weak, "Under mpirun: -n cells per side per rank, S004 repeated on every rank's block");
   sub.add_option("--append", o.append, "Append the table rows to this markdown file");
   sub.add_option("--machine", o.machine, "Machine description for the results file (CPU rows)");
   sub.add_option("--commit", o.commit, "Commit description for the results file");
@@ -650,8 +660,8 @@ int bench_command(const BenchOptions& o) {
   }
 
   std::ostringstream rows;
-  if (!o.halo_steps.empty() && !mpi::active()) {
-    std::fprintf(stderr, "shallows bench: --halo-steps times runs on several ranks: start it under mpirun\n");
+  if ((!o.halo_steps.empty() || o.weak) && !mpi::active()) {
+    std::fprintf(stderr, "shallows bench: --halo-steps and --weak time runs on several ranks: start it under mpirun\n");
     return 1;
   }
   try {
@@ -662,7 +672,7 @@ int bench_command(const BenchOptions& o) {
         }
         cfg.case_name = job.case_name;
         const std::vector<int> ks = o.halo_steps.empty() ? std::vector<int>{1, 2, 4, 8} : o.halo_steps;
-        run_mpi(cfg, precisions, job.sizes, ks, o.ranks_x, o.ranks_y, rows);
+        run_mpi(cfg, precisions, job.sizes, ks, o.ranks_x, o.ranks_y, o.weak, rows);
         continue;
       }
       cfg.case_name = job.case_name;

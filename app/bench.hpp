@@ -34,6 +34,7 @@ struct BenchOptions {
   // Under mpirun (S004 cases): halo widths in steps, each timed, and the process grid (0: automatic).
   std::vector<int> halo_steps;
   int ranks_x = 0, ranks_y = 0;
+  bool weak = false;  // under mpirun: -n cells per side per rank
 };
 
 void add_bench_options(CLI::App& sub, BenchOptions& o);

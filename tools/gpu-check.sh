@@ -32,10 +32,12 @@
 #             per cell-update by opcode and by source line (ncu source page,
 #             tools/ncu_lines.py), float and double, S004-T1 4096^2
 #   lines3    the same for one stage of the roe3 march kernel, S003-T3 2048^2
-#   scaling   (2 GPUs) weak and strong scaling of S004-T1 over 1 and 2 ranks, one GPU each (SCALING_K, SCALING_T)
-#   mpi       1 rank against 2 ranks sharing the GPU (mpirun): S000-T1 (roe1) in float and double, every
-#             output file the same bytes; then S004-T1 at 8192^2, 1 rank (plain kernel) against 2 ranks: time
-#             per step and the ranks' compute, reduce, pack, exchange and wait seconds (summary.json)
+#   scaling   (2 GPUs, one rank each) weak scaling (8192^2 per GPU, S004-T1 and S004-T2) and strong scaling
+#             (S004-T1 16384^2) against one GPU, float and double, k = 1, 2, 4, 8 (SCALING_K, SCALING_SECONDS)
+#   mpi       ranks sharing the first GPU (mpirun): S000-T1, S000-T2 and a case with every boundary type and
+#             Manning friction on 2, 3, 4 ranks at k = 1, 4, every output file the same bytes as one rank;
+#             then S004-T1 at 8192^2, 1 rank against 2 ranks: a step's split into compute, reduce, pack,
+#             exchange and wait (shallows bench under mpirun)
 #   table     the summary (always printed last)
 # Environment: OUT (log folder; default $BUILD/gpu-check), BUILD (default
 # build-gpu), CUDA_ARCH, CUDA_FLAGS (default -lineinfo), JOBS, CPU_THREADS (default 4), BENCH_SECONDS
@@ -66,6 +68,7 @@ STAGES=("$@")
 SUMMARY="$OUT/summary.md"
 ROWS="$OUT/results-rows.md"
 : >"$SUMMARY"
+: >"$OUT/mpi.log"
 STATUS=0
 note() { echo "$*" | tee -a "$SUMMARY"; }
 fail() { note "FAILED: $*"; STATUS=1; }
@@ -254,83 +257,67 @@ stage_mpi() {
   local mpirun dir="$BUILD/gpu-check-mpi"
   mpirun=$(sed -n 's/^SHALLOWS_MPIEXEC:FILEPATH=//p' "$BUILD/CMakeCache.txt")
   rm -rf "$dir"
-  local p f bad
-  for p in float double; do
-    mpi_run "$SHALLOWS" run "$REPO/cases/s000-t1/case.toml" -b cuda -p "$p" -q -o "$dir/s000-$p-1" \
-      --set 'output.format=["vtk"]' || fail "mpi: 1 rank, $p"
-    mpi_run "$mpirun" --oversubscribe -np 2 "$SHALLOWS" run "$REPO/cases/s000-t1/case.toml" -b cuda -p "$p" -q \
-      --halo-steps 4 -o "$dir/s000-$p-2" --set 'output.format=["vtk"]' || fail "mpi: 2 ranks, $p"
-    bad=0
-    for f in $(cd "$dir/s000-$p-1" && find . -type f ! -name summary.json); do
-      cmp -s "$dir/s000-$p-1/$f" "$dir/s000-$p-2/$f" || bad=$((bad + 1))
-    done
-    if [[ $bad -eq 0 && -d "$dir/s000-$p-2/vtk" ]]; then
-      note "mpi: S000-T1 $p on 2 ranks sharing the GPU: every output file identical to 1 rank"
+  # Every rank on the first GPU, as on a one-GPU machine.
+  local -x CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
+  # Every output file the same bytes at 2, 3 and 4 ranks and k = 1, 4 as on one rank (tests/mpi/compare_ranks.sh).
+  local compare="$REPO/tests/mpi/compare_ranks.sh" vtk='output.format=["vtk"]' what
+  local -a runs=(
+    "s000-t1 double|$REPO/cases/s000-t1/case.toml"
+    "s000-t1 float|$REPO/cases/s000-t1/case.toml -p float"
+    "s000-t2 float (wet/dry)|$REPO/cases/s000-t2/case.toml -p float"
+    "inflow, level, open, wall, Manning, dry land|$REPO/tests/data/mpi/boundaries.toml"
+  )
+  local r i=0
+  for r in "${runs[@]}"; do
+    what=${r%%|*}
+    i=$((i + 1))
+    # shellcheck disable=SC2086  # the case and its options split on purpose
+    if mpi_run "$compare" "$SHALLOWS" "$mpirun" "$dir/case-$i" ${r#*|} -b cuda --set "$vtk"; then
+      note "mpi: $what on 2, 3, 4 ranks sharing the GPU, k = 1 and 4: every output file identical to 1 rank"
     else
-      fail "mpi: S000-T1 $p: $bad files differ between 1 and 2 ranks (see mpi.log)"
+      fail "mpi: $what: outputs differ between ranks (mpi.log)"
     fi
   done
-  # 8192^2 to t = 0.1 s, no output: 1 rank with the plain kernel (what a rank runs) against 2 ranks.
-  local size=(--set domain.nx=8192 --set domain.ny=8192 --set time.end=0.1 --set time.output_every=0.1
-              --set 'output.format=[]' -b cuda -p float -q)
-  SHALLOWS_CUDA_KERNEL=plain mpi_run "$SHALLOWS" run "$REPO/cases/s004-t1/case.toml" "${size[@]}" -o "$dir/big-1"
-  mpi_run "$mpirun" --oversubscribe -np 2 "$SHALLOWS" run "$REPO/cases/s004-t1/case.toml" "${size[@]}" \
-    --halo-steps 4 -o "$dir/big-2"
-  for f in "$dir/big-1/summary.json" "$dir/big-2/summary.json"; do
-    [[ -f $f ]] || { fail "mpi: no $f"; continue; }
-    note "mpi: S004-T1 8192^2 float, $(grep -o '"ranks": [0-9]*' "$f"), $(grep -o '"steps": [0-9]*' "$f" | head -1), $(grep -o '"stepping_seconds": [0-9.e+-]*' "$f"), $(grep -o '"cell_updates_per_second": [0-9.e+-]*' "$f")"
-    grep '"rank":' "$f" | tee -a "$SUMMARY"
-  done
-  # The bench under mpirun: a step's split per halo width, 2 ranks sharing the GPU.
-  mpi_run "$mpirun" --oversubscribe -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 8192 -p float -s 3 \
+  # S004-T1 8192^2: one rank (the default kernel) against 2 ranks sharing the GPU, a step's split per k.
+  bench -c s004-t1 -n 8192 -p float,double -s 2
+  mpi_run "$mpirun" --oversubscribe -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 8192 -p float,double -s 2 \
     --halo-steps 1,4 || fail "mpi: bench on 2 ranks"
-  grep -E '^\| s004-t1 \| cuda.*\+mpi' "$OUT/mpi.log" | tee -a "$SUMMARY" || true
+  mpi_table
 }
 
-# Scaling over the GPUs of one host (needs 2 GPUs): S004-T1, weak (8192^2 per GPU: 1 rank 8192^2 against 2 ranks
-# 16384 x 8192 on a domain twice as long) and strong (16384^2 in all), float and double, halo widths $SCALING_K.
-# Ranks run the plain kernels (the all-reduce sits between rate and update); the 1-rank baselines are given with
-# the plain kernel and with the default one. Stepping time from summary.json; per-rank split in mpi.log.
-scaling_run() {  # label ranks k precision nx ny x1 [env...]
-  local label=$1 np=$2 k=$3 prec=$4 nx=$5 ny=$6 x1=$7 dir="$BUILD/gpu-check-scaling/$1"
-  shift 7
-  local cmd=("$SHALLOWS" run "$REPO/cases/s004-t1/case.toml" -b cuda -p "$prec" -q -o "$dir" --set "domain.nx=$nx"
-             --set "domain.ny=$ny" --set "domain.x=[0.0, $x1]" --set time.end="$SCALING_T" --set time.output_every="$SCALING_T"
-             --set 'output.format=[]')
-  rm -rf "$dir"
-  if [[ $np -gt 1 ]]; then
-    env "$@" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$MPIRUN" -np "$np" "${cmd[@]}" --halo-steps "$k" >>"$OUT/mpi.log" 2>&1
-  else
-    env "$@" "${cmd[@]}" >>"$OUT/mpi.log" 2>&1
-  fi
-  local f="$dir/summary.json"
-  [[ -f $f ]] || { fail "scaling: $label did not finish (mpi.log)"; return; }
-  local steps sec
-  steps=$(grep -o '"steps": [0-9]*' "$f" | head -1 | grep -o '[0-9]*$')
-  sec=$(grep -o '"stepping_seconds": [0-9.e+-]*' "$f" | grep -o '[0-9.e+-]*$')
-  echo "$f" >>"$OUT/mpi.log"; grep '"rank":' "$f" >>"$OUT/mpi.log"
-  printf '| %s | %s | %s | %s | %sx%s | %s | %s | %.3f |\n' "$label" "$np" "$k" "$prec" "$nx" "$ny" "$steps" "$sec" \
-    "$(echo "$sec $steps" | awk '{print 1000 * $1 / $2}')" | tee -a "$SUMMARY"
+# The rows of the bench tables under mpirun that mpi.log gained since the last call, with a header, into the summary.
+MPI_LOG_SEEN=0
+mpi_table() {
+  note "| case | backend | ranks | process grid | threads | k | precision | cells | steps | seconds | cell-updates/s | compute ms | reduce ms | pack ms | exchange ms | wait ms | halo B/step |"
+  note "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  tail -n +$((MPI_LOG_SEEN + 1)) "$OUT/mpi.log" | grep -E '^\| s004-t[12] \| cuda\+mpi' | tee -a "$SUMMARY" || true
+  MPI_LOG_SEEN=$(wc -l <"$OUT/mpi.log")
 }
 
+# Scaling over the GPUs of one host (needs 2 GPUs; one rank per GPU), with `shallows bench`, float and double,
+# halo widths SCALING_K (default 1,2,4,8), SCALING_SECONDS per configuration (default 1):
+#   weak:   8192^2 per GPU, S004-T1 and S004-T2 tiled over the ranks (bench --weak), against one GPU at 8192^2;
+#   strong: S004-T1 16384^2 in all, against one GPU at 16384^2.
+# One GPU runs the default kernel with its dry-chunk skipping; ranks run the lagged kernel without skipping,
+# so S004-T2 is also given on one GPU with skipping off.
 stage_scaling() {
-  MPIRUN=$(sed -n 's/^SHALLOWS_MPIEXEC:FILEPATH=//p' "$BUILD/CMakeCache.txt")
-  [[ -n $MPIRUN ]] || { fail "scaling: the build found no MPI"; return 1; }
-  local gpus
+  local mpirun gpus
+  mpirun=$(sed -n 's/^SHALLOWS_MPIEXEC:FILEPATH=//p' "$BUILD/CMakeCache.txt")
+  [[ -n $mpirun ]] || { fail "scaling: the build found no MPI"; return 1; }
   gpus=$(nvidia-smi -L | wc -l)
   [[ $gpus -ge 2 ]] || { fail "scaling: $gpus GPU(s), 2 needed"; return 1; }
-  SCALING_T=${SCALING_T:-0.02}
-  note "| run | ranks | k | precision | cells | steps | stepping s | ms per step |"
-  note "|---|---|---|---|---|---|---|---|"
-  local prec k
-  for prec in float double; do
-    scaling_run "weak-1-default" 1 0 "$prec" 8192 8192 10.0
-    scaling_run "weak-1-plain" 1 0 "$prec" 8192 8192 10.0 SHALLOWS_CUDA_KERNEL=plain
-    for k in ${SCALING_K:-1 4}; do scaling_run "weak-2-k$k" 2 "$k" "$prec" 16384 8192 20.0; done
-    scaling_run "strong-1-default" 1 0 "$prec" 16384 16384 10.0
-    scaling_run "strong-1-plain" 1 0 "$prec" 16384 16384 10.0 SHALLOWS_CUDA_KERNEL=plain
-    for k in ${SCALING_K:-1 4}; do scaling_run "strong-2-k$k" 2 "$k" "$prec" 16384 16384 10.0; done
+  local s=${SCALING_SECONDS:-1} k=${SCALING_K:-1,2,4,8}
+  bench -c s004-t1 -n 8192,16384 -p float,double -s "$s"
+  bench -c s004-t2 -n 8192 -p float,double -s "$s"
+  bench -c s004-t2 -n 8192 -p float,double -s "$s" --dry-skip 0
+  local c
+  for c in s004-t1 s004-t2; do
+    mpi_run "$mpirun" -np 2 "$SHALLOWS" bench -b cuda -c "$c" -n 8192 --weak -p float,double -s "$s" \
+      --halo-steps "$k" || fail "scaling: weak $c"
   done
+  mpi_run "$mpirun" -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 16384 -p float,double -s "$s" \
+    --halo-steps "$k" || fail "scaling: strong"
+  mpi_table
 }
 
 stage_variants() {

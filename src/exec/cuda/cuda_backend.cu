@@ -111,6 +111,19 @@ struct StepClock {
   }
 };
 
+// Whether a rank's halo is wide enough for the lagged kernel over k steps
+// between exchanges: its stored rhs of a halo cell is another stale value,
+// so it needs one valid ring more than the state does (k + 1 cells). The
+// exchange then brings the owners' rhs with the state (pack_box).
+bool lagged_fits_halo(const Problem& p, int k) {
+  const CellBox o = p.owned;
+  const index_t need = static_cast<index_t>(k) + 1;
+  const index_t widths[4] = {o.i0, p.grid.nx - o.i1, o.j0, p.grid.ny - o.j1};
+  for (index_t w : widths)
+    if (w > 0 && w < need) return false;  // 0: a side of the domain
+  return true;
+}
+
 // Rows per chunk: the longest march that still gives every SM a few dozen warps.
 int choose_rows(const Grid& g, int sms) {
   const index_t strips = (g.nx + cudax::ChunkGrid{}.width - 1) / cudax::ChunkGrid{}.width;
@@ -125,17 +138,22 @@ class CudaExecutor final : public CudaBackend {
  public:
   CudaExecutor(const Problem& p, const BackendOptions& o, const CudaOptions& co)
       : grid_(p.grid),
-        // A rank of a distributed run: the plain kernels, whose rate the host
-        // all-reduces between the rate and the update kernel of each step.
+        // A rank of a distributed run: the host all-reduces each step's rate
+        // (of the state the lagged kernel made, or between the plain rate
+        // and update kernels).
         distributed_(p.owned.cells() > 0),
-        // With forcing too: the lagged kernel stores the next step's rhs from
-        // the state before the forcing changes it. Plain skips no dry chunk,
-        // so rain falls on dry ones as well. Passive scalars are transported
-        // by the plain update kernel, which also knows boundary segments.
-        kind_(distributed_ || p.forcing.active() || !p.scalars.empty() || !p.segments.empty()
+        // Plain with forcing: the lagged kernel stores the next step's rhs
+        // from the state before the forcing changes it. Plain skips no dry
+        // chunk, so rain falls on dry ones as well. Passive scalars are
+        // transported by the plain update kernel, which also knows boundary
+        // segments. On a rank, lagged needs a halo one cell wider than k
+        // steps use (lagged_fits_halo).
+        kind_(p.forcing.active() || !p.scalars.empty() || !p.segments.empty() ||
+                      (distributed_ && !lagged_fits_halo(p, o.halo_steps))
                   ? KernelKind::plain
                   : parse_kernel(co.kernel)),
-        dry_skip_(co.dry_skip && kind_ != KernelKind::plain),
+        // Not on ranks: the halo exchange writes cells whose chunk flags it does not know.
+        dry_skip_(co.dry_skip && kind_ != KernelKind::plain && !distributed_),
         compact_(dry_skip_ && co.compact),
         track_maxima_(o.track_maxima),
         arrival_threshold_(o.arrival_threshold),
@@ -326,13 +344,16 @@ class CudaExecutor final : public CudaBackend {
                                           cudaMemcpyHostToDevice, stream_));
     }
     const Launch a{slot_, 1, t, std::numeric_limits<double>::infinity(), dt_max, std::numeric_limits<long long>::max()};
-    if (distributed_) {
+    if (distributed_ && kind_ == KernelKind::plain) {
       step_reduced(a, t);
     } else {
+      if (rate_pending_) reduce_slot_rate(fetch_ctrl(), t);
       launch_step(a);
     }
     const Ctrl c = fetch_ctrl();
     if (c.status != 0) throw not_finite(t);
+    // The lagged kernel left its local rate of the new state in the slot: the next step's dt needs all ranks'.
+    if (distributed_ && kind_ == KernelKind::lagged) reduce_slot_rate(c, c.t);
     return c.dt;
   }
 
@@ -444,9 +465,10 @@ class CudaExecutor final : public CudaBackend {
   }
 
   // Halo rectangles: strided copies of the current state through the host
-  // (h, hu, hv: distributed runs with scalars or forcing are refused).
+  // (h, hu, hv: distributed runs with scalars or forcing are refused), and
+  // with the lagged kernel the rhs of that state it stored (lagged_fits_halo).
   std::size_t box_bytes(const CellBox& box) const override {
-    return 3 * static_cast<std::size_t>(box.cells()) * sizeof(Real);
+    return box_fields() * static_cast<std::size_t>(box.cells()) * sizeof(Real);
   }
 
   void pack_box(const CellBox& box, std::byte* out) const override {
@@ -564,18 +586,38 @@ class CudaExecutor final : public CudaBackend {
       SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rh_[1].get(), rh_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
       SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rhu_[1].get(), rhu_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
       SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rhv_[1].get(), rhv_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
+      rate_pending_ = distributed_;  // first_rhs_kernel's rate is this rank's own
     }
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  // h, hu, hv of buffer `parity` with their byte offsets in a packed box.
+  std::size_t box_fields() const { return kind_ == KernelKind::lagged ? 6 : 3; }
+
+  // h, hu, hv of buffer `parity` (and the lagged kernel's rhs of them) with
+  // their byte offsets in a packed box.
   template <class Copy>
   void copy_box(const CellBox& box, Copy&& copy, int parity) const {
     const std::size_t bytes = static_cast<std::size_t>(box.cells()) * sizeof(Real);
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    copy(const_cast<Real*>(h_[parity].get()), 0);
-    copy(const_cast<Real*>(hu_[parity].get()), bytes);
-    copy(const_cast<Real*>(hv_[parity].get()), 2 * bytes);
+    const DeviceArray<Real>* fields[6] = {&h_[parity], &hu_[parity], &hv_[parity],
+                                          &rh_[parity], &rhu_[parity], &rhv_[parity]};
+    for (std::size_t f = 0; f < box_fields(); ++f) copy(const_cast<Real*>(fields[f]->get()), f * bytes);
+  }
+
+  // A rank's step: the slot's own rate (of its owned cells, from the kernel
+  // that made the state or the plain rate kernel) replaced by the largest of
+  // all ranks, before the next kernel decides dt from it. That is one of the
+  // ranks' Real rates: exact in Real.
+  void reduce_slot_rate(const Ctrl& c, double t) {
+    if (c.rate_bits == cudax::kNonFinite) throw not_finite(t);
+    Real local = 0;
+    std::memcpy(&local, &c.rate_bits, sizeof(Real));  // the bits of a non-negative Real (encode_rate)
+    const auto global = static_cast<Real>(reduce_rate(static_cast<double>(local)));
+    host_in_->rate_bits = 0;
+    std::memcpy(&host_in_->rate_bits, &global, sizeof(Real));
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&ctrl_.get()[slot_].rate_bits, &host_in_->rate_bits,
+                                        sizeof(unsigned long long), cudaMemcpyHostToDevice, stream_));
+    rate_pending_ = false;
   }
 
   // One plain step whose rate is all-reduced on the host between the rate
@@ -583,16 +625,7 @@ class CudaExecutor final : public CudaBackend {
   void step_reduced(const Launch& a, double t) {
     cudax::plain_rate_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a, 1);
     SHALLOWS_CUDA_CHECK_LAUNCH("plain_rate_kernel");
-    Ctrl c = fetch_ctrl();
-    if (c.rate_bits == cudax::kNonFinite) throw not_finite(t);
-    Real local = 0;
-    std::memcpy(&local, &c.rate_bits, sizeof(Real));  // the bits of a non-negative Real (encode_rate)
-    // The largest rate of all ranks is one of their Real rates: exact in Real.
-    const auto global = static_cast<Real>(reduce_rate(static_cast<double>(local)));
-    host_in_->rate_bits = 0;
-    std::memcpy(&host_in_->rate_bits, &global, sizeof(Real));
-    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&ctrl_.get()[slot_].rate_bits, &host_in_->rate_bits,
-                                        sizeof(unsigned long long), cudaMemcpyHostToDevice, stream_));
+    reduce_slot_rate(fetch_ctrl(), t);
     launch_plain_update(a);
     SHALLOWS_CUDA_CHECK_LAUNCH("plain_update_kernel");
     slot_ = (slot_ + 1) % 3;
@@ -648,13 +681,15 @@ class CudaExecutor final : public CudaBackend {
     }
   }
 
-  template <int kMinBlocks>
+  template <int kMinBlocks, bool kRanked = false>
   void launch_lagged_with(const Launch& a) {
-    cudax::lagged_kernel<Real, kMinBlocks><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a);
+    cudax::lagged_kernel<Real, kMinBlocks, kRanked>
+        <<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a);
     SHALLOWS_CUDA_CHECK_LAUNCH("lagged_kernel");
   }
 
   void launch_lagged(const Launch& a) {
+    if (distributed_) return launch_lagged_with<0, true>(a);
     switch (min_blocks_) {
       case 2: launch_lagged_with<2>(a); break;
       case 4: launch_lagged_with<4>(a); break;
@@ -681,6 +716,7 @@ class CudaExecutor final : public CudaBackend {
 
   Grid grid_;
   bool distributed_;
+  bool rate_pending_ = false;  // a rank's slot holds its own rate, not yet all ranks' (reduce_slot_rate)
   KernelKind kind_;
   bool dry_skip_;
   bool compact_;

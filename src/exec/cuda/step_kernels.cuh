@@ -133,7 +133,7 @@ struct Params {
   unsigned* list_count;    // entries of the list, one counter per Ctrl slot
   Ctrl* ctrl;
   double* gain;            // positivity account: clamp gains (depths) summed over cells and steps
-  CellBox owned;           // plain kernel: the cells whose rates count (Problem::owned_cells)
+  CellBox owned;           // the cells whose rates count (Problem::owned_cells)
 
   __device__ __forceinline__ index_t index(index_t i, index_t j) const {
     return (j + Grid::ghost) * pitch + (i + Grid::ghost);
@@ -491,7 +491,7 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
         P.rhu[parity][k] = rhs.hu;
         P.rhv[parity][k] = rhs.hv;
       }
-      if (tile_lane && !math::is_nan(b.z)) {
+      if (tile_lane && !math::is_nan(b.z) && P.owned.contains(i, r)) {
         const unsigned long long e = encode_rate(rate);
         best = e > best ? e : best;
       }
@@ -508,7 +508,9 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
 // The march of one lagged chunk, columns i0 - 1 .. i0 + 30 (halo lanes 0
 // and 31), rows j0 - 1 .. jend; returns the lane's largest encoded rate and
 // whether its cells are dry fixed points.
-template <class Real>
+// kRanked: a rank of a distributed run, whose rate counts its owned cells
+// only (the halo's are another rank's, and stale at the block's edge).
+template <class Real, bool kRanked>
 __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P, int parity, Real dt, int i0,
                                                            int j0, int jend, int lane, bool& dry_all,
                                                            Real& gain_sum) {
@@ -619,7 +621,7 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
           rho[kb] = rhs.h;
           rhuo[kb] = rhs.hu;
           rhvo[kb] = rhs.hv;
-          if (!math::is_nan(z_prev)) {
+          if (!math::is_nan(z_prev) && (!kRanked || P.owned.contains(i, r - 1))) {
             const unsigned long long e = encode_rate(rate);
             best = e > best ? e : best;
           }
@@ -661,7 +663,7 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
 // one-cell ring; the state n+1 edges then give the rhs of the chunk's cells
 // for the next step, stored, and their CFL rate. Each edge is evaluated
 // once (plus the ring's), at the price of 6 more values moved per cell.
-template <class Real>
+template <class Real, bool kRanked>
 __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P, int parity, Real dt, index_t sx,
                                                            index_t cy, int lane, index_t chunk) {
   const int nx = static_cast<int>(P.nx), ny = static_cast<int>(P.ny);
@@ -677,7 +679,7 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
 
   bool dry_all = true;
   Real gain = Real(0);
-  const unsigned long long best = lagged_march(P, parity, dt, i0, j0, jend, lane, dry_all, gain);
+  const unsigned long long best = lagged_march<Real, kRanked>(P, parity, dt, i0, j0, jend, lane, dry_all, gain);
   warp_add_nonzero(P.gain, static_cast<double>(gain));
   if (P.dry_skip) {
     const bool d = __all_sync(kFullMask, dry_all) && !next_to_level_side(P, sx, cy);
@@ -690,8 +692,8 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
 }
 
 // kMinBlocks: resident blocks per SM to compile for (0: MinBlocks<Real>),
-// a tuning knob (CudaOptions::min_blocks).
-template <class Real, int kMinBlocks>
+// a tuning knob (CudaOptions::min_blocks); kRanked: lagged_march.
+template <class Real, int kMinBlocks, bool kRanked = false>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : MinBlocks<Real>::value)
     lagged_kernel(const Params<Real> P, const Launch A) {
   const Ctrl c = P.ctrl[A.slot];
@@ -704,7 +706,7 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : M
   if (warp_chunk(P, A.slot, gw, chunk)) {
     const index_t cy = chunk / P.cg.strips;
     const index_t sx = chunk - cy * P.cg.strips;
-    best = lagged_chunk(P, c.parity, static_cast<Real>(dt), sx, cy, lane, chunk);
+    best = lagged_chunk<Real, kRanked>(P, c.parity, static_cast<Real>(dt), sx, cy, lane, chunk);
   }
   block_max_to(best, &P.ctrl[(A.slot + 1) % 3].rate_bits);
 }

@@ -34,13 +34,13 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 class Distributed final : public DistributedBackend {
  public:
-  Distributed(const Problem& p, const BackendOptions& o, const LocalFactory& make_local)
+  Distributed(const Problem& p, const BackendOptions& o, const LocalFactory& make_local, int extra_halo)
       : global_(p.grid), rank_(mpi::rank()), size_(mpi::size()) {
     if (p.on_mesh()) throw std::runtime_error("meshes run on one rank only (no MPI decomposition of meshes yet)");
     if (o.halo_steps < 1) throw std::runtime_error("--halo-steps / parallel.halo_steps must be at least 1");
     pg_ = choose_process_grid(size_, p.grid.nx, p.grid.ny, o.ranks_x, o.ranks_y);
     k_ = o.halo_steps;
-    halo_ = index_t(k_) * stencil_radius(p.scheme);
+    halo_ = index_t(k_) * stencil_radius(p.scheme) + extra_halo;
     for (int r = 0; r < size_; ++r) blocks_.push_back(make_block(pg_, r, p.grid.nx, p.grid.ny, halo_));
     const Block& b = blocks_[static_cast<std::size_t>(rank_)];
     local_ = make_local(local_problem(p, b), o);
@@ -313,14 +313,14 @@ class Distributed final : public DistributedBackend {
 } // namespace
 
 std::unique_ptr<DistributedBackend> make_distributed_backend(const Problem& problem, const BackendOptions& options,
-                                                             const LocalFactory& make_local) {
-  return std::make_unique<Distributed>(problem, options, make_local);
+                                                             const LocalFactory& make_local, int extra_halo) {
+  return std::make_unique<Distributed>(problem, options, make_local, extra_halo);
 }
 
 #else
 
 std::unique_ptr<DistributedBackend> make_distributed_backend(const Problem&, const BackendOptions&,
-                                                             const LocalFactory&) {
+                                                             const LocalFactory&, int) {
   throw std::runtime_error("this build has no MPI");
 }
 

@@ -40,7 +40,10 @@ class DistributedBackend : public Backend {
 using LocalFactory = std::function<std::unique_ptr<Backend>(const Problem&, const BackendOptions&)>;
 
 // Collective: every rank of MPI_COMM_WORLD calls it with the same problem.
+// The halo is k x the stencil's reach wide, plus extra_halo cells for an
+// executor that keeps more than the state from step to step (the CUDA lagged
+// kernel's stored rhs: one cell).
 std::unique_ptr<DistributedBackend> make_distributed_backend(const Problem& problem, const BackendOptions& options,
-                                                             const LocalFactory& make_local);
+                                                             const LocalFactory& make_local, int extra_halo = 0);
 
 } // namespace shallows::mpi
