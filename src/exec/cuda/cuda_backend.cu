@@ -10,6 +10,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "batched_advance.cuh"
@@ -17,6 +18,7 @@
 #include "cuda_check.cuh"
 #include "device_array.cuh"
 #include "forcing_kernels.cuh"
+#include "halo_kernels.cuh"
 #include "read_back.cuh"
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/host_fields.hpp"
@@ -471,22 +473,19 @@ class CudaExecutor final : public CudaBackend {
     return box_fields() * static_cast<std::size_t>(box.cells()) * sizeof(Real);
   }
 
+  // Packed on the device (box_copy_kernel), then one copy to the host.
   void pack_box(const CellBox& box, std::byte* out) const override {
-    const int parity = fetch_ctrl().parity;
-    copy_box(box, [&](Real* field, std::size_t offset) {
-      SHALLOWS_CUDA_CHECK(cudaMemcpy2D(out + offset, box.nx() * sizeof(Real), field + grid_.index(box.i0, box.j0),
-                                       grid_.pitch() * sizeof(Real), box.nx() * sizeof(Real), box.ny(),
-                                       cudaMemcpyDeviceToHost));
-    }, parity);
+    Real* packed = box_stage(box);
+    launch_box_copy<true>(box, packed);
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(out, packed, box_bytes(box), cudaMemcpyDeviceToHost, stream_));
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
+  // One copy to the device, unpacked there before the next step (stream order).
   void unpack_box(const CellBox& box, const std::byte* in) override {
-    const int parity = fetch_ctrl().parity;
-    copy_box(box, [&](Real* field, std::size_t offset) {
-      SHALLOWS_CUDA_CHECK(cudaMemcpy2D(field + grid_.index(box.i0, box.j0), grid_.pitch() * sizeof(Real),
-                                       in + offset, box.nx() * sizeof(Real), box.nx() * sizeof(Real), box.ny(),
-                                       cudaMemcpyHostToDevice));
-    }, parity);
+    Real* packed = box_stage(box);
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(packed, in, box_bytes(box), cudaMemcpyHostToDevice, stream_));
+    launch_box_copy<false>(box, packed);
   }
 
   // Ghost states are computed where they are read, never stored.
@@ -593,15 +592,27 @@ class CudaExecutor final : public CudaBackend {
 
   std::size_t box_fields() const { return kind_ == KernelKind::lagged ? 6 : 3; }
 
-  // h, hu, hv of buffer `parity` (and the lagged kernel's rhs of them) with
-  // their byte offsets in a packed box.
-  template <class Copy>
-  void copy_box(const CellBox& box, Copy&& copy, int parity) const {
-    const std::size_t bytes = static_cast<std::size_t>(box.cells()) * sizeof(Real);
-    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    const DeviceArray<Real>* fields[6] = {&h_[parity], &hu_[parity], &hv_[parity],
-                                          &rh_[parity], &rhu_[parity], &rhv_[parity]};
-    for (std::size_t f = 0; f < box_fields(); ++f) copy(const_cast<Real*>(fields[f]->get()), f * bytes);
+  // The device buffer of a packed box: one per box (the two boxes of an
+  // exchange phase are unpacked by kernels queued one after the other).
+  Real* box_stage(const CellBox& box) const {
+    for (const auto& [b, buffer] : box_stages_)
+      if (b.i0 == box.i0 && b.j0 == box.j0 && b.i1 == box.i1 && b.j1 == box.j1) return buffer.get();
+    box_stages_.emplace_back(box, DeviceArray<Real>(box_fields() * static_cast<std::size_t>(box.cells())));
+    return box_stages_.back().second.get();
+  }
+
+  // h, hu, hv of the current state (and the lagged kernel's rhs of them)
+  // into (pack) or out of a packed box.
+  template <bool pack>
+  void launch_box_copy(const CellBox& box, Real* packed) const {
+    const int parity = fetch_ctrl().parity;
+    cudax::BoxFields<Real> f{{h_[parity].get(), hu_[parity].get(), hv_[parity].get(), rh_[parity].get(),
+                              rhu_[parity].get(), rhv_[parity].get()},
+                             static_cast<int>(box_fields())};
+    const index_t n = box.cells() * f.count;
+    const auto blocks = static_cast<unsigned>(std::min<index_t>((n + 255) / 256, 4096));
+    cudax::box_copy_kernel<Real, pack><<<blocks, 256, 0, stream_>>>(grid_, box, f, packed);
+    SHALLOWS_CUDA_CHECK_LAUNCH("box_copy_kernel");
   }
 
   // A rank's step: the slot's own rate (of its owned cells, from the kernel
@@ -732,6 +743,7 @@ class CudaExecutor final : public CudaBackend {
   Ctrl* host_in_ = nullptr;
   Ctrl* host_out_ = nullptr;
   DeviceArray<Real> h_[2], hu_[2], hv_[2], z_;
+  mutable std::vector<std::pair<CellBox, DeviceArray<Real>>> box_stages_;  // box_stage
   // Passive scalars: h c of scalar s in hc_[2 s + parity], their device
   // pointers (PlainExtras::hc) and the sides' concentrations.
   std::vector<DeviceArray<Real>> hc_;

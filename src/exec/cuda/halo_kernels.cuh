@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Halo rectangles of a distributed run (Backend::pack_box) packed into and
+// out of one contiguous device buffer, so that a halo crosses to the host in
+// one copy: a column strip copied row by row (cudaMemcpy2D) moves a few
+// bytes per row and took milliseconds per exchange.
+#include "shallows/mesh/structured/grid.hpp"
+
+namespace shallows::cudax {
+
+// Up to six padded fields (h, hu, hv and the lagged kernel's rhs of them).
+template <class Real>
+struct BoxFields {
+  Real* f[6];
+  int count;
+};
+
+// pack: fields' box cells into `packed` (field after field, each row-major);
+// else the other way.
+template <class Real, bool pack>
+__global__ void box_copy_kernel(Grid g, CellBox box, BoxFields<Real> fields, Real* __restrict__ packed) {
+  const index_t bnx = box.nx();
+  const index_t cells = box.cells();
+  const index_t n = cells * fields.count;
+  for (index_t k = blockIdx.x * index_t(blockDim.x) + threadIdx.x; k < n; k += index_t(gridDim.x) * blockDim.x) {
+    const auto field = static_cast<int>(k / cells);
+    const index_t c = k - field * cells;
+    const index_t j = c / bnx;
+    const index_t at = g.index(box.i0 + (c - j * bnx), box.j0 + j);
+    Real* f = fields.f[0];
+    for (int q = 1; q < 6; ++q) f = field == q ? fields.f[q] : f;  // no local-memory indexing of the parameter
+    if (pack) {
+      packed[k] = f[at];
+    } else {
+      f[at] = packed[k];
+    }
+  }
+}
+
+} // namespace shallows::cudax
