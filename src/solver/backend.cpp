@@ -58,6 +58,10 @@ void Backend::unpack_box(const CellBox&, const std::byte*) {
   throw std::runtime_error("executor '" + name() + "' cannot run on several ranks");
 }
 
+Backend::HostBuffer Backend::host_buffer(std::size_t bytes) const {
+  return HostBuffer(new std::byte[bytes], [](std::byte* p) { delete[] p; });
+}
+
 void Backend::refresh_ghosts() {
   throw std::runtime_error("executor '" + name() + "' cannot run on several ranks");
 }

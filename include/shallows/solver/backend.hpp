@@ -153,6 +153,10 @@ class Backend {
   virtual void pack_box(const CellBox& box, std::byte* out) const;
   virtual void unpack_box(const CellBox& box, const std::byte* in);
   virtual void refresh_ghosts();
+  // Host memory for those buffers: the CUDA executor's is page-locked, so
+  // that a box crosses to and from the GPU in one DMA at full speed.
+  using HostBuffer = std::unique_ptr<std::byte[], void (*)(std::byte*)>;
+  virtual HostBuffer host_buffer(std::size_t bytes) const;
 
  protected:
   double reduce_rate(double rate) const { return rate_reducer_ ? rate_reducer_(rate) : rate; }

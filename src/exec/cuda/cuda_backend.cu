@@ -481,15 +481,23 @@ class CudaExecutor final : public CudaBackend {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  // One copy to the device, unpacked there before the next step (stream order).
+  // One copy to the device, unpacked there before the next step (stream
+  // order; the copy reads `in` until refresh_ghosts).
   void unpack_box(const CellBox& box, const std::byte* in) override {
     Real* packed = box_stage(box);
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(packed, in, box_bytes(box), cudaMemcpyHostToDevice, stream_));
     launch_box_copy<false>(box, packed);
   }
 
-  // Ghost states are computed where they are read, never stored.
-  void refresh_ghosts() override {}
+  // Ghost states are computed where they are read, never stored; the
+  // unpacks' copies read the caller's buffers until the stream gets here.
+  void refresh_ghosts() override { SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+  HostBuffer host_buffer(std::size_t bytes) const override {
+    void* p = nullptr;
+    SHALLOWS_CUDA_CHECK(cudaMallocHost(&p, bytes));
+    return HostBuffer(static_cast<std::byte*>(p), [](std::byte* q) { cudaFreeHost(q); });
+  }
 
   CudaStats stats() const override {
     CudaStats s;

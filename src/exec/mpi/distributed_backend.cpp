@@ -185,7 +185,8 @@ class Distributed final : public DistributedBackend {
     int peer = -1;
     int send_tag = 0, recv_tag = 0;
     CellBox send, recv;  // local coordinates
-    std::vector<std::byte> send_buf, recv_buf;
+    std::size_t send_bytes = 0, recv_bytes = 0;
+    Backend::HostBuffer send_buf{nullptr, nullptr}, recv_buf{nullptr, nullptr};
   };
 
   void plan_exchange(const Block& b) {
@@ -205,9 +206,11 @@ class Distributed final : public DistributedBackend {
       t.recv_tag = s ^ 1;  // from the neighbour on side s, travelling the other way
       t.send = send[static_cast<std::size_t>(s)];
       t.recv = recv[static_cast<std::size_t>(s)];
-      t.send_buf.resize(local_->box_bytes(t.send));
-      t.recv_buf.resize(local_->box_bytes(t.recv));
-      timing_.halo_bytes += double(t.send_buf.size());
+      t.send_bytes = local_->box_bytes(t.send);
+      t.recv_bytes = local_->box_bytes(t.recv);
+      t.send_buf = local_->host_buffer(t.send_bytes);
+      t.recv_buf = local_->host_buffer(t.recv_bytes);
+      timing_.halo_bytes += double(t.send_bytes);
     }
   }
 
@@ -218,16 +221,16 @@ class Distributed final : public DistributedBackend {
       auto start = Clock::now();
       for (int s = 2 * phase; s < 2 * phase + 2; ++s) {
         Transfer& t = transfers_[static_cast<std::size_t>(s)];
-        if (t.peer >= 0) local_->pack_box(t.send, t.send_buf.data());
+        if (t.peer >= 0) local_->pack_box(t.send, t.send_buf.get());
       }
       timing_.pack += seconds_since(start);
       start = Clock::now();
       for (int s = 2 * phase; s < 2 * phase + 2; ++s) {
         Transfer& t = transfers_[static_cast<std::size_t>(s)];
         if (t.peer < 0) continue;
-        MPI_Irecv(t.recv_buf.data(), static_cast<int>(t.recv_buf.size()), MPI_BYTE, t.peer, t.recv_tag,
+        MPI_Irecv(t.recv_buf.get(), static_cast<int>(t.recv_bytes), MPI_BYTE, t.peer, t.recv_tag,
                   MPI_COMM_WORLD, &requests[static_cast<std::size_t>(n++)]);
-        MPI_Isend(t.send_buf.data(), static_cast<int>(t.send_buf.size()), MPI_BYTE, t.peer, t.send_tag,
+        MPI_Isend(t.send_buf.get(), static_cast<int>(t.send_bytes), MPI_BYTE, t.peer, t.send_tag,
                   MPI_COMM_WORLD, &requests[static_cast<std::size_t>(n++)]);
       }
       timing_.exchange += seconds_since(start);
@@ -237,7 +240,7 @@ class Distributed final : public DistributedBackend {
       start = Clock::now();
       for (int s = 2 * phase; s < 2 * phase + 2; ++s) {
         Transfer& t = transfers_[static_cast<std::size_t>(s)];
-        if (t.peer >= 0) local_->unpack_box(t.recv, t.recv_buf.data());
+        if (t.peer >= 0) local_->unpack_box(t.recv, t.recv_buf.get());
       }
       timing_.pack += seconds_since(start);
     }
