@@ -154,8 +154,8 @@ class CudaExecutor final : public CudaBackend {
                       (distributed_ && !lagged_fits_halo(p, o.halo_steps))
                   ? KernelKind::plain
                   : parse_kernel(co.kernel)),
-        // Not on ranks: the halo exchange writes cells whose chunk flags it does not know.
-        dry_skip_(co.dry_skip && kind_ != KernelKind::plain && !distributed_),
+        // On ranks too: unpack_box sets the flags of the chunks a halo touches.
+        dry_skip_(co.dry_skip && kind_ != KernelKind::plain),
         compact_(dry_skip_ && co.compact),
         track_maxima_(o.track_maxima),
         arrival_threshold_(o.arrival_threshold),
@@ -487,6 +487,13 @@ class CudaExecutor final : public CudaBackend {
     Real* packed = box_stage(box);
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(packed, in, box_bytes(box), cudaMemcpyHostToDevice, stream_));
     launch_box_copy<false>(box, packed);
+    if (dry_skip_) {
+      const index_t chunks = ((box.i1 - 1) / cg_step_.width - box.i0 / cg_step_.width + 1) *
+                             ((box.j1 - 1) / cg_step_.rows - box.j0 / cg_step_.rows + 1);
+      const auto blocks = static_cast<unsigned>((chunks + 127) / 128);
+      cudax::box_dry_flags_kernel<Real><<<blocks, 128, 0, stream_>>>(base_, fetch_ctrl().parity, box);
+      SHALLOWS_CUDA_CHECK_LAUNCH("box_dry_flags_kernel");
+    }
   }
 
   // Ghost states are computed where they are read, never stored; the

@@ -835,9 +835,7 @@ __global__ void __launch_bounds__(kBlockThreads) plain_update_kernel(const Param
 
 // Dry flags of the state in buffer `parity`, one thread per chunk (set-up only).
 template <class Real>
-__global__ void dry_flags_kernel(const Params<Real> P, int parity) {
-  const index_t chunk = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (chunk >= P.cg.chunks) return;
+__device__ __forceinline__ bool chunk_is_dry(const Params<Real>& P, int parity, index_t chunk) {
   const index_t cy = chunk / P.cg.strips;
   const index_t sx = chunk - cy * P.cg.strips;
   const index_t i0 = sx * P.cg.width;
@@ -852,7 +850,29 @@ __global__ void dry_flags_kernel(const Params<Real> P, int parity) {
             dry_fixed(State<Real>{P.h[parity][k], P.hu[parity][k], P.hv[parity][k]}, P.phys.h_dry);
     }
   }
-  P.dry[parity][chunk] = dry ? 1 : 0;
+  return dry;
+}
+
+template <class Real>
+__global__ void dry_flags_kernel(const Params<Real> P, int parity) {
+  const index_t chunk = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (chunk >= P.cg.chunks) return;
+  P.dry[parity][chunk] = chunk_is_dry(P, parity, chunk) ? 1 : 0;
+}
+
+// A rank's halo box written by an exchange into buffer `parity`: the dry
+// flags of the chunks it touches from their new cells, and their output
+// buffer no longer the same (a skipped one copies its cells again).
+template <class Real>
+__global__ void box_dry_flags_kernel(const Params<Real> P, int parity, CellBox box) {
+  const index_t sx0 = box.i0 / P.cg.width, sx1 = (box.i1 - 1) / P.cg.width;
+  const index_t cy0 = box.j0 / P.cg.rows, cy1 = (box.j1 - 1) / P.cg.rows;
+  const index_t across = sx1 - sx0 + 1;
+  const index_t n = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (box.cells() <= 0 || n >= across * (cy1 - cy0 + 1)) return;
+  const index_t chunk = (cy0 + n / across) * P.cg.strips + sx0 + n % across;
+  P.dry[parity][chunk] = chunk_is_dry(P, parity, chunk) ? 1 : 0;
+  P.same[chunk] = 0;
 }
 
 // Maxima as CpuBackend::update_maxima: time t_fixed when use_fixed, else the
