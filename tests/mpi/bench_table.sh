@@ -2,7 +2,8 @@
 # `shallows bench` under mpirun: S004-T1 32x32 on 2 ranks (2 x 1) at k = 1
 # and 4 prints a row per k with the step's split, appends them to a results
 # file, and reports the halo the busiest rank sends per step: 32 rows x 1
-# column x 3 values x 8 B = 768 B at k = 1 (an exchange every step).
+# column x 3 values x 8 B = 768 B at k = 1 (an exchange every step). With
+# --weak, -n 16 is each rank's block: a 32x16 grid, 384 B per step at k = 1.
 # Usage: bench_table.sh SHALLOWS MPIRUN WORKDIR
 set -euo pipefail
 shallows=$1 mpirun=$2 work=$3
@@ -18,4 +19,13 @@ row=$(grep -E "^\| s004-t1 \| serial\+mpi \| 2 \| 2x1 \| 1 \| 1 \|" "$work/table
 halo=$(echo "$row" | awk -F'|' '{gsub(/ /, "", $18); print $18}')
 [ "$halo" = "768" ] || { echo "halo B/step at k = 1: '$halo', expected 768"; status=1; }
 [ "$(grep -c "test-machine | s004-t1 | serial+mpi" "$work/rows.md")" = 2 ] || { echo "rows not appended once each"; status=1; }
+"$mpirun" --oversubscribe -np 2 "$shallows" bench -c s004-t2 -n 16 -p double -s 0.05 --halo-steps 1 --weak |
+  tee "$work/weak.md"
+row=$(grep -E "^\| s004-t2 \| serial\+mpi \| 2 \| 2x1 \| 1 \| 1 \| double \| 32x16 \|" "$work/weak.md" || true)
+halo=$(echo "$row" | awk -F'|' '{gsub(/ /, "", $18); print $18}')
+[ "$halo" = "384" ] || { echo "--weak: no 32x16 row with 384 halo B/step: '$row'"; status=1; }
+if "$shallows" bench -c s004-t1 -n 16 --weak >"$work/alone.txt" 2>&1; then
+  echo "--weak without mpirun was accepted"; status=1
+fi
+grep -q "start it under mpirun" "$work/alone.txt" || { echo "--weak alone: no message"; status=1; }
 exit $status

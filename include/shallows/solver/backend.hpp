@@ -144,8 +144,9 @@ class Backend {
   // Grids: a rectangle of the current state to or from a buffer of
   // box_bytes(box) bytes for halo exchange: h, hu, hv and each scalar's h c
   // in the run's precision, then, with infiltration, each cell's infiltrated
-  // depth in double (each row-major). Everything a cell carries from step to
-  // step travels, so that a halo cell steps as its owner does. After the last
+  // depth in double (each row-major); the CUDA lagged kernel adds the rhs it
+  // stored. Everything a cell carries from step to step travels, so that a
+  // halo cell steps as its owner does. After the last
   // unpack_box of an exchange, refresh_ghosts() fills the boundary ghost
   // cells again from the new state. The defaults throw: this executor cannot
   // run distributed.
