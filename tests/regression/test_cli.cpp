@@ -160,8 +160,12 @@ TEST(Cli, BenchPrintsTheTableAndAppendsItsRows) {
 TEST(Cli, BenchHaloStepsNeedMpirun) {
   const Result r = shell("bench -c s004-t1 -n 32 --halo-steps 2");
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.output.find("--halo-steps times runs on several ranks: start it under mpirun"), std::string::npos)
+  EXPECT_NE(r.output.find("--halo-steps and --weak time runs on several ranks: start it under mpirun"),
+            std::string::npos)
       << r.output;
+  const Result weak = shell("bench -c s004-t1 -n 32 --weak");
+  EXPECT_EQ(weak.code, 1);
+  EXPECT_NE(weak.output.find("start it under mpirun"), std::string::npos) << weak.output;
 }
 
 TEST(Cli, BenchRefusesThirdOrderOnTheCpu) {

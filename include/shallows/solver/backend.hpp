@@ -130,6 +130,12 @@ class Backend {
   // boundary_flux.hpp); NaN (the default) where no account is kept.
   virtual BoundaryFlow boundary_flow() const { return {}; }
   virtual void read_forcing_state(ForcingState& out) const { out = {}; }
+  // The same without the per-cell state (ForcingState::infiltration): what a
+  // distributed run sums at each output.
+  virtual void read_forcing_accounts(ForcingState& out) const {
+    read_forcing_state(out);
+    out.infiltration.clear();
+  }
   virtual void load_forcing_state(const ForcingState& in) { (void)in; }
 
   // Distributed runs (exec/mpi). The reducer turns this executor's largest

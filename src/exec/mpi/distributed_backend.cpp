@@ -130,7 +130,7 @@ class Distributed final : public DistributedBackend {
   // every rank gets rank 0's.
   ForcingVolumes forcing_volumes() const override {
     ForcingState mine;
-    local_->read_forcing_state(mine);
+    local_->read_forcing_accounts(mine);
     const Block& b = blocks_[static_cast<std::size_t>(rank_)];
     const CellBox o = b.owned_in_local();
     std::vector<double> part;
@@ -138,7 +138,9 @@ class Distributed final : public DistributedBackend {
       for (index_t j = o.j0; j < o.j1; ++j) part.push_back(rows->empty() ? 0.0 : (*rows)[static_cast<std::size_t>(j)]);
     }
     for (double s : mine.sources) part.push_back(s);
-    const std::vector<double> all = gather_parts(part);
+    const std::vector<double> all = gather_parts(part, [&](const Block& r) {
+      return 2 * static_cast<std::size_t>(r.owned.j1 - r.owned.j0) + source_owner_.size();
+    });
     double v[3] = {0, 0, 0};
     if (rank_ == 0) {
       ForcingState total;
@@ -260,7 +262,8 @@ class Distributed final : public DistributedBackend {
     for (index_t j = o.j0; j < o.j1; ++j) {
       for (index_t i = o.i0; i < o.i1; ++i) mine.push_back(local[static_cast<std::size_t>(j * local_nx + i)]);
     }
-    const std::vector<double> all = gather_parts(mine);
+    const std::vector<double> all =
+        gather_parts(mine, [](const Block& r) { return static_cast<std::size_t>(r.owned.cells()); });
     std::vector<double> out;
     if (rank_ != 0) return out;
     out.resize(static_cast<std::size_t>(global_.cells()));
@@ -274,17 +277,21 @@ class Distributed final : public DistributedBackend {
   }
 
   // Every rank's values, concatenated in rank order on rank 0 (empty
-  // elsewhere). Collective.
-  std::vector<double> gather_parts(const std::vector<double>& mine) const {
+  // elsewhere); count(block): how many a rank's block sends, which rank 0
+  // knows without asking. Collective.
+  template <class Count>
+  std::vector<double> gather_parts(const std::vector<double>& mine, Count&& count) const {
     const int n = static_cast<int>(mine.size());
-    std::vector<int> counts(rank_ == 0 ? static_cast<std::size_t>(size_) : 0), displs;
-    MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (n != static_cast<int>(count(blocks_[static_cast<std::size_t>(rank_)])))
+      throw std::logic_error("gather_parts: a rank's part is not the size its block gives");
+    std::vector<int> counts, displs;
     std::vector<double> all;
     if (rank_ == 0) {
       int offset = 0;
-      for (int c : counts) {
+      for (const Block& b : blocks_) {
+        counts.push_back(static_cast<int>(count(b)));
         displs.push_back(offset);
-        offset += c;
+        offset += counts.back();
       }
       all.resize(static_cast<std::size_t>(offset));
     }

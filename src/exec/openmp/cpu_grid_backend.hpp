@@ -69,6 +69,10 @@ class CpuGridBackend : public Backend {
     forcing_.read(out);
     if (boundary_kept_) out.boundary.assign(boundary_.begin(), boundary_.end());
   }
+  void read_forcing_accounts(ForcingState& out) const override {
+    forcing_.read_accounts(out);
+    if (boundary_kept_) out.boundary.assign(boundary_.begin(), boundary_.end());
+  }
   void load_forcing_state(const ForcingState& in) override {
     check_load_size(in.boundary.size() == (boundary_kept_ ? boundary_.size() : 0), "load_forcing_state");
     ForcingState forcing = in;

@@ -147,6 +147,13 @@ class CpuForcing {
   ForcingVolumes volumes() const { return state_.volumes(cells_of_.account_scale()); }
 
   void read(ForcingState& out) const { out = state_; }
+  void read_accounts(ForcingState& out) const {
+    out.infiltration.clear();
+    out.rain_rows = state_.rain_rows;
+    out.infiltration_rows = state_.infiltration_rows;
+    out.sources = state_.sources;
+    out.boundary = state_.boundary;
+  }
 
   void load(const ForcingState& in) {
     const auto sized = [](const std::vector<double>& a, const std::vector<double>& b) { return a.size() == b.size(); };
