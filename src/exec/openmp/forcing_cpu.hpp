@@ -242,12 +242,17 @@ class CpuForcing {
       const index_t k = src.cells[q];
       // Another rank's cell: the grid's area (a mesh runs in one process).
       const double area = cells_of_.area(k);
-      if (spread || cells_of_.owns(k))
+      // An owned cell's own depth is its wh entry: one source_depth serves
+      // the account and the update; another rank's cell is accounted by its
+      // owner's values and stepped (as a halo cell) by its own depth.
+      const bool owned = k >= 0 && cells_of_.owns(k);
+      if (spread && !owned)
         moved += source_depth(volume, wh[q], sum_w, cells, area, wh[n + q]) * cells_of_.account_weight(k);
       if (k < 0) continue;
       const index_t c = cells_of_.state_index(k);
-      const double h = static_cast<double>(a.h[c]);  // a halo cell's own depth
+      const double h = static_cast<double>(a.h[c]);
       const double d = source_depth(volume, source_weight(h), sum_w, cells, area, h);
+      if (owned) moved += d * cells_of_.account_weight(k);
       const Real hn = static_cast<Real>(h + d);
       a.h[c] = hn;
       for (std::size_t m = 0; m < hc.size(); ++m) {
