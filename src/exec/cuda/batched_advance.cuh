@@ -6,7 +6,9 @@
 // batch, sizing the next batch from the last dt.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
+#include "cuda_check.cuh"
 #include "shallows/solver/backend.hpp"
 
 namespace shallows::cudax {
@@ -31,6 +33,25 @@ AdvanceResult advance_in_batches(double t, double target, index_t max_steps, ind
     batch = static_cast<index_t>(std::clamp(want, 1.0, static_cast<double>(max_batch)));
   }
   return r;
+}
+
+// The first-order executors' advance (grids, meshes): the control slot of
+// the current state takes t and a step count of 0 (t and steps lead the
+// slot: one small copy from the pinned host_in), then batches of
+// launch_one(target, max_steps), one step each.
+template <class CtrlT, class LaunchOne, class Fetch, class NotFinite>
+AdvanceResult advance_from_slot(double t, double target, index_t max_steps, CtrlT* slot, CtrlT* host_in,
+                                cudaStream_t stream, LaunchOne&& launch_one, Fetch&& fetch, NotFinite&& not_finite) {
+  host_in->t = t;
+  host_in->steps = 0;
+  SHALLOWS_CUDA_CHECK(
+      cudaMemcpyAsync(slot, host_in, sizeof(double) + sizeof(long long), cudaMemcpyHostToDevice, stream));
+  return advance_in_batches(
+      t, target, max_steps, 1024,
+      [&](index_t batch) {
+        for (index_t k = 0; k < batch; ++k) launch_one();
+      },
+      fetch, not_finite);
 }
 
 } // namespace shallows::cudax

@@ -363,17 +363,9 @@ class CudaExecutor final : public CudaBackend {
     if (!(t < target) || max_steps <= 0) return {t, 0, 0};
     // The host sets a time series' value in each launch: one step at a time.
     if (boundary_series_) return Backend::advance(t, target, max_steps);
-    host_in_->t = t;
-    host_in_->steps = 0;
-    // t and steps lead the struct: one small copy sets both.
-    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&ctrl_.get()[slot_], host_in_, sizeof(double) + sizeof(long long),
-                                        cudaMemcpyHostToDevice, stream_));
-    return cudax::advance_in_batches(
-        t, target, max_steps, 1024,
-        [&](index_t batch) {
-          for (index_t k = 0; k < batch; ++k)
-            launch_step(Launch{slot_, 0, 0.0, target, std::numeric_limits<double>::infinity(), max_steps});
-        },
+    return cudax::advance_from_slot(
+        t, target, max_steps, &ctrl_.get()[slot_], host_in_, stream_,
+        [&] { launch_step(Launch{slot_, 0, 0.0, target, std::numeric_limits<double>::infinity(), max_steps}); },
         [&] { return fetch_ctrl(); }, [&](double at) { return not_finite(at); });
   }
 
