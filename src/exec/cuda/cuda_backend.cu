@@ -468,7 +468,7 @@ class CudaExecutor final : public CudaBackend {
   // Packed on the device (box_copy_kernel), then one copy to the host.
   void pack_box(const CellBox& box, std::byte* out) const override {
     Real* packed = box_stage(box);
-    launch_box_copy<true>(box, packed);
+    launch_box_copy<true>(box, packed, fetch_ctrl().parity);
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(out, packed, box_bytes(box), cudaMemcpyDeviceToHost, stream_));
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
@@ -477,13 +477,14 @@ class CudaExecutor final : public CudaBackend {
   // order; the copy reads `in` until refresh_ghosts).
   void unpack_box(const CellBox& box, const std::byte* in) override {
     Real* packed = box_stage(box);
+    const int parity = fetch_ctrl().parity;
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(packed, in, box_bytes(box), cudaMemcpyHostToDevice, stream_));
-    launch_box_copy<false>(box, packed);
+    launch_box_copy<false>(box, packed, parity);
     if (dry_skip_) {
       const index_t chunks = ((box.i1 - 1) / cg_step_.width - box.i0 / cg_step_.width + 1) *
                              ((box.j1 - 1) / cg_step_.rows - box.j0 / cg_step_.rows + 1);
       const auto blocks = static_cast<unsigned>((chunks + 127) / 128);
-      cudax::box_dry_flags_kernel<Real><<<blocks, 128, 0, stream_>>>(base_, fetch_ctrl().parity, box);
+      cudax::box_dry_flags_kernel<Real><<<blocks, 128, 0, stream_>>>(base_, parity, box);
       SHALLOWS_CUDA_CHECK_LAUNCH("box_dry_flags_kernel");
     }
   }
@@ -608,11 +609,10 @@ class CudaExecutor final : public CudaBackend {
     return box_stages_.back().second.get();
   }
 
-  // h, hu, hv of the current state (and the lagged kernel's rhs of them)
-  // into (pack) or out of a packed box.
+  // h, hu, hv of the state in buffer `parity` (and the lagged kernel's rhs
+  // of them) into (pack) or out of a packed box.
   template <bool pack>
-  void launch_box_copy(const CellBox& box, Real* packed) const {
-    const int parity = fetch_ctrl().parity;
+  void launch_box_copy(const CellBox& box, Real* packed, int parity) const {
     cudax::BoxFields<Real> f{{h_[parity].get(), hu_[parity].get(), hv_[parity].get(), rh_[parity].get(),
                               rhu_[parity].get(), rhv_[parity].get()},
                              static_cast<int>(box_fields())};
