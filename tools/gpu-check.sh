@@ -32,8 +32,9 @@
 #             per cell-update by opcode and by source line (ncu source page,
 #             tools/ncu_lines.py), float and double, S004-T1 4096^2
 #   lines3    the same for one stage of the roe3 march kernel, S003-T3 2048^2
-#   scaling   (2 GPUs, one rank each) weak scaling (8192^2 per GPU, S004-T1 and S004-T2) and strong scaling
-#             (S004-T1 16384^2) against one GPU, float and double, k = 1, 2, 4, 8 (SCALING_K, SCALING_SECONDS)
+#   scaling   (2 GPUs, one rank each) S000-T1 outputs on 2-4 ranks over the GPUs against one rank; weak scaling
+#             (8192^2 per GPU, S004-T1 and S004-T2) and strong scaling (S004-T1 16384^2) against one GPU, float
+#             and double, k = 1, 2, 4, 8 (SCALING_K, SCALING_SECONDS)
 #   mpi       ranks sharing the first GPU (mpirun): S000-T1, S000-T2 and a case with every boundary type and
 #             Manning friction on 2, 3, 4 ranks at k = 1, 4, every output file the same bytes as one rank;
 #             then S004-T1 at 8192^2, 1 rank against 2 ranks: a step's split into compute, reduce, pack,
@@ -307,6 +308,16 @@ stage_scaling() {
   gpus=$(nvidia-smi -L | wc -l)
   [[ $gpus -ge 2 ]] || { fail "scaling: $gpus GPU(s), 2 needed"; return 1; }
   local s=${SCALING_SECONDS:-1} k=${SCALING_K:-1,2,4,8}
+  # Outputs on the GPUs of this host (ranks take GPU node rank mod 2) against one rank, every file the same bytes.
+  local p
+  for p in float double; do
+    if mpi_run "$REPO/tests/mpi/compare_ranks.sh" "$SHALLOWS" "$mpirun" "$BUILD/gpu-check-scaling/s000-$p" \
+      "$REPO/cases/s000-t1/case.toml" -p "$p" -b cuda --set 'output.format=["vtk"]'; then
+      note "scaling: S000-T1 $p on 2, 3, 4 ranks over $gpus GPUs, k = 1 and 4: every output file identical to 1 rank"
+    else
+      fail "scaling: S000-T1 $p: outputs differ between ranks over $gpus GPUs (mpi.log)"
+    fi
+  done
   bench -c s004-t1 -n 8192,16384 -p float,double -s "$s"
   bench -c s004-t2 -n 8192 -p float,double -s "$s"
   bench -c s004-t2 -n 8192 -p float,double -s "$s" --dry-skip 0
