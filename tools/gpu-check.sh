@@ -260,8 +260,6 @@ stage_mpi() {
   rm -rf "$dir"
   # Every rank on the first GPU, as on a one-GPU machine.
   local -x CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
-  # Every output file the same bytes at 2, 3 and 4 ranks and k = 1, 4 as on one rank (tests/mpi/compare_ranks.sh).
-  local compare="$REPO/tests/mpi/compare_ranks.sh" vtk='output.format=["vtk"]' what
   local -a runs=(
     "s000-t1 double|$REPO/cases/s000-t1/case.toml"
     "s000-t1 float|$REPO/cases/s000-t1/case.toml -p float"
@@ -270,20 +268,28 @@ stage_mpi() {
   )
   local r i=0
   for r in "${runs[@]}"; do
-    what=${r%%|*}
     i=$((i + 1))
     # shellcheck disable=SC2086  # the case and its options split on purpose
-    if mpi_run "$compare" "$SHALLOWS" "$mpirun" "$dir/case-$i" ${r#*|} -b cuda --set "$vtk"; then
-      note "mpi: $what on 2, 3, 4 ranks sharing the GPU, k = 1 and 4: every output file identical to 1 rank"
-    else
-      fail "mpi: $what: outputs differ between ranks (mpi.log)"
-    fi
+    compare_ranks "mpi: ${r%%|*}" "sharing the GPU" "$mpirun" "$dir/case-$i" ${r#*|}
   done
   # S004-T1 8192^2: one rank (the default kernel) against 2 ranks sharing the GPU, a step's split per k.
   bench -c s004-t1 -n 8192 -p float,double -s 2
   mpi_run "$mpirun" --oversubscribe -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 8192 -p float,double -s 2 \
     --halo-steps 1,4 || fail "mpi: bench on 2 ranks"
   mpi_table
+}
+
+# tests/mpi/compare_ranks.sh on the CUDA backend, VTK output: every output file of 2, 3 and 4 ranks at k = 1
+# and 4 the same bytes as one rank. Usage: compare_ranks LABEL WHERE MPIRUN DIR CASE [options...]
+compare_ranks() {
+  local label=$1 where=$2 mpirun=$3 dir=$4
+  shift 4
+  if mpi_run "$REPO/tests/mpi/compare_ranks.sh" "$SHALLOWS" "$mpirun" "$dir" "$@" -b cuda \
+    --set 'output.format=["vtk"]'; then
+    note "$label on 2, 3, 4 ranks $where, k = 1 and 4: every output file identical to 1 rank"
+  else
+    fail "$label: outputs differ between ranks $where (mpi.log)"
+  fi
 }
 
 # The rows of the bench tables under mpirun that mpi.log gained since the last call, with a header, into the summary.
@@ -311,12 +317,8 @@ stage_scaling() {
   # Outputs on the GPUs of this host (ranks take GPU node rank mod 2) against one rank, every file the same bytes.
   local p
   for p in float double; do
-    if mpi_run "$REPO/tests/mpi/compare_ranks.sh" "$SHALLOWS" "$mpirun" "$BUILD/gpu-check-scaling/s000-$p" \
-      "$REPO/cases/s000-t1/case.toml" -p "$p" -b cuda --set 'output.format=["vtk"]'; then
-      note "scaling: S000-T1 $p on 2, 3, 4 ranks over $gpus GPUs, k = 1 and 4: every output file identical to 1 rank"
-    else
-      fail "scaling: S000-T1 $p: outputs differ between ranks over $gpus GPUs (mpi.log)"
-    fi
+    compare_ranks "scaling: S000-T1 $p" "over $gpus GPUs" "$mpirun" "$BUILD/gpu-check-scaling/s000-$p" \
+      "$REPO/cases/s000-t1/case.toml" -p "$p"
   done
   bench -c s004-t1 -n 8192,16384 -p float,double -s "$s"
   bench -c s004-t2 -n 8192 -p float,double -s "$s"

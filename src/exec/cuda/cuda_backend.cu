@@ -458,9 +458,9 @@ class CudaExecutor final : public CudaBackend {
     return BoundaryFlow::of_pairs(v.data(), 4);
   }
 
-  // Halo rectangles: strided copies of the current state through the host
-  // (h, hu, hv: distributed runs with scalars or forcing are refused), and
-  // with the lagged kernel the rhs of that state it stored (lagged_fits_halo).
+  // Halo rectangles of the current state: h, hu, hv (distributed runs with
+  // scalars or forcing are refused), and with the lagged kernel the rhs of
+  // that state it stored (lagged_fits_halo).
   std::size_t box_bytes(const CellBox& box) const override {
     return box_fields() * static_cast<std::size_t>(box.cells()) * sizeof(Real);
   }
@@ -481,9 +481,7 @@ class CudaExecutor final : public CudaBackend {
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(packed, in, box_bytes(box), cudaMemcpyHostToDevice, stream_));
     launch_box_copy<false>(box, packed, parity);
     if (dry_skip_) {
-      const index_t chunks = ((box.i1 - 1) / cg_step_.width - box.i0 / cg_step_.width + 1) *
-                             ((box.j1 - 1) / cg_step_.rows - box.j0 / cg_step_.rows + 1);
-      const auto blocks = static_cast<unsigned>((chunks + 127) / 128);
+      const auto blocks = static_cast<unsigned>((cg_step_.chunks_over(box).cells() + 127) / 128);
       cudax::box_dry_flags_kernel<Real><<<blocks, 128, 0, stream_>>>(base_, parity, box);
       SHALLOWS_CUDA_CHECK_LAUNCH("box_dry_flags_kernel");
     }

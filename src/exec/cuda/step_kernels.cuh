@@ -107,6 +107,12 @@ struct ChunkGrid {
   index_t strips = 0;
   index_t chunk_rows = 0;
   index_t chunks = 0;
+
+  // The chunks a box of cells touches, as a box of (strip, chunk row).
+  __host__ __device__ CellBox chunks_over(const CellBox& box) const {
+    if (box.cells() <= 0) return {};
+    return {box.i0 / width, box.j0 / rows, (box.i1 - 1) / width + 1, (box.j1 - 1) / rows + 1};
+  }
 };
 
 template <class Real>
@@ -865,12 +871,10 @@ __global__ void dry_flags_kernel(const Params<Real> P, int parity) {
 // buffer no longer the same (a skipped one copies its cells again).
 template <class Real>
 __global__ void box_dry_flags_kernel(const Params<Real> P, int parity, CellBox box) {
-  const index_t sx0 = box.i0 / P.cg.width, sx1 = (box.i1 - 1) / P.cg.width;
-  const index_t cy0 = box.j0 / P.cg.rows, cy1 = (box.j1 - 1) / P.cg.rows;
-  const index_t across = sx1 - sx0 + 1;
+  const CellBox touched = P.cg.chunks_over(box);
   const index_t n = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (box.cells() <= 0 || n >= across * (cy1 - cy0 + 1)) return;
-  const index_t chunk = (cy0 + n / across) * P.cg.strips + sx0 + n % across;
+  if (n >= touched.cells()) return;
+  const index_t chunk = (touched.j0 + n / touched.nx()) * P.cg.strips + touched.i0 + n % touched.nx();
   P.dry[parity][chunk] = chunk_is_dry(P, parity, chunk) ? 1 : 0;
   P.same[chunk] = 0;
 }
