@@ -19,6 +19,8 @@
 #   forcing   the valley example on GPU and CPU (water account and tracer mass of each); S004-T1 8192^2 on
 #             `shallows run` plain, with forcing, with forcing and two passive scalars
 #             without and with rain, Green-Ampt and a Manning map (cell-updates/s over the stepping)
+#   runpath   S004-T1 8192^2 on `shallows run` with an output every ~200 steps (maxima tracked; no format, and
+#             VTK), against `shallows bench` on the same grid: cell-updates/s over the stepping, and their ratio
 #   variants  S004-T1 at 4096^2 and 8192^2 with both kernels (lagged, plain)
 #   bench     S004-T1 at 1024^2..8192^2 and S004-T2 at 4096^2 (skip on/off, time per
 #             step against the wet area), default kernel
@@ -43,7 +45,7 @@
 # Environment: OUT (log folder; default $BUILD/gpu-check), BUILD (default
 # build-gpu), CUDA_ARCH, CUDA_FLAGS (default -lineinfo), JOBS, CPU_THREADS (default 4), BENCH_SECONDS
 # (default 1.5), KERNEL (bench kernel, default lagged), COMMIT (text for the
-# results rows; default from git).
+# results rows; default from git), RUNPATH_FORMATS (runpath's outputs, default "gauge vtk").
 set -uo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -223,6 +225,35 @@ stage_forcing() {
         *) what='' ;;
       esac
       echo "| $(date -u +%F) | $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) | $COMMIT | s004-t1 | ${n}x${n} | $p | run path, $label | $rate | - | shallows run, output every 0.1 s, no format$what |" >>"$ROWS"
+    done
+  done
+}
+
+# stage runpath: the run path against the benchmark. An output every 0.028 s
+# of simulated time is about 200 steps at 8192^2. Gauges keep the maxima
+# tracked without writing fields; VTK writes them all.
+stage_runpath() {
+  local n=8192 p label out rate bench_rate rows="$OUT/runpath-bench.md"
+  local gauge='output.gauges=[{name="g",x=5,y=5}]'
+  for p in float double; do
+    : >"$rows"
+    "$SHALLOWS" bench -b cuda -c s004-t1 -n $n -p $p -s "$BENCH_SECONDS" --commit "$COMMIT" --append "$rows" \
+      >>"$OUT/bench.log" 2>&1 || { fail "runpath: bench $p"; continue; }
+    bench_rate=$(awk -F'|' 'NF > 9 {gsub(/ /, "", $9); print $9; exit}' "$rows")
+    for label in ${RUNPATH_FORMATS:-gauge vtk}; do
+      out="$BUILD/gpu-check-runpath/$label-$p"
+      rm -rf "$out"
+      local fmt=("--set" "$gauge" "--set" 'output.format=[]')
+      [[ $label == vtk ]] && fmt=("--set" 'output.format=["vtk"]')
+      "$SHALLOWS" run "$REPO/cases/s004-t1/case.toml" --backend cuda --precision "$p" -q -o "$out" \
+        --set domain.nx=$n --set domain.ny=$n --set time.end=0.28 --set time.output_every=0.028 "${fmt[@]}" \
+        >>"$OUT/bench.log" 2>&1 || { fail "runpath: run $label $p"; continue; }
+      rate=$(grep -o '"cell_updates_per_second": [0-9.e+]*' "$out/summary.json" | awk '{print $2}')
+      local times
+      times=$(grep -E '"(steps|setup_seconds|stepping_seconds|output_wait_seconds|finish_seconds)"' "$out/summary.json" |
+        tr -d ' ,\n')
+      note "S004-T1 ${n}^2 $p run path ($label): $rate cell-updates/s, bench $bench_rate, ratio $(awk -v a="$rate" -v b="$bench_rate" 'BEGIN { printf "%.3f", a / b }'); $times"
+      echo "| $(date -u +%F) | $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) | $COMMIT | s004-t1 | ${n}x${n} | $p | run path ($label) | $rate | - | shallows run, an output every 0.028 s (~200 steps), maxima tracked; bench $bench_rate in the same call |" >>"$ROWS"
     done
   done
 }
@@ -442,6 +473,7 @@ for s in "${STAGES[@]}"; do
     sanitize) stage_sanitize ;;
     cli) stage_cli ;;
     forcing) stage_forcing ;;
+    runpath) stage_runpath ;;
     variants) stage_variants ;;
     bench) stage_bench ;;
     s000) stage_s000 ;;

@@ -6,7 +6,8 @@
 //   u64 cells, u64 fingerprint, f64 t, u64 steps, u64 frames, f64 initial volume,
 //   f64 positivity volume, string case text (strings: u32 length, bytes),
 //   h, hu, hv in the run's precision, then max_h, max_speed, arrival_time in
-//   double when the run tracks maxima, then the forcing state (infiltration
+//   double when the run tracks maxima (format 4: max_speed as the run's
+//   precision gives it, solver/cell_maxima.hpp), then the forcing state (infiltration
 //   per cell, rain and infiltration per row, volume per source, water in and
 //   out per side: each a u64 count and that many f64), then the passive
 //   scalars (format 3): a u64 count (the problem's), and per scalar its f64
@@ -35,7 +36,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr char kMagic[8] = {'S', 'H', 'L', 'W', 'C', 'K', 'P', 'T'};
-constexpr std::uint32_t kFormat = 3;
+constexpr std::uint32_t kFormat = 4;
 constexpr std::uint32_t kOrder = 0x01020304;
 constexpr std::size_t kPrefix = 24;  // magic, format, order, size
 

@@ -284,6 +284,11 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   // reach it gathered (snapshot, maxima and volume are collective).
   const bool root = mpi::rank() == 0;
   const bool checkpoints = c.output.checkpoint_every > 0 || c.output.checkpoint_wall > 0;
+  // Without a format or gauge the state never leaves the device: no snapshot,
+  // no maxima read back. The choice is the same on every rank (collectives).
+  const bool keep_frames = io::OutputWriter::writes_fields(c.output);
+  // Maxima are kept for the files and for a checkpoint (its restart goes on with them).
+  backend_options.track_maxima = backend_options.track_maxima && (keep_frames || checkpoints);
   if (mpi::size() > 1 && (checkpoints || !options.restart.empty()))
     throw io::InputError("checkpoints and --restart run on one MPI rank only (output.checkpoint_every, "
                      "output.checkpoint_wall, --restart)");
@@ -326,9 +331,6 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
     return masses;
   };
   const std::vector<double> initial_scalar_mass = resume ? resume->initial_scalar_mass : scalar_masses();
-  // Without a format or gauge the state never leaves the device: no snapshot,
-  // no maxima read back. The choice is the same on every rank (collectives).
-  const bool keep_frames = io::OutputWriter::writes_fields(c.output);
   std::optional<AsyncWriter> frames;
   if (writer) frames.emplace(*writer);
   std::size_t written = resume ? resume->frames : 0;  // frames queued so far

@@ -9,7 +9,6 @@
 #include <random>
 
 #include "shallows/core/math.hpp"
-#include "shallows/physics/flow_speed.hpp"
 #include "shallows/physics/friction.hpp"
 
 namespace {
@@ -62,11 +61,6 @@ TEST(Friction, FactorFollowsTheSemiImplicitFormula) {
   EXPECT_EQ(dry.hu, 1.0);
   p.n_manning = 0;
   EXPECT_EQ(apply_manning(q, dt, p).hu, q.hu);
-}
-
-TEST(FlowSpeed, IsTheVelocityMagnitude) {
-  EXPECT_EQ(flow_speed(3.0, 4.0, 2.0), 2.5);
-  EXPECT_NEAR(flow_speed(1e-3, -2e-3, 0.1), std::hypot(1e-3, -2e-3) / 0.1, 1e-17);
 }
 
 } // namespace

@@ -197,7 +197,7 @@ class CudaExecutor final : public CudaBackend {
                        sizeof(unsigned long long) + static_cast<std::size_t>(grid_.ny) * sizeof(double);
     if (dry_skip_) need += 3 * chunks;
     if (compact_) need += chunks * sizeof(unsigned) + 3 * sizeof(unsigned);
-    if (track_maxima_) need += 3 * cells * sizeof(double);
+    if (track_maxima_) need += padded * (2 * sizeof(Real) + sizeof(double));
     need += cudax::forcing::ForcingDevice<Real>::bytes(p);
     char what[160];
     std::snprintf(what, sizeof what, "a %lldx%lld grid in %s", static_cast<long long>(grid_.nx),
@@ -263,9 +263,9 @@ class CudaExecutor final : public CudaBackend {
       list_count_ = DeviceArray<unsigned>(3);
     }
     if (track_maxima_) {
-      max_h_ = DeviceArray<double>(cells);
-      max_speed_ = DeviceArray<double>(cells);
-      arrival_ = DeviceArray<double>(cells);
+      max_h_ = DeviceArray<Real>(padded);
+      max_speed_ = DeviceArray<Real>(padded);
+      arrival_ = DeviceArray<double>(padded);
     }
 
     // Parameters shared by all kernels.
@@ -302,6 +302,10 @@ class CudaExecutor final : public CudaBackend {
     base_.dry_skip = dry_skip_ ? 1 : 0;
     base_.cg = cg_step_;
     base_.owned = p.owned_cells();
+    base_.max_h = max_h_.get();
+    base_.max_speed = max_speed_.get();
+    base_.arrival = arrival_.get();
+    base_.arrival_threshold = arrival_threshold_;
     plain_.hc = hc_ptrs_.get();
     plain_.scalar_side = scalar_side_.get();
     plain_.scalars = static_cast<int>(p.scalars.size());
@@ -318,8 +322,8 @@ class CudaExecutor final : public CudaBackend {
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(computed_.get(), 0, sizeof(unsigned long long), stream_));
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(gain_.get(), 0, sizeof(double), stream_));
     if (track_maxima_) {
-      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_h_.get(), 0, cells * sizeof(double), stream_));
-      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_speed_.get(), 0, cells * sizeof(double), stream_));
+      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_h_.get(), 0, padded * sizeof(Real), stream_));
+      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_speed_.get(), 0, padded * sizeof(Real), stream_));
       // "Never arrived": the host's quiet NaN, so that output files hold the CPU run's bits.
       arrival_.fill_async(std::numeric_limits<double>::quiet_NaN(), stream_);
       launch_maxima(0, true, 0.0);
@@ -396,8 +400,7 @@ class CudaExecutor final : public CudaBackend {
   }
 
   void load_maxima(const Maxima& in) override {
-    cudax::upload_maxima(track_maxima_, static_cast<std::size_t>(grid_.cells()), in, max_h_, max_speed_, arrival_,
-                         stream_);
+    if (track_maxima_) cudax::upload_grid_maxima(grid_, in, max_h_, max_speed_, arrival_, stream_);
   }
 
   // The current state for output: its parity comes with the control slot (a
@@ -412,7 +415,11 @@ class CudaExecutor final : public CudaBackend {
 
   void read_maxima(Maxima& out) const override {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    cudax::download_maxima(track_maxima_, static_cast<std::size_t>(grid_.cells()), max_h_, max_speed_, arrival_, out);
+    if (track_maxima_) {
+      cudax::download_grid_maxima(grid_, max_h_, max_speed_, arrival_, out);
+    } else {
+      out = Maxima{};
+    }
   }
 
   double volume() const override {
@@ -686,7 +693,8 @@ class CudaExecutor final : public CudaBackend {
     }
     slot_ = (slot_ + 1) % 3;
     ++steps_launched_;
-    if (track_maxima_) launch_maxima(slot_, false, 0.0);
+    // The lagged kernel grew the maxima itself; the plain kernels and the forcing leave them to maxima_kernel.
+    if (track_maxima_ && kind_ != KernelKind::lagged) launch_maxima(slot_, false, 0.0);
   }
 
   void launch_plain_update(const Launch& a) {
@@ -718,8 +726,7 @@ class CudaExecutor final : public CudaBackend {
     const unsigned threads = 256;
     const index_t cells = grid_.cells();
     const auto blocks = static_cast<unsigned>(std::min<index_t>((cells + threads - 1) / threads, 65536));
-    cudax::maxima_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, slot, fixed ? 1 : 0, t, arrival_threshold_,
-                                                                 max_h_.get(), max_speed_.get(), arrival_.get());
+    cudax::maxima_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, slot, fixed ? 1 : 0, t);
     SHALLOWS_CUDA_CHECK_LAUNCH("maxima_kernel");
   }
 
@@ -766,7 +773,8 @@ class CudaExecutor final : public CudaBackend {
   DeviceArray<double> rows_;
   DeviceArray<unsigned char> dry_[2], same_;
   DeviceArray<unsigned> list_, list_count_;
-  DeviceArray<double> max_h_, max_speed_, arrival_;
+  DeviceArray<Real> max_h_, max_speed_;
+  DeviceArray<double> arrival_;
   cudax::forcing::ForcingDevice<Real> forcing_;
   std::array<TimeSeries, 4> boundary_;  // Forcing::boundary
   bool boundary_series_ = false;

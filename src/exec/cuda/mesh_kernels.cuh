@@ -50,7 +50,7 @@
 #include <climits>
 
 #include "shallows/mesh/structured/grid.hpp"  // step_kernels.cuh uses it
-#include "shallows/physics/flow_speed.hpp"
+#include "shallows/solver/cell_maxima.hpp"
 #include "shallows/mesh/unstructured/mesh_edges.hpp"
 #include "shallows/physics/cell_update.hpp"
 #include "step_kernels.cuh"
@@ -346,15 +346,7 @@ __device__ __forceinline__ bool mesh_step_prologue(const MeshParams<Real>& P, co
 // MeshCpuBackend::update_maxima for cell i with state q at time t.
 template <class Real>
 __device__ __forceinline__ void update_cell_maxima(const MeshParams<Real>& P, index_t i, State<Real> q, double t) {
-  const double hc = static_cast<double>(q.h);
-  if (!(hc > static_cast<double>(P.phys.h_dry))) return;
-  const double speed = flow_speed(static_cast<double>(q.hu), static_cast<double>(q.hv), hc);
-  // std::max(m, x) is m < x ? x : m; the store is skipped where it would not change m.
-  const double mh = P.max_h[i];
-  if (mh < hc) P.max_h[i] = hc;
-  const double ms = P.max_speed[i];
-  if (ms < speed) P.max_speed[i] = speed;
-  if (isnan(P.arrival[i]) && hc > P.arrival_threshold) P.arrival[i] = t;
+  if (grow_cell_maxima(q, P.phys.h_dry, P.arrival_threshold, P.max_h[i], P.max_speed[i]) & kArrived) P.arrival[i] = t;
 }
 
 // advance_cell for every active cell (MeshCpuBackend::apply_rhs), then the

@@ -46,6 +46,40 @@ inline void download_maxima(bool tracked, std::size_t cells, const DeviceArray<d
   arrival.download(out.arrival_time.data(), cells);
 }
 
+// The grid executor's maxima (padded as the state, depth and speed in Real).
+template <class Real>
+void download_grid_maxima(const Grid& g, const DeviceArray<Real>& max_h, const DeviceArray<Real>& max_speed,
+                          const DeviceArray<double>& arrival, Maxima& out) {
+  const auto padded = static_cast<std::size_t>(g.padded_size());
+  std::vector<Real> buf(padded);
+  max_h.download(buf.data(), padded);
+  copy_interior(g, buf.data(), out.max_h);
+  max_speed.download(buf.data(), padded);
+  copy_interior(g, buf.data(), out.max_speed);
+  std::vector<double> times(padded);
+  arrival.download(times.data(), padded);
+  copy_interior(g, times.data(), out.arrival_time);
+}
+
+// And back (load_maxima): values a run in this precision kept, so exact in
+// Real. Waits for stream's work first and for the copies after.
+template <class Real>
+void upload_grid_maxima(const Grid& g, const Maxima& in, DeviceArray<Real>& max_h, DeviceArray<Real>& max_speed,
+                        DeviceArray<double>& arrival, cudaStream_t stream) {
+  check_load_size(maxima_sized(in, static_cast<std::size_t>(g.cells())), "load_maxima");
+  const auto padded = static_cast<std::size_t>(g.padded_size());
+  std::vector<Real> buf(padded, Real(0));
+  SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
+  copy_into_interior(g, in.max_h, buf.data());
+  max_h.upload(buf.data(), padded);
+  copy_into_interior(g, in.max_speed, buf.data());
+  max_speed.upload(buf.data(), padded);
+  std::vector<double> times(padded, 0.0);
+  copy_into_interior(g, in.arrival_time, times.data());
+  arrival.upload(times.data(), padded);
+  SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 // Maxima back onto the device (Backend::load_maxima; a no-op when they are
 // not tracked). Waits for stream's work first and for the copies after.
 inline void upload_maxima(bool tracked, std::size_t cells, const Maxima& in, DeviceArray<double>& max_h,

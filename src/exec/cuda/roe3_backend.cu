@@ -332,7 +332,7 @@ class CudaRoe3Backend final : public CudaBackend {
   void launch_maxima(const Roe3Ctrl* ctrl) const {
     constexpr unsigned threads = 256;
     cudax::roe3k::maxima_kernel<Real><<<blocks_for(grid_.cells(), threads), threads, 0, stream_>>>(
-        state(0), grid_, static_cast<double>(physics_.h_dry), arrival_threshold_, ctrl, max_h_.get(),
+        state(0), grid_, physics_.h_dry, arrival_threshold_, ctrl, max_h_.get(),
         max_speed_.get(), arrival_.get());
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 maxima_kernel");
   }

@@ -23,7 +23,7 @@
 // the kernels of a step return at once when it is not.
 #include <cuda_runtime.h>
 
-#include "shallows/physics/flow_speed.hpp"
+#include "shallows/solver/cell_maxima.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/numerics/roe3.hpp"
 #include "shallows/physics/forcing.hpp"
@@ -335,7 +335,7 @@ __global__ void ghost_sn_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<R
 
 // Maxima after a step, as CpuGridBackend::update_maxima with the time t_max.
 template <class Real>
-__global__ void maxima_kernel(StateArrays<Real> a, Grid g, double h_dry, double threshold, const Roe3Ctrl* ctrl,
+__global__ void maxima_kernel(StateArrays<Real> a, Grid g, Real h_dry, double threshold, const Roe3Ctrl* ctrl,
                               double* __restrict__ max_h, double* __restrict__ max_speed,
                               double* __restrict__ arrival) {
   if (ctrl && !ctrl->active) return;
@@ -343,12 +343,8 @@ __global__ void maxima_kernel(StateArrays<Real> a, Grid g, double h_dry, double 
   const index_t k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k >= n) return;
   const index_t c = g.index(k % g.nx, k / g.nx);
-  const double hc = static_cast<double>(a.h[c]);
-  if (hc <= h_dry) return;
-  const double speed = flow_speed(static_cast<double>(a.hu[c]), static_cast<double>(a.hv[c]), hc);
-  max_h[k] = fmax(max_h[k], hc);
-  max_speed[k] = fmax(max_speed[k], speed);
-  if (isnan(arrival[k]) && hc > threshold) arrival[k] = ctrl ? ctrl->t_max : 0.0;
+  const State<Real> q{a.h[c], a.hu[c], a.hv[c]};
+  if (grow_cell_maxima(q, h_dry, threshold, max_h[k], max_speed[k]) & kArrived) arrival[k] = ctrl ? ctrl->t_max : 0.0;
 }
 
 } // namespace shallows::cudax::roe3k

@@ -48,11 +48,11 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "shallows/physics/flow_speed.hpp"
 #include "shallows/bc/boundary.hpp"
 #include "shallows/mesh/structured/cartesian_edges.hpp"
 #include "shallows/physics/cell_update.hpp"
 #include "shallows/physics/scalar_transport.hpp"
+#include "shallows/solver/cell_maxima.hpp"
 #include "warp.cuh"
 
 namespace shallows::cudax {
@@ -140,6 +140,13 @@ struct Params {
   Ctrl* ctrl;
   double* gain;            // positivity account: clamp gains (depths) summed over cells and steps
   CellBox owned;           // the cells whose rates count (Problem::owned_cells)
+  // Maxima (cell_maxima.hpp), padded as the state; null when not tracked.
+  // The lagged kernel grows them with each state it makes, the plain steps
+  // and the initial state with maxima_kernel.
+  Real* max_h;
+  Real* max_speed;
+  double* arrival;
+  double arrival_threshold;
 
   __device__ __forceinline__ index_t index(index_t i, index_t j) const {
     return (j + Grid::ghost) * pitch + (i + Grid::ghost);
@@ -317,7 +324,8 @@ __device__ __forceinline__ void block_max_to(unsigned long long v, unsigned long
 // the split kernels whose next rate kernel accumulates into it) and clears
 // rate_bits of the slot after it, which the next launch accumulates into.
 template <class Real, bool reset_rate>
-__device__ __forceinline__ bool step_prologue(const Params<Real>& P, const Launch& A, const Ctrl& c, double& dt_out) {
+__device__ __forceinline__ bool step_prologue(const Params<Real>& P, const Launch& A, const Ctrl& c, double& dt_out,
+                                              double& t_max_out) {
   const double t = A.use_t_in ? A.t_in : c.t;
   const bool wanted = c.status == 0 && t < A.target && c.steps < A.max_steps;
   const bool finite = c.rate_bits != kNonFinite;
@@ -351,6 +359,7 @@ __device__ __forceinline__ bool step_prologue(const Params<Real>& P, const Launc
     P.ctrl[(A.slot + 2) % 3].rate_bits = 0;
   }
   dt_out = dt;
+  t_max_out = t + dt;
   return active;
 }
 
@@ -513,12 +522,13 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
 
 // The march of one lagged chunk, columns i0 - 1 .. i0 + 30 (halo lanes 0
 // and 31), rows j0 - 1 .. jend; returns the lane's largest encoded rate and
-// whether its cells are dry fixed points.
+// whether its cells are dry fixed points. Grows the maxima of the cells it
+// writes with their state n+1 at time t_max, when they are tracked.
 // kRanked: a rank of a distributed run, whose rate counts its owned cells
 // only (the halo's are another rank's, and stale at the block's edge).
 template <class Real, bool kRanked>
-__device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P, int parity, Real dt, int i0,
-                                                           int j0, int jend, int lane, bool& dry_all,
+__device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P, int parity, Real dt, double t_max,
+                                                           int i0, int j0, int jend, int lane, bool& dry_all,
                                                            Real& gain_sum) {
   // Column and row numbers in 32 bits (no device holds a grid 2^31 cells
   // wide), linear offsets in 64.
@@ -542,6 +552,7 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
   const bool west_strip = i0 == 0;
   const bool east_strip = i0 + 30 >= nx;
   const index_t pitch = P.pitch;
+  const bool track = P.max_h != nullptr;
 
   // State n and its rhs of row j (offset k of (i, j)) for this lane's
   // interior cell (ghost rows and columns only need the bed).
@@ -587,6 +598,14 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
     k_row += pitch;
     Row next{};
     if (r < jend) next = load(r + 1, k_row, inside);  // prefetch
+    // The maxima of the cell this lane writes, loaded here so that their
+    // latency hides behind the row's edges.
+    const bool writes = r >= j0 && r < jend && (inside ? lane >= 1 && lane < 31 : tile_lane);
+    Real max_h = Real(0), max_speed = Real(0);
+    if (track && writes) {
+      max_h = P.max_h[k];
+      max_speed = P.max_speed[k];
+    }
     const Real z = cur.q.z;
     State<Real> q1;
     Real gain = Real(0);
@@ -641,12 +660,19 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
       w_prev = shfl_up(fx.to_right, 1);
       e_prev = fx.to_left;
       xs_prev = shfl_up(fx.speed, 1) + fx.speed;
-      if (inside ? lane >= 1 && lane < 31 : tile_lane) {
+      if (writes) {
         ho[k] = q1.h;
         huo[k] = q1.hu;
         hvo[k] = q1.hv;
         gain_sum += gain;  // cells this chunk owns only (the ring is another chunk's)
         dry_all = dry_all && (math::is_nan(z) || dry_fixed(q1, P.phys.h_dry));
+        if (track) {
+          // p1's velocity is grow_cell_maxima's (cell_primitive's) for a wet cell.
+          const int grew = grow_cell_maxima(p1.h, p1.u, p1.v, P.phys.h_dry, P.arrival_threshold, max_h, max_speed);
+          if (grew & kMaxDepthGrew) P.max_h[k] = max_h;
+          if (grew & kMaxSpeedGrew) P.max_speed[k] = max_speed;
+          if (grew & kArrived) P.arrival[k] = t_max;
+        }
       }
     }
     q1_prev = q1;
@@ -670,8 +696,8 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
 // for the next step, stored, and their CFL rate. Each edge is evaluated
 // once (plus the ring's), at the price of 6 more values moved per cell.
 template <class Real, bool kRanked>
-__device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P, int parity, Real dt, index_t sx,
-                                                           index_t cy, int lane, index_t chunk) {
+__device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P, int parity, Real dt, double t_max,
+                                                           index_t sx, index_t cy, int lane, index_t chunk) {
   const int nx = static_cast<int>(P.nx), ny = static_cast<int>(P.ny);
   const int i0 = static_cast<int>(sx) * P.cg.width;
   const int j0 = static_cast<int>(cy) * P.cg.rows;
@@ -685,7 +711,7 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
 
   bool dry_all = true;
   Real gain = Real(0);
-  const unsigned long long best = lagged_march<Real, kRanked>(P, parity, dt, i0, j0, jend, lane, dry_all, gain);
+  const unsigned long long best = lagged_march<Real, kRanked>(P, parity, dt, t_max, i0, j0, jend, lane, dry_all, gain);
   warp_add_nonzero(P.gain, static_cast<double>(gain));
   if (P.dry_skip) {
     const bool d = __all_sync(kFullMask, dry_all) && !next_to_level_side(P, sx, cy);
@@ -703,8 +729,8 @@ template <class Real, int kMinBlocks, bool kRanked = false>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : MinBlocks<Real>::value)
     lagged_kernel(const Params<Real> P, const Launch A) {
   const Ctrl c = P.ctrl[A.slot];
-  double dt = 0;
-  if (!step_prologue<Real, false>(P, A, c, dt)) return;
+  double dt = 0, t_max = 0;
+  if (!step_prologue<Real, false>(P, A, c, dt, t_max)) return;
   const int lane = threadIdx.x & 31;
   const index_t gw = static_cast<index_t>(blockIdx.x) * kBlockWarps + (threadIdx.x >> 5);
   index_t chunk = 0;
@@ -712,7 +738,7 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : M
   if (warp_chunk(P, A.slot, gw, chunk)) {
     const index_t cy = chunk / P.cg.strips;
     const index_t sx = chunk - cy * P.cg.strips;
-    best = lagged_chunk<Real, kRanked>(P, c.parity, static_cast<Real>(dt), sx, cy, lane, chunk);
+    best = lagged_chunk<Real, kRanked>(P, c.parity, static_cast<Real>(dt), t_max, sx, cy, lane, chunk);
   }
   block_max_to(best, &P.ctrl[(A.slot + 1) % 3].rate_bits);
 }
@@ -803,8 +829,8 @@ template <class Real, bool kScalars>
 __global__ void __launch_bounds__(kBlockThreads) plain_update_kernel(const Params<Real> P, const PlainExtras<Real> X,
                                                                      const Launch A) {
   const Ctrl c = P.ctrl[A.slot];
-  double dt_d = 0;
-  if (!step_prologue<Real, true>(P, A, c, dt_d)) return;
+  double dt_d = 0, t_max = 0;
+  if (!step_prologue<Real, true>(P, A, c, dt_d, t_max)) return;
   const Real dt = static_cast<Real>(dt_d);
   const Real* __restrict__ h = P.h[c.parity];
   const Real* __restrict__ hu = P.hu[c.parity];
@@ -879,30 +905,25 @@ __global__ void box_dry_flags_kernel(const Params<Real> P, int parity, CellBox b
   P.same[chunk] = 0;
 }
 
-// Maxima as CpuBackend::update_maxima: time t_fixed when use_fixed, else the
-// time of the step that filled slot `slot` (nothing if no step was taken).
+// Maxima as CpuBackend::update_maxima, for the states the lagged kernel
+// does not make (the initial one, the plain steps'): time t_fixed when
+// use_fixed, else the time of the step that filled slot `slot` (nothing if no
+// step was taken).
 template <class Real>
-__global__ void maxima_kernel(const Params<Real> P, int slot, int use_fixed, double t_fixed, double arrival_threshold,
-                              double* __restrict__ max_h, double* __restrict__ max_speed,
-                              double* __restrict__ arrival) {
+__global__ void maxima_kernel(const Params<Real> P, int slot, int use_fixed, double t_fixed) {
   const Ctrl c = P.ctrl[slot];
   if (!use_fixed && !c.stepped) return;
   const double t = use_fixed ? t_fixed : c.t_max;
-  const double h_dry = static_cast<double>(P.phys.h_dry);
   const index_t cells = P.nx * P.ny;
   const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
   for (index_t n = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; n < cells; n += stride) {
     const index_t j = n / P.nx;
-    const index_t i = n - j * P.nx;
-    const index_t k = P.index(i, j);
-    const double hc = static_cast<double>(P.h[c.parity][k]);
-    if (hc <= h_dry) continue;
-    const double speed = flow_speed(static_cast<double>(P.hu[c.parity][k]), static_cast<double>(P.hv[c.parity][k]), hc);
+    const index_t k = P.index(n - j * P.nx, j);
+    const State<Real> q{P.h[c.parity][k], P.hu[c.parity][k], P.hv[c.parity][k]};
     // Stored only where a maximum grows (once the wave has passed, nowhere):
     // the kernel is bound by the bytes it moves.
-    if (!(max_h[n] >= hc)) max_h[n] = hc;
-    if (!(max_speed[n] >= speed)) max_speed[n] = speed;
-    if (hc > arrival_threshold && isnan(arrival[n])) arrival[n] = t;
+    if (grow_cell_maxima(q, P.phys.h_dry, P.arrival_threshold, P.max_h[k], P.max_speed[k]) & kArrived)
+      P.arrival[k] = t;
   }
 }
 

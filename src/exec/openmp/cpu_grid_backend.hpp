@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "forcing_cpu.hpp"
-#include "shallows/physics/flow_speed.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/mesh/structured/boundary_flux.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/solver/backend.hpp"
+#include "shallows/solver/cell_maxima.hpp"
 
 namespace shallows::detail {
 
@@ -232,18 +232,13 @@ class CpuGridBackend : public Backend {
 
   void update_maxima(double t) {
     const Grid& g = grid_;
-    const double h_dry = static_cast<double>(physics_.h_dry);
 #pragma omp parallel for num_threads(threads_) schedule(static)
     for (index_t j = 0; j < g.ny; ++j) {
       for (index_t i = 0; i < g.nx; ++i) {
         const index_t c = g.index(i, j);
         const auto k = static_cast<std::size_t>(j * g.nx + i);
-        const double hc = static_cast<double>(fields_.h[c]);
-        if (hc <= h_dry) continue;
-        const double speed = flow_speed(static_cast<double>(fields_.hu[c]), static_cast<double>(fields_.hv[c]), hc);
-        max_h_[k] = std::max(max_h_[k], hc);
-        max_speed_[k] = std::max(max_speed_[k], speed);
-        if (std::isnan(arrival_[k]) && hc > arrival_threshold_) arrival_[k] = t;
+        const State<Real> q{fields_.h[c], fields_.hu[c], fields_.hv[c]};
+        if (grow_cell_maxima(q, physics_.h_dry, arrival_threshold_, max_h_[k], max_speed_[k]) & kArrived) arrival_[k] = t;
       }
     }
   }

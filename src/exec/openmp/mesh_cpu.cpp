@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "forcing_cpu.hpp"
-#include "shallows/physics/flow_speed.hpp"
+#include "shallows/solver/cell_maxima.hpp"
 #include "shallows/exec/cpu_backend.hpp"
 #include "shallows/exec/mesh_fields.hpp"
 #include "shallows/physics/cell_update.hpp"
@@ -297,16 +297,11 @@ class MeshCpuBackend final : public Backend {
   }
 
   void update_maxima(double t) {
-    const double h_dry = static_cast<double>(physics_.h_dry);
 #pragma omp parallel for num_threads(threads_) schedule(static, 4096)
     for (index_t c = 0; c < mesh_.cells; ++c) {
       const auto k = static_cast<std::size_t>(c);
-      const double hc = static_cast<double>(mesh_.h[k]);
-      if (!(hc > h_dry)) continue;
-      const double speed = flow_speed(static_cast<double>(mesh_.hu[k]), static_cast<double>(mesh_.hv[k]), hc);
-      max_h_[k] = std::max(max_h_[k], hc);
-      max_speed_[k] = std::max(max_speed_[k], speed);
-      if (std::isnan(arrival_[k]) && hc > arrival_threshold_) arrival_[k] = t;
+      const State<Real> q{mesh_.h[k], mesh_.hu[k], mesh_.hv[k]};
+      if (grow_cell_maxima(q, physics_.h_dry, arrival_threshold_, max_h_[k], max_speed_[k]) & kArrived) arrival_[k] = t;
     }
   }
 

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The maxima a run keeps for each cell (max_h, max_speed, arrival_time),
+// grown with a cell's new state by this one function, which every executor
+// calls (the CUDA grid executor inside its step kernel), so that CPU and GPU
+// keep the same bits.
+//  * In the run's precision: the depth is a state value, and the speed is
+//    sqrt(u^2 + v^2) in Real of the velocities cell_primitive gives the
+//    edges, all correctly rounded IEEE operations (hypot is not: glibc's and
+//    CUDA's differ in the last bit), so host and device agree. The GPU keeps
+//    them in Real arrays, 8 B a cell in float.
+//  * The arrival time is written, never read: a cell arrives with the state
+//    that first lifts its depth above the threshold, which is when its max
+//    depth (grown by wet cells only, from 0) first exceeds the threshold.
+#include "shallows/core/math.hpp"
+#include "shallows/core/state.hpp"
+
+namespace shallows {
+
+// What grow_cell_maxima changed, as bits.
+enum MaximaGrowth : int { kMaxDepthGrew = 1, kMaxSpeedGrew = 2, kArrived = 4 };
+
+// |u| of a cell from its velocity.
+template <class Real>
+SHALLOWS_HD Real flow_speed(Real u, Real v) {
+  return math::sqrt(u * u + v * v);
+}
+
+// Grows max_h and max_speed (kept as M: Real, or double on the host) with a
+// cell of depth h and velocity (u, v), u = hu * (1 / h) as cell_primitive
+// computes it; a dry cell (h <= h_dry) changes nothing. A stored value is
+// replaced only by a larger one (std::max's m < x). Returns the
+// MaximaGrowth bits; kArrived: the caller stores the state's time.
+template <class Real, class M>
+SHALLOWS_HD int grow_cell_maxima(Real h, Real u, Real v, Real h_dry, double arrival_threshold, M& max_h,
+                                 M& max_speed) {
+  if (!(h > h_dry)) return 0;
+  int grew = 0;
+  const M old_h = max_h;
+  if (old_h < static_cast<M>(h)) {
+    max_h = static_cast<M>(h);
+    grew |= kMaxDepthGrew;
+  }
+  const M speed = static_cast<M>(flow_speed(u, v));
+  if (max_speed < speed) {
+    max_speed = speed;
+    grew |= kMaxSpeedGrew;
+  }
+  if (static_cast<double>(h) > arrival_threshold && !(static_cast<double>(old_h) > arrival_threshold)) grew |= kArrived;
+  return grew;
+}
+
+// The same from a cell's state.
+template <class Real, class M>
+SHALLOWS_HD int grow_cell_maxima(State<Real> q, Real h_dry, double arrival_threshold, M& max_h, M& max_speed) {
+  if (!(q.h > h_dry)) return 0;
+  const Real inv_h = Real(1) / q.h;
+  return grow_cell_maxima(q.h, q.hu * inv_h, q.hv * inv_h, h_dry, arrival_threshold, max_h, max_speed);
+}
+
+} // namespace shallows
