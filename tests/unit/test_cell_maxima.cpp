@@ -72,6 +72,34 @@ TEST(CellMaxima, AreTheLargestOfTheWetStates) {
   random_states<float, double>();  // the host keeps a float run's maxima in double: the same values
 }
 
+// Speeds a few ulps either side of the largest so far, at every scale from
+// the subnormal to the overflowing: growth is what comparing the square
+// root says (the shortcut that skips most square roots changes no result).
+template <class Real>
+void speeds_near_the_maximum() {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> exponent(std::log2(double(std::numeric_limits<Real>::denorm_min())),
+                                                  std::log2(double(std::numeric_limits<Real>::max())));
+  const Real inf = std::numeric_limits<Real>::infinity();
+  for (int trial = 0; trial < 4000; ++trial) {
+    const auto m = static_cast<Real>(std::exp2(exponent(rng)));
+    Real u = m;
+    for (int k = 0; k < 24; ++k) u = std::nextafter(u, Real(0));
+    for (int k = 0; k < 48; ++k, u = std::nextafter(u, inf)) {
+      Real max_h = 0, max_speed = m;
+      const int grew = grow_cell_maxima(Real(1), u, Real(0), Real(1e-3), 0.5, max_h, max_speed);
+      const Real speed = std::sqrt(u * u);
+      ASSERT_EQ((grew & kMaxSpeedGrew) != 0, m < speed) << "m " << m << " u " << u;
+      ASSERT_EQ(max_speed, m < speed ? speed : m);
+    }
+  }
+}
+
+TEST(CellMaxima, SkippedSquareRootsChangeNothing) {
+  speeds_near_the_maximum<float>();
+  speeds_near_the_maximum<double>();
+}
+
 // The speed of one cell of a run's state, in the run's precision.
 double run_speed(const Fields& f, std::size_t k, Precision prec, double h_dry) {
   if (prec == Precision::single_precision) {

@@ -26,6 +26,22 @@ SHALLOWS_HD Real flow_speed(Real u, Real v) {
   return math::sqrt(u * u + v * v);
 }
 
+// The square root of s2 = u^2 + v^2 is taken only where it may exceed the
+// largest speed m so far: with m in [kTiny, kHuge] (m^2 normal and finite),
+// s2 <= fl(fl(m m) (1 - 16 eps/2)) gives s2 <= m^2 (1 - 13 eps/2), so
+// sqrt(s2) < m and its rounding is not above m either. The same result as
+// comparing every square root, without most of them.
+template <class Real>
+struct SpeedShortcut;
+template <>
+struct SpeedShortcut<float> {
+  static constexpr float shrink = 1.0f - 0x1p-20f, tiny = 0x1p-60f, huge = 0x1p60f;
+};
+template <>
+struct SpeedShortcut<double> {
+  static constexpr double shrink = 1.0 - 0x1p-49, tiny = 0x1p-500, huge = 0x1p500;
+};
+
 // Grows max_h and max_speed (kept as M: Real, or double on the host) with a
 // cell of depth h and velocity (u, v), u = hu * (1 / h) as cell_primitive
 // computes it; a dry cell (h <= h_dry) changes nothing. A stored value is
@@ -41,10 +57,15 @@ SHALLOWS_HD int grow_cell_maxima(Real h, Real u, Real v, Real h_dry, double arri
     max_h = static_cast<M>(h);
     grew |= kMaxDepthGrew;
   }
-  const M speed = static_cast<M>(flow_speed(u, v));
-  if (max_speed < speed) {
-    max_speed = speed;
-    grew |= kMaxSpeedGrew;
+  const Real s2 = u * u + v * v;
+  const auto m = static_cast<Real>(max_speed);  // a value of this run: exact in Real
+  using S = SpeedShortcut<Real>;
+  if (!(m >= S::tiny && m <= S::huge && s2 <= m * m * S::shrink)) {
+    const M speed = static_cast<M>(math::sqrt(s2));
+    if (max_speed < speed) {
+      max_speed = speed;
+      grew |= kMaxSpeedGrew;
+    }
   }
   if (static_cast<double>(h) > arrival_threshold && !(static_cast<double>(old_h) > arrival_threshold)) grew |= kArrived;
   return grew;

@@ -705,21 +705,27 @@ class CudaExecutor final : public CudaBackend {
     }
   }
 
-  template <int kMinBlocks, bool kRanked = false>
+  template <int kMinBlocks, bool kRanked, bool kMaxima>
   void launch_lagged_with(const Launch& a) {
-    cudax::lagged_kernel<Real, kMinBlocks, kRanked>
+    cudax::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima>
         <<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a);
     SHALLOWS_CUDA_CHECK_LAUNCH("lagged_kernel");
   }
 
-  void launch_lagged(const Launch& a) {
-    if (distributed_) return launch_lagged_with<0, true>(a);
+  template <bool kMaxima>
+  void launch_lagged_tracking(const Launch& a) {
+    if (distributed_) return launch_lagged_with<0, true, kMaxima>(a);
     switch (min_blocks_) {
-      case 2: launch_lagged_with<2>(a); break;
-      case 4: launch_lagged_with<4>(a); break;
-      case 6: launch_lagged_with<6>(a); break;
-      default: launch_lagged_with<0>(a); break;
+      case 2: launch_lagged_with<2, false, kMaxima>(a); break;
+      case 4: launch_lagged_with<4, false, kMaxima>(a); break;
+      case 6: launch_lagged_with<6, false, kMaxima>(a); break;
+      default: launch_lagged_with<0, false, kMaxima>(a); break;
     }
+  }
+
+  void launch_lagged(const Launch& a) {
+    if (track_maxima_) return launch_lagged_tracking<true>(a);
+    launch_lagged_tracking<false>(a);
   }
 
   void launch_maxima(int slot, bool fixed, double t) {

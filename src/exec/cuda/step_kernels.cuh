@@ -522,11 +522,12 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
 
 // The march of one lagged chunk, columns i0 - 1 .. i0 + 30 (halo lanes 0
 // and 31), rows j0 - 1 .. jend; returns the lane's largest encoded rate and
-// whether its cells are dry fixed points. Grows the maxima of the cells it
-// writes with their state n+1 at time t_max, when they are tracked.
+// whether its cells are dry fixed points.
 // kRanked: a rank of a distributed run, whose rate counts its owned cells
 // only (the halo's are another rank's, and stale at the block's edge).
-template <class Real, bool kRanked>
+// kMaxima: grows the maxima of the cells it writes with their state n+1 at
+// time t_max (a kernel of its own: the benchmark's keeps its registers).
+template <class Real, bool kRanked, bool kMaxima>
 __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P, int parity, Real dt, double t_max,
                                                            int i0, int j0, int jend, int lane, bool& dry_all,
                                                            Real& gain_sum) {
@@ -552,7 +553,6 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
   const bool west_strip = i0 == 0;
   const bool east_strip = i0 + 30 >= nx;
   const index_t pitch = P.pitch;
-  const bool track = P.max_h != nullptr;
 
   // State n and its rhs of row j (offset k of (i, j)) for this lane's
   // interior cell (ghost rows and columns only need the bed).
@@ -600,9 +600,8 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
     if (r < jend) next = load(r + 1, k_row, inside);  // prefetch
     // The maxima of the cell this lane writes, loaded here so that their
     // latency hides behind the row's edges.
-    const bool writes = r >= j0 && r < jend && (inside ? lane >= 1 && lane < 31 : tile_lane);
     Real max_h = Real(0), max_speed = Real(0);
-    if (track && writes) {
+    if (kMaxima && r >= j0 && r < jend && (inside ? lane >= 1 && lane < 31 : tile_lane)) {
       max_h = P.max_h[k];
       max_speed = P.max_speed[k];
     }
@@ -660,13 +659,13 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
       w_prev = shfl_up(fx.to_right, 1);
       e_prev = fx.to_left;
       xs_prev = shfl_up(fx.speed, 1) + fx.speed;
-      if (writes) {
+      if (inside ? lane >= 1 && lane < 31 : tile_lane) {
         ho[k] = q1.h;
         huo[k] = q1.hu;
         hvo[k] = q1.hv;
         gain_sum += gain;  // cells this chunk owns only (the ring is another chunk's)
         dry_all = dry_all && (math::is_nan(z) || dry_fixed(q1, P.phys.h_dry));
-        if (track) {
+        if (kMaxima) {
           // p1's velocity is grow_cell_maxima's (cell_primitive's) for a wet cell.
           const int grew = grow_cell_maxima(p1.h, p1.u, p1.v, P.phys.h_dry, P.arrival_threshold, max_h, max_speed);
           if (grew & kMaxDepthGrew) P.max_h[k] = max_h;
@@ -695,7 +694,7 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
 // one-cell ring; the state n+1 edges then give the rhs of the chunk's cells
 // for the next step, stored, and their CFL rate. Each edge is evaluated
 // once (plus the ring's), at the price of 6 more values moved per cell.
-template <class Real, bool kRanked>
+template <class Real, bool kRanked, bool kMaxima>
 __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P, int parity, Real dt, double t_max,
                                                            index_t sx, index_t cy, int lane, index_t chunk) {
   const int nx = static_cast<int>(P.nx), ny = static_cast<int>(P.ny);
@@ -711,7 +710,7 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
 
   bool dry_all = true;
   Real gain = Real(0);
-  const unsigned long long best = lagged_march<Real, kRanked>(P, parity, dt, t_max, i0, j0, jend, lane, dry_all, gain);
+  const unsigned long long best = lagged_march<Real, kRanked, kMaxima>(P, parity, dt, t_max, i0, j0, jend, lane, dry_all, gain);
   warp_add_nonzero(P.gain, static_cast<double>(gain));
   if (P.dry_skip) {
     const bool d = __all_sync(kFullMask, dry_all) && !next_to_level_side(P, sx, cy);
@@ -724,8 +723,8 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
 }
 
 // kMinBlocks: resident blocks per SM to compile for (0: MinBlocks<Real>),
-// a tuning knob (CudaOptions::min_blocks); kRanked: lagged_march.
-template <class Real, int kMinBlocks, bool kRanked = false>
+// a tuning knob (CudaOptions::min_blocks); kRanked, kMaxima: lagged_march.
+template <class Real, int kMinBlocks, bool kRanked, bool kMaxima>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : MinBlocks<Real>::value)
     lagged_kernel(const Params<Real> P, const Launch A) {
   const Ctrl c = P.ctrl[A.slot];
@@ -738,7 +737,7 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : M
   if (warp_chunk(P, A.slot, gw, chunk)) {
     const index_t cy = chunk / P.cg.strips;
     const index_t sx = chunk - cy * P.cg.strips;
-    best = lagged_chunk<Real, kRanked>(P, c.parity, static_cast<Real>(dt), t_max, sx, cy, lane, chunk);
+    best = lagged_chunk<Real, kRanked, kMaxima>(P, c.parity, static_cast<Real>(dt), t_max, sx, cy, lane, chunk);
   }
   block_max_to(best, &P.ctrl[(A.slot + 1) % 3].rate_bits);
 }
