@@ -113,8 +113,9 @@ std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptio
 #ifdef SHALLOWS_HAVE_CUDA
   // One GPU per rank: the node's ranks take the node's GPUs in turn.
   if (local.cuda_device < 0 && cuda_available()) local.cuda_device = mpi::node_rank() % cuda_device_count();
-  // GPU ranks: one more halo cell for the lagged kernel's stored rhs (the
-  // CUDA executor falls back to its plain kernels where a halo is narrower).
+  // GPU ranks: one more halo cell for the lagged kernel, whose rhs of the
+  // halo is computed again after each exchange and lacks the outermost ring
+  // (the CUDA executor falls back to its plain kernels where a halo is narrower).
   if (options.kind != "cpu" && cuda_available() && problem.scheme == Scheme::roe1) extra_halo = 1;
 #endif
   return mpi::make_distributed_backend(problem, local, make_local_backend, extra_halo);

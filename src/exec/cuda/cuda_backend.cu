@@ -114,9 +114,11 @@ struct StepClock {
 };
 
 // Whether a rank's halo is wide enough for the lagged kernel over k steps
-// between exchanges: its stored rhs of a halo cell is another stale value,
-// so it needs one valid ring more than the state does (k + 1 cells). The
-// exchange then brings the owners' rhs with the state (pack_box).
+// between exchanges. The exchange brings the state of H halo rings; the rhs
+// of a halo cell, computed again from it (refresh_ghosts), is valid on H - 1
+// rings, as the outermost lacks its outer neighbour. A step takes the new
+// state from the state and rhs, so each step loses one ring of both: the
+// owned cells need H - 1 >= k, H = k + 1.
 bool lagged_fits_halo(const Problem& p, int k) {
   const CellBox o = p.owned;
   const index_t need = static_cast<index_t>(k) + 1;
@@ -466,10 +468,9 @@ class CudaExecutor final : public CudaBackend {
   }
 
   // Halo rectangles of the current state: h, hu, hv (distributed runs with
-  // scalars or forcing are refused), and with the lagged kernel the rhs of
-  // that state it stored (lagged_fits_halo).
+  // scalars or forcing are refused).
   std::size_t box_bytes(const CellBox& box) const override {
-    return box_fields() * static_cast<std::size_t>(box.cells()) * sizeof(Real);
+    return 3 * static_cast<std::size_t>(box.cells()) * sizeof(Real);
   }
 
   // Packed on the device (box_copy_kernel), then one copy to the host.
@@ -492,11 +493,54 @@ class CudaExecutor final : public CudaBackend {
       cudax::box_dry_flags_kernel<Real><<<blocks, 128, 0, stream_>>>(base_, parity, box);
       SHALLOWS_CUDA_CHECK_LAUNCH("box_dry_flags_kernel");
     }
+    if (kind_ == KernelKind::lagged) unpacked_.push_back(box);
   }
 
   // Ghost states are computed where they are read, never stored; the
   // unpacks' copies read the caller's buffers until the stream gets here.
-  void refresh_ghosts() override { SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  // The lagged kernel's rhs of the chunks the halos touch is computed again
+  // from their new state (lagged_fits_halo): half the bytes of sending it.
+  void refresh_ghosts() override {
+    if (!unpacked_.empty()) {
+      DeviceArray<unsigned>& list = halo_chunks();
+      Params p = base_;
+      p.dry_skip = 0;
+      p.list_count = list.get();  // the count heads the list, once per slot
+      p.list = list.get() + 3;
+      const auto count = static_cast<index_t>(list.size() - 3);
+      const Launch a{slot_, 0, 0.0, 0.0, 0.0, 0};
+      // Its rates of owned cells are the state's own, already in the slot: the maximum does not move.
+      cudax::first_rhs_kernel<Real><<<static_cast<unsigned>((count + cudax::kBlockWarps - 1) / cudax::kBlockWarps),
+                                      cudax::kBlockThreads, 0, stream_>>>(p, a);
+      SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel (halo chunks)");
+      unpacked_.clear();
+    }
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  // The chunks the unpacked boxes touch, each once, after three copies of
+  // their count (list_count of each Ctrl slot); the same boxes every
+  // exchange, so made once.
+  DeviceArray<unsigned>& halo_chunks() {
+    if (halo_chunks_.size() == 0) {
+      std::vector<unsigned char> seen(static_cast<std::size_t>(cg_step_.chunks), 0);
+      std::vector<unsigned> list(3, 0);
+      for (const CellBox& box : unpacked_) {
+        const CellBox c = cg_step_.chunks_over(box);
+        for (index_t y = c.j0; y < c.j1; ++y) {
+          for (index_t x = c.i0; x < c.i1; ++x) {
+            const auto chunk = static_cast<std::size_t>(y * cg_step_.strips + x);
+            if (!seen[chunk]) list.push_back(static_cast<unsigned>(chunk));
+            seen[chunk] = 1;
+          }
+        }
+      }
+      for (int s = 0; s < 3; ++s) list[static_cast<std::size_t>(s)] = static_cast<unsigned>(list.size() - 3);
+      halo_chunks_ = DeviceArray<unsigned>(list.size());
+      halo_chunks_.upload(list.data(), list.size());
+    }
+    return halo_chunks_;
+  }
 
   HostBuffer host_buffer(std::size_t bytes) const override {
     void* p = nullptr;
@@ -603,25 +647,20 @@ class CudaExecutor final : public CudaBackend {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  std::size_t box_fields() const { return kind_ == KernelKind::lagged ? 6 : 3; }
-
   // The device buffer of a packed box: one per box (the two boxes of an
   // exchange phase are unpacked by kernels queued one after the other).
   Real* box_stage(const CellBox& box) const {
     for (const auto& [b, buffer] : box_stages_)
       if (b.i0 == box.i0 && b.j0 == box.j0 && b.i1 == box.i1 && b.j1 == box.j1) return buffer.get();
-    box_stages_.emplace_back(box, DeviceArray<Real>(box_fields() * static_cast<std::size_t>(box.cells())));
+    box_stages_.emplace_back(box, DeviceArray<Real>(3 * static_cast<std::size_t>(box.cells())));
     return box_stages_.back().second.get();
   }
 
-  // h, hu, hv of the state in buffer `parity` (and the lagged kernel's rhs
-  // of them) into (pack) or out of a packed box.
+  // h, hu, hv of the state in buffer `parity` into (pack) or out of a packed box.
   template <bool pack>
   void launch_box_copy(const CellBox& box, Real* packed, int parity) const {
-    cudax::BoxFields<Real> f{{h_[parity].get(), hu_[parity].get(), hv_[parity].get(), rh_[parity].get(),
-                              rhu_[parity].get(), rhv_[parity].get()},
-                             static_cast<int>(box_fields())};
-    const index_t n = box.cells() * f.count;
+    const cudax::BoxFields<Real> f{{h_[parity].get(), hu_[parity].get(), hv_[parity].get()}};
+    const index_t n = box.cells() * 3;
     const auto blocks = static_cast<unsigned>(std::min<index_t>((n + 255) / 256, 4096));
     cudax::box_copy_kernel<Real, pack><<<blocks, 256, 0, stream_>>>(grid_, box, f, packed);
     SHALLOWS_CUDA_CHECK_LAUNCH("box_copy_kernel");
@@ -762,6 +801,8 @@ class CudaExecutor final : public CudaBackend {
   Ctrl* host_out_ = nullptr;
   DeviceArray<Real> h_[2], hu_[2], hv_[2], z_;
   mutable std::vector<std::pair<CellBox, DeviceArray<Real>>> box_stages_;  // box_stage
+  std::vector<CellBox> unpacked_;         // boxes unpacked since refresh_ghosts (lagged kernel)
+  DeviceArray<unsigned> halo_chunks_;     // halo_chunks
   // Passive scalars: h c of scalar s in hc_[2 s + parity], their device
   // pointers (PlainExtras::hc) and the sides' concentrations.
   std::vector<DeviceArray<Real>> hc_;

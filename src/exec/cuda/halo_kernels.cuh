@@ -8,11 +8,11 @@
 
 namespace shallows::cudax {
 
-// Up to six padded fields (h, hu, hv and the lagged kernel's rhs of them).
+// The padded fields a halo carries: the state h, hu, hv (the lagged
+// kernel's rhs of a halo cell is computed again after the exchange).
 template <class Real>
 struct BoxFields {
-  Real* f[6];
-  int count;
+  Real* f[3];
 };
 
 // pack: fields' box cells into `packed` (field after field, each row-major);
@@ -21,14 +21,15 @@ template <class Real, bool pack>
 __global__ void box_copy_kernel(Grid g, CellBox box, BoxFields<Real> fields, Real* __restrict__ packed) {
   const index_t bnx = box.nx();
   const index_t cells = box.cells();
-  const index_t n = cells * fields.count;
+  const index_t n = cells * 3;
   for (index_t k = blockIdx.x * index_t(blockDim.x) + threadIdx.x; k < n; k += index_t(gridDim.x) * blockDim.x) {
     const auto field = static_cast<int>(k / cells);
     const index_t c = k - field * cells;
     const index_t j = c / bnx;
     const index_t at = g.index(box.i0 + (c - j * bnx), box.j0 + j);
     Real* f = fields.f[0];
-    for (int q = 1; q < 6; ++q) f = field == q ? fields.f[q] : f;  // no local-memory indexing of the parameter
+    f = field == 1 ? fields.f[1] : f;  // selects: no local-memory indexing of the parameter
+    f = field == 2 ? fields.f[2] : f;
     if (pack) {
       packed[k] = f[at];
     } else {
