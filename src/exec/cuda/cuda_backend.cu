@@ -378,13 +378,9 @@ class CudaExecutor final : public CudaBackend {
   void read_state(Fields& out) const override {
     const Ctrl c = fetch_ctrl();
     cudax::download_state(grid_, h_[c.parity], hu_[c.parity], hv_[c.parity], out);
-    const auto padded = static_cast<std::size_t>(grid_.padded_size());
-    std::vector<Real> buf(padded);
     out.hc.resize(hc_.size() / 2);
-    for (std::size_t s = 0; s < out.hc.size(); ++s) {
-      hc_[2 * s + static_cast<std::size_t>(c.parity)].download(buf.data(), padded);
-      copy_interior(grid_, buf.data(), out.hc[s]);
-    }
+    for (std::size_t s = 0; s < out.hc.size(); ++s)
+      cudax::download_interior(grid_, hc_[2 * s + static_cast<std::size_t>(c.parity)], out.hc[s]);
   }
 
   void load_state(const Fields& in) override {
@@ -417,11 +413,11 @@ class CudaExecutor final : public CudaBackend {
 
   void read_maxima(Maxima& out) const override {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    if (track_maxima_) {
-      cudax::download_grid_maxima(grid_, max_h_, max_speed_, arrival_, out);
-    } else {
-      out = Maxima{};
-    }
+    out = Maxima{};
+    if (!track_maxima_) return;
+    cudax::download_interior(grid_, max_h_, out.max_h);
+    cudax::download_interior(grid_, max_speed_, out.max_speed);
+    cudax::download_interior(grid_, arrival_, out.arrival_time);
   }
 
   double volume() const override {

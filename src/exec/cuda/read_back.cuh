@@ -12,18 +12,21 @@
 
 namespace shallows::cudax {
 
+// One padded device field's interior, row-major, in double.
+template <class T>
+void download_interior(const Grid& g, const DeviceArray<T>& field, std::vector<double>& out) {
+  std::vector<T> buf(static_cast<std::size_t>(g.padded_size()));
+  field.download(buf.data(), buf.size());
+  copy_interior(g, buf.data(), out);
+}
+
 // Padded h, hu, hv to the interior, row-major, in double.
 template <class Real>
 void download_state(const Grid& g, const DeviceArray<Real>& h, const DeviceArray<Real>& hu,
                     const DeviceArray<Real>& hv, Fields& out) {
-  const auto padded = static_cast<std::size_t>(g.padded_size());
-  std::vector<Real> buf(padded);
-  h.download(buf.data(), padded);
-  copy_interior(g, buf.data(), out.h);
-  hu.download(buf.data(), padded);
-  copy_interior(g, buf.data(), out.hu);
-  hv.download(buf.data(), padded);
-  copy_interior(g, buf.data(), out.hv);
+  download_interior(g, h, out.h);
+  download_interior(g, hu, out.hu);
+  download_interior(g, hv, out.hv);
 }
 
 // One double (an accumulator such as the positivity account); synchronises the stream.
@@ -46,23 +49,9 @@ inline void download_maxima(bool tracked, std::size_t cells, const DeviceArray<d
   arrival.download(out.arrival_time.data(), cells);
 }
 
-// The grid executor's maxima (padded as the state, depth and speed in Real).
-template <class Real>
-void download_grid_maxima(const Grid& g, const DeviceArray<Real>& max_h, const DeviceArray<Real>& max_speed,
-                          const DeviceArray<double>& arrival, Maxima& out) {
-  const auto padded = static_cast<std::size_t>(g.padded_size());
-  std::vector<Real> buf(padded);
-  max_h.download(buf.data(), padded);
-  copy_interior(g, buf.data(), out.max_h);
-  max_speed.download(buf.data(), padded);
-  copy_interior(g, buf.data(), out.max_speed);
-  std::vector<double> times(padded);
-  arrival.download(times.data(), padded);
-  copy_interior(g, times.data(), out.arrival_time);
-}
-
-// And back (load_maxima): values a run in this precision kept, so exact in
-// Real. Waits for stream's work first and for the copies after.
+// The grid executor's maxima (padded as the state, depth and speed in Real)
+// onto the device (load_maxima): values a run in this precision kept, so exact
+// in Real. Waits for stream's work first and for the copies after.
 template <class Real>
 void upload_grid_maxima(const Grid& g, const Maxima& in, DeviceArray<Real>& max_h, DeviceArray<Real>& max_speed,
                         DeviceArray<double>& arrival, cudaStream_t stream) {
