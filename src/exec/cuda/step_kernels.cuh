@@ -26,7 +26,10 @@
 //    stored by the previous launch (first_rhs_kernel for the first state),
 //    so state n+1 is a point-wise update of the chunk plus a one-cell ring;
 //    the edges of state n+1 give the next rhs (stored) and the rate. Each
-//    edge is evaluated once per step; 13 values per cell-update.
+//    edge is evaluated once per step; 13 values per cell-update. Its kMaxima
+//    instance also grows the run's maxima (solver/cell_maxima.hpp) with the
+//    cells it writes: 2 more values read per cell-update, and stored where
+//    they grow.
 //  * plain_rate_kernel + plain_update_kernel ("plain"): one thread per cell,
 //    neighbours read from global memory (L1/L2), each edge evaluated by both
 //    of its cells: the simple reference the lagged kernel is tested against.
@@ -710,7 +713,8 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
 
   bool dry_all = true;
   Real gain = Real(0);
-  const unsigned long long best = lagged_march<Real, kRanked, kMaxima>(P, parity, dt, t_max, i0, j0, jend, lane, dry_all, gain);
+  const unsigned long long best =
+      lagged_march<Real, kRanked, kMaxima>(P, parity, dt, t_max, i0, j0, jend, lane, dry_all, gain);
   warp_add_nonzero(P.gain, static_cast<double>(gain));
   if (P.dry_skip) {
     const bool d = __all_sync(kFullMask, dry_all) && !next_to_level_side(P, sx, cy);
