@@ -229,7 +229,7 @@ stage_forcing() {
   done
 }
 
-# stage runpath: the run path against the benchmark. An output every 0.028 s
+# stage runpath: the run path against the benchmark. An output every 0.035 s
 # of simulated time is about 200 steps at 8192^2. Gauges keep the maxima
 # tracked without writing fields; VTK writes them all.
 stage_runpath() {
@@ -246,14 +246,14 @@ stage_runpath() {
       local fmt=("--set" "$gauge" "--set" 'output.format=[]')
       [[ $label == vtk ]] && fmt=("--set" 'output.format=["vtk"]')
       "$SHALLOWS" run "$REPO/cases/s004-t1/case.toml" --backend cuda --precision "$p" -q -o "$out" \
-        --set domain.nx=$n --set domain.ny=$n --set time.end=0.28 --set time.output_every=0.028 "${fmt[@]}" \
+        --set domain.nx=$n --set domain.ny=$n --set time.end=0.35 --set time.output_every=0.035 "${fmt[@]}" \
         >>"$OUT/bench.log" 2>&1 || { fail "runpath: run $label $p"; continue; }
       rate=$(grep -o '"cell_updates_per_second": [0-9.e+]*' "$out/summary.json" | awk '{print $2}')
       local times
       times=$(grep -E '"(steps|setup_seconds|stepping_seconds|output_wait_seconds|finish_seconds)"' "$out/summary.json" |
         tr -d ' ,\n')
       note "S004-T1 ${n}^2 $p run path ($label): $rate cell-updates/s, bench $bench_rate, ratio $(awk -v a="$rate" -v b="$bench_rate" 'BEGIN { printf "%.3f", a / b }'); $times"
-      echo "| $(date -u +%F) | $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) | $COMMIT | s004-t1 | ${n}x${n} | $p | run path ($label) | $rate | - | shallows run, an output every 0.028 s (~200 steps), maxima tracked; bench $bench_rate in the same call |" >>"$ROWS"
+      echo "| $(date -u +%F) | $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) | $COMMIT | s004-t1 | ${n}x${n} | $p | run path ($label) | $rate | - | shallows run, an output every 0.035 s (~200 steps), maxima tracked; bench $bench_rate in the same call |" >>"$ROWS"
     done
   done
 }
