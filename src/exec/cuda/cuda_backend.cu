@@ -192,7 +192,6 @@ class CudaExecutor final : public CudaBackend {
     cg_step_ = make_chunk_grid(grid_, rows);
 
     const auto padded = static_cast<std::size_t>(grid_.padded_size());
-    const auto cells = static_cast<std::size_t>(grid_.cells());
     const auto chunks = static_cast<std::size_t>(cg_step_.chunks);
     const bool lagged = kind_ == KernelKind::lagged;
     std::size_t need = ((lagged ? 13 : 7) + 2 * p.scalars.size()) * padded * sizeof(Real) + 3 * sizeof(Ctrl) +

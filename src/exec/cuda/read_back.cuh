@@ -20,6 +20,15 @@ void download_interior(const Grid& g, const DeviceArray<T>& field, std::vector<d
   copy_interior(g, buf.data(), out);
 }
 
+// Row-major double values into the interior of one padded device field
+// (the inverse of download_interior; the padding holds zeros).
+template <class T>
+void upload_interior(const Grid& g, const std::vector<double>& in, DeviceArray<T>& field) {
+  std::vector<T> buf(static_cast<std::size_t>(g.padded_size()), T(0));
+  copy_into_interior(g, in, buf.data());
+  field.upload(buf.data(), buf.size());
+}
+
 // Padded h, hu, hv to the interior, row-major, in double.
 template <class Real>
 void download_state(const Grid& g, const DeviceArray<Real>& h, const DeviceArray<Real>& hu,
@@ -56,16 +65,10 @@ template <class Real>
 void upload_grid_maxima(const Grid& g, const Maxima& in, DeviceArray<Real>& max_h, DeviceArray<Real>& max_speed,
                         DeviceArray<double>& arrival, cudaStream_t stream) {
   check_load_size(maxima_sized(in, static_cast<std::size_t>(g.cells())), "load_maxima");
-  const auto padded = static_cast<std::size_t>(g.padded_size());
-  std::vector<Real> buf(padded, Real(0));
   SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
-  copy_into_interior(g, in.max_h, buf.data());
-  max_h.upload(buf.data(), padded);
-  copy_into_interior(g, in.max_speed, buf.data());
-  max_speed.upload(buf.data(), padded);
-  std::vector<double> times(padded, 0.0);
-  copy_into_interior(g, in.arrival_time, times.data());
-  arrival.upload(times.data(), padded);
+  upload_interior(g, in.max_h, max_h);
+  upload_interior(g, in.max_speed, max_speed);
+  upload_interior(g, in.arrival_time, arrival);
   SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
