@@ -303,9 +303,6 @@ stage_mpi() {
     # shellcheck disable=SC2086  # the case and its options split on purpose
     compare_ranks "mpi: ${r%%|*}" "sharing the GPU" "$mpirun" "$dir/case-$i" ${r#*|}
   done
-  # The rate all-reduced GPU to GPU (peer_rates.cuh), which auto leaves to ranks on different GPUs, forced here.
-  peer_rates_on compare_ranks "mpi: s000-t1 float, rate GPU to GPU" "sharing the GPU" "$mpirun" "$dir/case-peer" \
-    "$REPO/cases/s000-t1/case.toml" -p float
   # S004-T1 8192^2: one rank (the default kernel) against 2 ranks sharing the GPU, a step's split per k.
   bench -c s004-t1 -n 8192 -p float,double -s 2
   mpi_run "$mpirun" --oversubscribe -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 8192 -p float,double -s 2 \
@@ -326,11 +323,6 @@ compare_ranks() {
   fi
 }
 
-peer_rates_on() {
-  local -x SHALLOWS_CUDA_PEER_RATES=on
-  "$@"
-}
-
 # The rows of the bench tables under mpirun that mpi.log gained since the last call, with a header, into the summary.
 MPI_LOG_SEEN=0
 mpi_table() {
@@ -343,8 +335,7 @@ mpi_table() {
 # Scaling over the GPUs of one host (needs 2 GPUs; one rank per GPU), with `shallows bench`, float and double,
 # halo widths SCALING_K (default 1,2,4,8), SCALING_SECONDS per configuration (default 1):
 #   weak:   8192^2 per GPU, S004-T1 and S004-T2 tiled over the ranks (bench --weak), against one GPU at 8192^2;
-#   strong: S004-T1 16384^2 in all, against one GPU at 16384^2;
-#   weak again with the rate all-reduced on the host (SHALLOWS_CUDA_PEER_RATES=off), the design before peer_rates.
+#   strong: S004-T1 16384^2 in all, against one GPU at 16384^2.
 # One GPU runs the default kernel with its dry-chunk skipping; ranks run the lagged kernel without skipping,
 # so S004-T2 is also given on one GPU with skipping off.
 stage_scaling() {
@@ -370,10 +361,6 @@ stage_scaling() {
   done
   mpi_run "$mpirun" -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 16384 -p float,double -s "$s" \
     --halo-steps "$k" || fail "scaling: strong"
-  for c in s004-t1 s004-t2; do
-    SHALLOWS_CUDA_PEER_RATES=off mpi_run "$mpirun" -x SHALLOWS_CUDA_PEER_RATES -np 2 "$SHALLOWS" bench -b cuda \
-      -c "$c" -n 8192 --weak -p float,double -s "$s" --halo-steps "$k" || fail "scaling: weak $c, rate on the host"
-  done
   mpi_table
 }
 

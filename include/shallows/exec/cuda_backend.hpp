@@ -22,14 +22,11 @@ struct CudaOptions {
   int rows = 0;                  // rows per chunk of the lagged and roe3 kernels; 0: chosen from grid and GPU
   int device = 0;                // CUDA device ordinal
   int min_blocks = 0;            // resident blocks per SM to compile for (0: default); lagged: 2, 4, 6; roe3: 3, 4
-  // Ranks of a distributed run: the CFL rate all-reduced GPU to GPU (peer_rates.cuh). auto: where every rank's
-  // GPU can read the others' and no two share one; on: also ranks that share a GPU (tests); off: on the host.
-  std::string peer_rates = "auto";
 };
 
 // Defaults, overridden by SHALLOWS_CUDA_KERNEL, SHALLOWS_CUDA_DRY_SKIP (0/1),
-// SHALLOWS_CUDA_COMPACT (0/1), SHALLOWS_CUDA_ROWS, SHALLOWS_CUDA_DEVICE,
-// SHALLOWS_CUDA_MIN_BLOCKS and SHALLOWS_CUDA_PEER_RATES where set.
+// SHALLOWS_CUDA_COMPACT (0/1), SHALLOWS_CUDA_ROWS, SHALLOWS_CUDA_DEVICE and
+// SHALLOWS_CUDA_MIN_BLOCKS where set.
 CudaOptions cuda_options_from_environment();
 
 using CudaAdvance = AdvanceResult;

@@ -164,20 +164,6 @@ class Backend {
   // that a box crosses to and from the GPU in one DMA at full speed.
   using HostBuffer = std::unique_ptr<std::byte[], void (*)(std::byte*)>;
   virtual HostBuffer host_buffer(std::size_t bytes) const;
-  // Ranks on GPUs of one node that can read each other's memory all-reduce
-  // the CFL rate on the GPUs, with no host round trip per step
-  // (exec/cuda/peer_rates.cuh). peer_rate_record() is this executor's part
-  // (empty: it cannot take part); connect_peer_rates(others) opens the other
-  // ranks' records (rank order, its own left out) and says whether it could;
-  // then every rank gets use_peer_rates(all could), and advance() may queue
-  // steps without the reducer. use_peer_rates(false) also waits until no
-  // launch of this rank reads a peer any more. The defaults cannot.
-  virtual std::vector<std::byte> peer_rate_record() { return {}; }
-  virtual bool connect_peer_rates(const std::vector<std::vector<std::byte>>& others) {
-    (void)others;
-    return false;
-  }
-  virtual void use_peer_rates(bool on) { (void)on; }
 
  protected:
   double reduce_rate(double rate) const { return rate_reducer_ ? rate_reducer_(rate) : rate; }

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "batched_advance.cuh"
-#include "peer_rates.cuh"
 #include "boundary_flow.cuh"
 #include "cuda_check.cuh"
 #include "device_array.cuh"
@@ -163,8 +162,7 @@ class CudaExecutor final : public CudaBackend {
         track_maxima_(o.track_maxima),
         arrival_threshold_(o.arrival_threshold),
         device_(co.device),
-        min_blocks_(co.min_blocks),
-        peer_mode_(co.peer_rates) {
+        min_blocks_(co.min_blocks) {
     if (grid_.nx <= 0 || grid_.ny <= 0) throw std::runtime_error("CUDA backend: empty grid");
     if (p.scheme != Scheme::roe1) {
       throw std::runtime_error("CUDA backend: only the first-order scheme (roe1) runs on the GPU so far; "
@@ -356,21 +354,20 @@ class CudaExecutor final : public CudaBackend {
     if (distributed_ && kind_ == KernelKind::plain) {
       step_reduced(a, t);
     } else {
-      if (rate_pending_ && !peer_on_) reduce_slot_rate(fetch_ctrl(), t);
+      if (rate_pending_) reduce_slot_rate(fetch_ctrl(), t);
       launch_step(a);
     }
     const Ctrl c = fetch_ctrl();
     if (c.status != 0) throw not_finite(t);
-    // The lagged kernel left its local rate of the new state in the slot: the next step's dt needs all ranks'
-    // (GPU to GPU in the next launch where the peers are connected).
-    if (distributed_ && kind_ == KernelKind::lagged && !peer_on_) reduce_slot_rate(c, c.t);
+    // The lagged kernel left its local rate of the new state in the slot: the next step's dt needs all ranks'.
+    if (distributed_ && kind_ == KernelKind::lagged) reduce_slot_rate(c, c.t);
     return c.dt;
   }
 
   CudaAdvance advance(double t, double target, index_t max_steps) override {
     if (!(t < target) || max_steps <= 0) return {t, 0, 0};
-    // The host sets a time series' value in each launch, or all-reduces each step's rate: one step at a time.
-    if (boundary_series_ || (distributed_ && !peer_on_)) return Backend::advance(t, target, max_steps);
+    // The host sets a time series' value in each launch: one step at a time.
+    if (boundary_series_) return Backend::advance(t, target, max_steps);
     return cudax::advance_from_slot(
         t, target, max_steps, &ctrl_.get()[slot_], host_in_, stream_,
         [&] { launch_step(Launch{slot_, 0, 0.0, target, std::numeric_limits<double>::infinity(), max_steps}); },
@@ -540,25 +537,6 @@ class CudaExecutor final : public CudaBackend {
     return halo_chunks_;
   }
 
-  // The lagged kernel's rate GPU to GPU (peer_rates.cuh), where no series needs the host at each launch.
-  std::vector<std::byte> peer_rate_record() override {
-    if (!distributed_ || kind_ != KernelKind::lagged || boundary_series_ || peer_mode_ == "off") return {};
-    return peer_link_.export_mailbox(device_);
-  }
-
-  bool connect_peer_rates(const std::vector<std::vector<std::byte>>& others) override {
-    return peer_link_.connect(others, peer_mode_ == "on");
-  }
-
-  void use_peer_rates(bool on) override {
-    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    if (!on) {
-      peer_link_.close();
-      rate_pending_ = peer_on_ || rate_pending_;  // the slot holds this rank's rate
-    }
-    peer_on_ = on;
-  }
-
   HostBuffer host_buffer(std::size_t bytes) const override {
     void* p = nullptr;
     SHALLOWS_CUDA_CHECK(cudaMallocHost(&p, bytes));
@@ -600,10 +578,6 @@ class CudaExecutor final : public CudaBackend {
   }
 
   std::runtime_error not_finite(double t) const {
-    if (host_out_->status == cudax::kPeerLate) {
-      return std::runtime_error("another rank's GPU did not publish its CFL rate within 60 s (t = " +
-                                std::to_string(t) + " s): the ranks are out of step");
-    }
     return std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");
   }
 
@@ -719,7 +693,6 @@ class CudaExecutor final : public CudaBackend {
   // The kernels of one step from slot_ (a no-op on the device once the
   // launch's target or step limit is reached), then the maxima.
   void launch_step(const Launch& a) {
-    if (peer_on_) peer_link_.launch(&ctrl_.get()[a.slot].rate_bits, &ctrl_.get()[a.slot].status, stream_);
     if (boundary_kept_) {
       cudax::boundary_rate_kernel<Real><<<4, cudax::forcing::kThreads, 0, stream_>>>(
           base_, plain_, a.slot, grid_.dx, grid_.dy, boundary_rate_.get());
@@ -814,9 +787,6 @@ class CudaExecutor final : public CudaBackend {
   double arrival_threshold_;
   int device_;
   int min_blocks_;
-  std::string peer_mode_;  // CudaOptions::peer_rates
-  bool peer_on_ = false;   // ranks' rates all-reduced GPU to GPU before each launch (use_peer_rates)
-  cudax::PeerRateLink peer_link_;
   std::string device_desc_;
   cudax::ChunkGrid cg_step_{};
   Params base_{};
@@ -877,11 +847,6 @@ CudaOptions cuda_options_from_environment() {
   if (const char* r = std::getenv("SHALLOWS_CUDA_ROWS"); r && *r) o.rows = std::atoi(r);
   if (const char* v = std::getenv("SHALLOWS_CUDA_DEVICE"); v && *v) o.device = std::atoi(v);
   if (const char* m = std::getenv("SHALLOWS_CUDA_MIN_BLOCKS"); m && *m) o.min_blocks = std::atoi(m);
-  if (const char* r = std::getenv("SHALLOWS_CUDA_PEER_RATES"); r && *r) {
-    o.peer_rates = r;
-    if (o.peer_rates != "auto" && o.peer_rates != "on" && o.peer_rates != "off")
-      throw std::runtime_error("SHALLOWS_CUDA_PEER_RATES: '" + o.peer_rates + "' is not auto, on or off");
-  }
   return o;
 }
 

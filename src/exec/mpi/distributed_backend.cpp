@@ -11,12 +11,10 @@
 #ifdef SHALLOWS_HAVE_MPI
 #include <mpi.h>
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <limits>
 #include <cstddef>
-#include <exception>
 #include <string>
 #include <utility>
 
@@ -65,43 +63,9 @@ class Distributed final : public DistributedBackend {
     }
     plan_exchange(b);
     timing_.rank = rank_;
-    connect_peer_rates();
   }
 
-  // Destroyed where every rank destroys its own (the run's end): no launch
-  // may still read a peer's mailbox when its owner frees it. Not while an
-  // exception unwinds on this rank alone: the job is being aborted.
-  ~Distributed() override {
-    if (!peer_rates_) return;
-    local_->use_peer_rates(false);
-    if (std::uncaught_exceptions() == 0) MPI_Barrier(MPI_COMM_WORLD);
-  }
-
-  std::string name() const override { return local_->name() + (peer_rates_ ? "+mpi+peer-rate" : "+mpi"); }
-
-  // With the rate all-reduced GPU to GPU: batches of steps between
-  // exchanges, one host synchronisation per batch (CudaBackend::advance).
-  // Every rank must queue the same launches (the peers' mailboxes are
-  // matched launch by launch), so the ranks agree on max_steps first:
-  // Simulation sizes its batches from each rank's own wall clock.
-  AdvanceResult advance(double t, double target, index_t max_steps) override {
-    if (!peer_rates_) return Backend::advance(t, target, max_steps);
-    long long most = max_steps;
-    MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    AdvanceResult r{t, 0, 0};
-    while (r.t < target && r.steps < most) {
-      if (since_exchange_ == k_) exchange();
-      const auto start = Clock::now();
-      const index_t n = std::min<index_t>(k_ - since_exchange_, most - r.steps);
-      const AdvanceResult a = local_->advance(r.t, target, n);
-      timing_.compute += seconds_since(start);
-      timing_.steps += a.steps;
-      since_exchange_ += static_cast<int>(a.steps);
-      r = {a.t, r.steps + a.steps, a.dt};
-      if (a.steps < n) break;  // target reached
-    }
-    return r;
-  }
+  std::string name() const override { return local_->name() + "+mpi"; }
 
   double step(double t, double dt_max) override {
     if (since_exchange_ == k_) exchange();
@@ -252,33 +216,6 @@ class Distributed final : public DistributedBackend {
     }
   }
 
-  // Every rank's executor offers its mailbox record; the rate goes GPU to GPU
-  // only if all ranks share one node and every one could open the others'.
-  void connect_peer_rates() {
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int node_size = 0;
-    MPI_Comm_size(node, &node_size);
-    MPI_Comm_free(&node);
-    const std::vector<std::byte> mine = node_size == size_ ? local_->peer_rate_record() : std::vector<std::byte>{};
-    int bytes = static_cast<int>(mine.size()), fewest = 0, most = 0;
-    MPI_Allreduce(&bytes, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&bytes, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (fewest == 0 || fewest != most) return;
-    std::vector<std::byte> all(static_cast<std::size_t>(bytes) * static_cast<std::size_t>(size_));
-    MPI_Allgather(mine.data(), bytes, MPI_BYTE, all.data(), bytes, MPI_BYTE, MPI_COMM_WORLD);
-    std::vector<std::vector<std::byte>> others;
-    for (int r = 0; r < size_; ++r) {
-      if (r == rank_) continue;
-      const auto at = all.begin() + static_cast<std::ptrdiff_t>(r) * bytes;
-      others.emplace_back(at, at + bytes);
-    }
-    int ok = local_->connect_peer_rates(others) ? 1 : 0;
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    local_->use_peer_rates(ok != 0);
-    peer_rates_ = ok != 0;
-  }
-
   void exchange() {
     for (int phase = 0; phase < 2; ++phase) {
       std::array<MPI_Request, 4> requests;
@@ -380,7 +317,6 @@ class Distributed final : public DistributedBackend {
   std::unique_ptr<Backend> local_;
   std::vector<int> source_owner_;  // per Forcing::sources entry
   int since_exchange_ = 0;  // the initial local state is exact, halo included
-  bool peer_rates_ = false;  // the rate all-reduced GPU to GPU (connect_peer_rates)
   mutable RankTiming timing_;
 };
 
