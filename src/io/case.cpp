@@ -1538,7 +1538,7 @@ bool variable_name(const std::string& s) {
          std::all_of(s.begin(), s.end(), [&](char ch) { return alpha(ch) || digit(ch) || ch == '_'; });
 }
 
-// [[scalar]]: passive scalars (grids, first order), into p.scalars with their
+// [[scalar]]: passive scalars (grids), into p.scalars with their
 // initial concentration; returns their output variables. Read before the
 // boundaries and the forcing, whose concentrations name them.
 std::vector<ScalarOutput> read_scalars(const Reader& rd, const toml::node& n, const fs::path& base_dir,
@@ -1548,9 +1548,6 @@ std::vector<ScalarOutput> read_scalars(const Reader& rd, const toml::node& n, co
   std::vector<ScalarOutput> outputs;
   if (a->empty()) return outputs;
   if (at.mesh) rd.fail_at("scalar", scalars_on_mesh);
-  if (p.scheme != Scheme::roe1)
-    rd.fail_at("scalar", "passive scalars run with the first-order scheme only so far (numerics.scheme = \"roe1\"); "
-                         "this case runs \"roe3\"");
   for (std::size_t k = 0; k < a->size(); ++k) {
     const std::string key = "scalar[" + std::to_string(k) + "]";
     const toml::table* t = a->get(k)->as_table();

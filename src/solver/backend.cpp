@@ -105,8 +105,7 @@ std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptio
     throw std::runtime_error(what + " so far; this run is " + run);
   };
   if (elsewhere && !problem.segments.empty()) refuse("boundary segments run on grids", elsewhere);
-  if (!problem.scalars.empty() && (elsewhere || problem.scheme != Scheme::roe1))
-    refuse("passive scalars run on grids, first order (scheme roe1)", elsewhere ? elsewhere : "third order");
+  if (!problem.scalars.empty() && elsewhere) refuse("passive scalars run on grids", elsewhere);
   if (!mpi::active()) return make_local_backend(problem, options);
   BackendOptions local = options;
   int extra_halo = 0;

@@ -204,10 +204,10 @@ TEST_F(ScalarCaseTest, ConcentrationErrorsNameTheKey) {
             "through the side), not \"wall\" (an open side lets out the water inside)");
 }
 
-TEST_F(ScalarCaseTest, ThirdOrderAndMeshesAreRefused) {
-  EXPECT_EQ(error_of(kBase + kSalt + "[numerics]\nscheme = \"roe3\"\n"),
-            "case.toml: scalar: passive scalars run with the first-order scheme only so far (numerics.scheme = "
-            "\"roe1\"); this case runs \"roe3\"");
+TEST_F(ScalarCaseTest, ThirdOrderRunsThemAndMeshesAreRefused) {
+  const io::Case third = parse(kBase + kSalt + "[numerics]\nscheme = \"roe3\"\n");
+  EXPECT_EQ(third.problem.scheme, Scheme::roe3);
+  EXPECT_EQ(third.problem.scalars.size(), 1u);
   EXPECT_EQ(error_of("scalar = []\n" + kBase + "[numerics]\nscheme = \"roe3\"\n"), "");  // none declared
   RectangleMeshSpec spec;
   spec.x1 = 4;

@@ -48,6 +48,7 @@
 #include "shallows/numerics/reconstruction.hpp"
 #include "shallows/physics/params.hpp"
 #include "shallows/physics/riemann/roe.hpp"
+#include "shallows/physics/scalar_transport.hpp"
 
 namespace shallows::roe3 {
 
@@ -232,6 +233,25 @@ SHALLOWS_HD State<Real> into_upper(const EdgePair<Real>& e) {
 template <class Real>
 SHALLOWS_HD State<Real> into_lower(const EdgePair<Real>& e) {
   return e.f[0].to_left + e.f[1].to_left;
+}
+
+// Mass flux (m^2/s along the axis) of an edge pair between cells with
+// traces left and right: the Gauss mean of edge_mass_flux
+// (scalar_transport.hpp) at its two points, each the mean of the two cells'
+// views (the trace's normal discharge and the fluctuation it gets). A cell's
+// depth rhs is minus the divergence of its own views, which these match to
+// round-off. None through an edge with an inactive side.
+template <int axis, class Real>
+SHALLOWS_HD Real pair_mass_flux(const CellTrace<Real>& left, const CellTrace<Real>& right, const EdgePair<Real>& e) {
+  Real sum(0);
+  for (int l = 0; l < 2; ++l) {
+    const int a = (axis == 0 ? recon::east : recon::north) + l;
+    const int b = (axis == 0 ? recon::west : recon::south) + l;
+    const Real qa = axis == 0 ? left.hu[a] : left.hv[a];
+    const Real qb = axis == 0 ? right.hu[b] : right.hv[b];
+    sum += edge_mass_flux(qa, qb, e.f[l], !math::is_nan(left.z[a]) && !math::is_nan(right.z[b]));
+  }
+  return Real(0.5) * sum;
 }
 
 // Largest wave speed of an edge pair.

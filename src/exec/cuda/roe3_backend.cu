@@ -91,6 +91,10 @@ class CudaRoe3Backend final : public CudaBackend {
       throw std::runtime_error("CUDA backend: the third-order scheme runs on one rank only so far; "
                                "use --backend cpu or a single rank");
     }
+    if (!p.scalars.empty()) {
+      throw std::runtime_error("CUDA backend: passive scalars with the third-order scheme run on the CPU only so far; "
+                               "use --backend cpu");
+    }
     const int count = cuda_device_count();
     if (co.device < 0 || co.device >= count) {
       throw std::runtime_error("CUDA backend: device " + std::to_string(co.device) + " requested, " +

@@ -229,8 +229,8 @@ struct RowSweep {
 template <class Real>
 class CpuBackend final : public detail::CpuGridBackend<Real> {
   using Base = detail::CpuGridBackend<Real>;
-  using Base::grid_, Base::physics_, Base::cfl_, Base::threads_, Base::fields_, Base::owned_, Base::hc_, Base::bc_,
-      Base::inflow_;
+  using Base::grid_, Base::physics_, Base::cfl_, Base::threads_, Base::fields_, Base::owned_, Base::hc_,
+      Base::mass_, Base::c_next_;
 
  public:
   CpuBackend(const Problem& p, const BackendOptions& o) : Base(p, o) {
@@ -239,9 +239,6 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     rhs_hu_.assign(cells, Real(0));
     rhs_hv_.assign(cells, Real(0));
     row_gain_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
-    c_next_.assign(hc_.size(), std::vector<Real>(cells, Real(0)));
-    if (!hc_.empty())
-      for (auto& m : mass_) m.assign(cells, Real(0));
     // About 16k cells per block: large enough for the caches, small enough to interleave.
     rows_per_block_ = std::max<index_t>(1, 16384 / std::max<index_t>(grid_.nx, 1));
     // The water crossing the sides, where one may cross (one process: a rank's block edges are not sides).
@@ -261,7 +258,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     double dt = rate > 0 ? cfl_ / rate : dt_max;
     dt = std::min(dt, dt_max);
     if (this->boundary_kept_) this->account_boundary(static_cast<double>(static_cast<Real>(dt)));
-    if (!hc_.empty()) transport_scalars(static_cast<Real>(dt));
+    if (!hc_.empty()) this->transport_scalars(fields_.h.data(), hc_, static_cast<Real>(dt));
     apply_rhs(static_cast<Real>(dt));
     if (!hc_.empty()) store_scalars();
     this->finish_step(t, dt);
@@ -306,50 +303,6 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
       }
     }
     return finite ? max_rate : std::numeric_limits<double>::quiet_NaN();
-  }
-
-  // Before the update: each scalar's concentration after the step, from the
-  // state the step starts from, with the mass fluxes of the step's own edges
-  // (kept by compute_rhs; scalar_transport.hpp), into c_next_.
-  void transport_scalars(Real dt) {
-    const Grid& g = grid_;
-    const Real inv_dx = Real(1.0 / g.dx), inv_dy = Real(1.0 / g.dy);
-    const PaddedFields<Real>& f = fields_;
-#pragma omp parallel for num_threads(threads_) schedule(static)
-    for (index_t j = 0; j < g.ny; ++j) {
-      for (index_t i = 0; i < g.nx; ++i) {
-        const index_t c = g.index(i, j);
-        if (math::is_nan(f.z[c])) continue;
-        const index_t w = g.index(i - 1, j), e = g.index(i + 1, j), s = g.index(i, j - 1), n = g.index(i, j + 1);
-        const auto k = static_cast<std::size_t>(j * g.nx + i);
-        const Real fw = mass_[0][k], fe = mass_[1][k], fs = mass_[2][k], fn = mass_[3][k];
-        for (std::size_t q = 0; q < hc_.size(); ++q) {
-          const Real* hc = hc_[q].data();
-          const Real cc = concentration(hc[c], f.h[c]);
-          // A neighbour beyond a side is its ghost: ghost_concentration with
-          // the condition and concentration of its segment, else its side's.
-          const auto beyond = [&](bool outside, Side side, index_t along, index_t x) {
-            if (!outside) return concentration(hc[x], f.h[x]);
-            const std::size_t segments = this->segments_.size();
-            const int seg = segment_at(side, along, this->segments_.data(), static_cast<int>(segments));
-            const auto sd = static_cast<std::size_t>(side);
-            return seg >= 0 ? ghost_concentration(this->segments_[static_cast<std::size_t>(seg)].bc.kind, cc,
-                                                  inflow_.segment[q * segments + static_cast<std::size_t>(seg)])
-                            : ghost_concentration(bc_[sd].kind, cc, inflow_.side[4 * q + sd]);
-          };
-          const ScalarStencil<Real> st{fw,
-                                       fe,
-                                       fs,
-                                       fn,
-                                       cc,
-                                       beyond(i == 0, Side::west, j, w),
-                                       beyond(i == g.nx - 1, Side::east, j, e),
-                                       beyond(j == 0, Side::south, i, s),
-                                       beyond(j == g.ny - 1, Side::north, i, n)};
-          c_next_[q][k] = transported_concentration(st, f.h[c], dt, inv_dx, inv_dy);
-        }
-      }
-    }
   }
 
   // After the update: h c = c' h' in every active cell.
@@ -418,8 +371,6 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
 
   std::vector<Real> rhs_h_, rhs_hu_, rhs_hv_;
   std::vector<double> row_gain_;  // clamp gains of the last step, per row
-  std::vector<std::vector<Real>> c_next_;  // per scalar: the concentrations after the step (transport_scalars)
-  std::array<std::vector<Real>, 4> mass_;   // with scalars: each cell's west, east, south, north mass flux
   index_t rows_per_block_ = 1;
 };
 

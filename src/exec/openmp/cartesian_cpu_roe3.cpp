@@ -22,6 +22,10 @@
 // Where a side is not a wall, each stage also accounts the water its
 // right-hand side moves through the sides (account_boundary), weighted as
 // SSP-RK3 weighs the stage's L in U^{n+1}: 1/6, 1/6, 2/3.
+//
+// Passive scalars go stage by stage with the flow, first order in space
+// (combine_scalars): the mass fluxes of each stage's edges come from its
+// traces and fluctuations (roe3::pair_mass_flux).
 #include <omp.h>
 
 #if defined(__SSE__) || defined(__x86_64__)
@@ -74,6 +78,9 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
   using Base::owned_;
   using Base::state_arrays;
   using Base::fill_ghosts;
+  using Base::hc_;
+  using Base::mass_;
+  using Base::c_next_;
 
  public:
   CpuRoe3Backend(const Problem& p, const BackendOptions& o)
@@ -81,6 +88,7 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
     stage_h_ = fields_.h;
     stage_hu_ = fields_.hu;
     stage_hv_ = fields_.hv;
+    stage_hc_ = hc_;
     const auto cells = static_cast<std::size_t>(grid_.cells());
     rhs_h_.assign(cells, Real(0));
     rhs_hu_.assign(cells, Real(0));
@@ -100,7 +108,9 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
     this->boundary_at(t);
     double dt = 0;
     for (int k = 0; k < ssp_rk3::stages; ++k) {
+      const bool last = k == ssp_rk3::stages - 1;
       const StateArrays<Real> src = k == 0 ? state_arrays() : stage_arrays();
+      const StateArrays<Real> dst = last ? state_arrays() : stage_arrays();
       fill_ghosts(src);
       double rate = compute_rhs(src);
       if (!std::isfinite(rate)) {
@@ -113,7 +123,12 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
         dt = std::min(dt, dt_max);
       }
       if (this->boundary_kept_) account_boundary(src, kStageWeight[k] * static_cast<double>(static_cast<Real>(dt)));
-      apply_stage(k, src, k == ssp_rk3::stages - 1 ? state_arrays() : stage_arrays(), static_cast<Real>(dt));
+      if (!hc_.empty()) {
+        this->transport_scalars(src.h, k == 0 ? hc_ : stage_hc_, static_cast<Real>(dt));
+        combine_scalars(k, src.h, static_cast<Real>(dt));
+      }
+      apply_stage(k, src, dst, static_cast<Real>(dt));
+      if (!hc_.empty()) store_scalars(dst.h, last ? hc_ : stage_hc_);
     }
     this->finish_step(t, dt);
     return dt;
@@ -168,6 +183,8 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
       const auto width = static_cast<std::size_t>(g.nx + 2);
       std::vector<roe3::CellTrace<Real>> row_here(width), row_above(width);
       std::vector<roe3::EdgePair<Real>> from_south(static_cast<std::size_t>(g.nx));
+      const bool mass = !hc_.empty();
+      std::vector<Real> south_mass(mass ? static_cast<std::size_t>(g.nx) : 0);
       // Row j, columns -1..nx, into buf[0..nx+1].
       const auto load_row = [&](index_t j, std::vector<roe3::CellTrace<Real>>& buf) {
         const index_t first = g.index(-1, j);
@@ -184,11 +201,13 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
         for (index_t i = 0; i < g.nx; ++i) {
           const auto k = static_cast<std::size_t>(i);
           from_south[k] = roe3::edge_pair<1>(row_here[k + 1], row_above[k + 1], physics_);
+          if (mass) south_mass[k] = roe3::pair_mass_flux<1>(row_here[k + 1], row_above[k + 1], from_south[k]);
         }
         for (index_t j = j0; j < j1; ++j) {
           std::swap(row_here, row_above);
           load_row(j + 1, row_above);
           roe3::EdgePair<Real> west = roe3::edge_pair<0>(row_here[0], row_here[1], physics_);
+          Real west_mass = mass ? roe3::pair_mass_flux<0>(row_here[0], row_here[1], west) : Real(0);
           for (index_t i = 0; i < g.nx; ++i) {
             const auto k = static_cast<std::size_t>(i);
             const roe3::EdgePair<Real> east = roe3::edge_pair<0>(row_here[k + 1], row_here[k + 2], physics_);
@@ -198,6 +217,16 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
             rhs_h_[out] = r.h;
             rhs_hu_[out] = r.hu;
             rhs_hv_[out] = r.hv;
+            if (mass) {
+              const Real east_mass = roe3::pair_mass_flux<0>(row_here[k + 1], row_here[k + 2], east);
+              const Real north_mass = roe3::pair_mass_flux<1>(row_here[k + 1], row_above[k + 1], north);
+              mass_[0][out] = west_mass;
+              mass_[1][out] = east_mass;
+              mass_[2][out] = south_mass[k];
+              mass_[3][out] = north_mass;
+              west_mass = east_mass;
+              south_mass[k] = north_mass;
+            }
             if (owned_.contains(i, j) && !math::is_nan(a.z[g.index(i, j)])) {
               const Real rate = roe3::cell_rate(west, east, from_south[k], north, prm_);
               finite = finite && std::isfinite(rate) && std::isfinite(r.h) && std::isfinite(r.hu) &&
@@ -294,8 +323,57 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
     this->add_positivity(row_gain_);
   }
 
+  // Passive scalars, stage by stage as the flow: the Euler step's
+  // concentration c_E (transport_scalars, from the stage input) combined
+  // with U^n's as SSP-RK3 combines the water, U^n + b_k (E_k - U^n): the
+  // mean of c_n and c_E weighted by (1 - b_k) h_n and b_k times the Euler
+  // step's water, kept within [min, max] of the two. Each stage is thus a
+  // convex combination of concentrations already present: a uniform one stays
+  // uniform, no new extremum appears, and the scalars are first order in
+  // space whatever the flow's order. Before apply_stage: U^n is still in
+  // fields_ and hc_.
+  void combine_scalars(int k, const Real* src_h, Real dt) {
+    if (k == 0) return;  // U_1 = E_0
+    const Grid& g = grid_;
+    const Real b = ssp_rk3::stage_weight<Real>(k);
+    const Real inv_dx = Real(1.0 / g.dx), inv_dy = Real(1.0 / g.dy);
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (index_t j = 0; j < g.ny; ++j) {
+      for (index_t i = 0; i < g.nx; ++i) {
+        const index_t c = g.index(i, j);
+        if (math::is_nan(fields_.z[c])) continue;
+        const auto n = static_cast<std::size_t>(j * g.nx + i);
+        const Real water =
+            src_h[c] - dt * ((mass_[1][n] - mass_[0][n]) * inv_dx + (mass_[3][n] - mass_[2][n]) * inv_dy);
+        const Real wn = (Real(1) - b) * fields_.h[c];
+        const Real we = b * math::max(water, Real(0));
+        for (std::size_t q = 0; q < hc_.size(); ++q) {
+          const Real cn = concentration(hc_[q][c], fields_.h[c]);
+          const Real ce = c_next_[q][n];
+          const Real mixed = wn + we > Real(0) ? (wn * cn + we * ce) / (wn + we) : ce;
+          c_next_[q][n] = math::min(math::max(mixed, math::min(cn, ce)), math::max(cn, ce));
+        }
+      }
+    }
+  }
+
+  // After apply_stage: h c = c times the stage's depth, in every active cell.
+  void store_scalars(const Real* h, std::vector<std::vector<Real>>& hcs) {
+    const Grid& g = grid_;
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (index_t j = 0; j < g.ny; ++j) {
+      for (index_t i = 0; i < g.nx; ++i) {
+        const index_t c = g.index(i, j);
+        if (math::is_nan(fields_.z[c])) continue;
+        const auto n = static_cast<std::size_t>(j * g.nx + i);
+        for (std::size_t q = 0; q < hcs.size(); ++q) hcs[q][c] = c_next_[q][n] * h[c];
+      }
+    }
+  }
+
   roe3::Params<Real> prm_;
   std::vector<Real> stage_h_, stage_hu_, stage_hv_;  // the stage state U_k, padded
+  std::vector<std::vector<Real>> stage_hc_;         // the stage's h c of each scalar, padded
   std::vector<Real> rhs_h_, rhs_hu_, rhs_hv_;      // L(U_k), interior cells
   std::vector<double> row_gain_;                   // clamp gains of the last stage, per row
   std::vector<roe3::BedPoints<Real>> bed_;         // padded; interior and first ghost ring

@@ -15,6 +15,7 @@
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/mesh/structured/boundary_flux.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
+#include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/cell_maxima.hpp"
 
@@ -124,6 +125,11 @@ class CpuGridBackend : public Backend {
     segment_specs_ = p.segments;
     segments_ = segments_at<Real>(p.segments, 0.0);
     boundary_series_ = p.forcing.has_boundary_series() || segments_follow_series(p.segments);
+    if (!hc_.empty()) {
+      const auto cells = static_cast<std::size_t>(grid_.cells());
+      for (auto& m : mass_) m.assign(cells, Real(0));
+      c_next_.assign(hc_.size(), std::vector<Real>(cells, Real(0)));
+    }
     if (track_maxima_) {
       const auto cells = static_cast<std::size_t>(grid_.cells());
       max_h_.assign(cells, 0.0);
@@ -187,6 +193,52 @@ class CpuGridBackend : public Backend {
     forcing_.apply(state_arrays(), hc_, t, dt, physics_, sum_reducer());
     fill_ghosts(state_arrays());
     if (track_maxima_) update_maxima(t + dt);
+  }
+
+  // Passive scalars, before the update of a step (first order) or a stage
+  // (roe3) of dt: each scalar's concentration after it, from the state it
+  // starts from (depths h, scalars hc, padded) and the mass fluxes of its
+  // edges (mass_, kept by the scheme's rhs; scalar_transport.hpp), into
+  // c_next_.
+  void transport_scalars(const Real* h, const std::vector<std::vector<Real>>& hcs, Real dt) {
+    const Grid& g = grid_;
+    const Real inv_dx = Real(1.0 / g.dx), inv_dy = Real(1.0 / g.dy);
+    const Real* z = fields_.z.data();
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (index_t j = 0; j < g.ny; ++j) {
+      for (index_t i = 0; i < g.nx; ++i) {
+        const index_t c = g.index(i, j);
+        if (math::is_nan(z[c])) continue;
+        const index_t w = g.index(i - 1, j), e = g.index(i + 1, j), s = g.index(i, j - 1), n = g.index(i, j + 1);
+        const auto k = static_cast<std::size_t>(j * g.nx + i);
+        const Real fw = mass_[0][k], fe = mass_[1][k], fs = mass_[2][k], fn = mass_[3][k];
+        for (std::size_t q = 0; q < hcs.size(); ++q) {
+          const Real* hc = hcs[q].data();
+          const Real cc = concentration(hc[c], h[c]);
+          // A neighbour beyond a side is its ghost: ghost_concentration with
+          // the condition and concentration of its segment, else its side's.
+          const auto beyond = [&](bool outside, Side side, index_t along, index_t x) {
+            if (!outside) return concentration(hc[x], h[x]);
+            const std::size_t segments = segments_.size();
+            const int seg = segment_at(side, along, segments_.data(), static_cast<int>(segments));
+            const auto sd = static_cast<std::size_t>(side);
+            return seg >= 0 ? ghost_concentration(segments_[static_cast<std::size_t>(seg)].bc.kind, cc,
+                                                  inflow_.segment[q * segments + static_cast<std::size_t>(seg)])
+                            : ghost_concentration(bc_[sd].kind, cc, inflow_.side[4 * q + sd]);
+          };
+          const ScalarStencil<Real> st{fw,
+                                       fe,
+                                       fs,
+                                       fn,
+                                       cc,
+                                       beyond(i == 0, Side::west, j, w),
+                                       beyond(i == g.nx - 1, Side::east, j, e),
+                                       beyond(j == 0, Side::south, i, s),
+                                       beyond(j == g.ny - 1, Side::north, i, n)};
+          c_next_[q][k] = transported_concentration(st, h[c], dt, inv_dx, inv_dy);
+        }
+      }
+    }
   }
 
   StateArrays<Real> state_arrays() {
@@ -261,11 +313,16 @@ class CpuGridBackend : public Backend {
   std::array<double, 8> boundary_{};
   CellBox owned_;  // the cells whose rates set dt (Problem::owned_cells)
   PaddedFields<Real> fields_;
-  // Passive scalars (first order): h c of each on the padded grid (ghosts
+  // Passive scalars: h c of each on the padded grid (ghosts
   // unused: scalar_transport.hpp's ghost_concentration), and the
   // concentrations of what enters.
   std::vector<std::vector<Real>> hc_;
   ScalarInflow<Real> inflow_;
+  // With scalars: each interior cell's west, east, south, north mass flux
+  // (positive along +x, +y) of the last rhs, and per scalar the
+  // concentrations after the step or stage (transport_scalars).
+  std::array<std::vector<Real>, 4> mass_;
+  std::vector<std::vector<Real>> c_next_;
   std::vector<double> max_h_, max_speed_, arrival_;
   double positivity_depth_ = 0;  // sum of clamp_gain over cells and steps
   CpuForcing<Real> forcing_;
