@@ -229,8 +229,7 @@ struct RowSweep {
 template <class Real>
 class CpuBackend final : public detail::CpuGridBackend<Real> {
   using Base = detail::CpuGridBackend<Real>;
-  using Base::grid_, Base::physics_, Base::cfl_, Base::threads_, Base::fields_, Base::owned_, Base::hc_,
-      Base::mass_, Base::c_next_;
+  using Base::grid_, Base::physics_, Base::cfl_, Base::threads_, Base::fields_, Base::owned_, Base::hc_, Base::mass_;
 
  public:
   CpuBackend(const Problem& p, const BackendOptions& o) : Base(p, o) {
@@ -260,7 +259,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     if (this->boundary_kept_) this->account_boundary(static_cast<double>(static_cast<Real>(dt)));
     if (!hc_.empty()) this->transport_scalars(fields_.h.data(), hc_, static_cast<Real>(dt));
     apply_rhs(static_cast<Real>(dt));
-    if (!hc_.empty()) store_scalars();
+    if (!hc_.empty()) this->store_scalars(fields_.h.data(), hc_);
     this->finish_step(t, dt);
     return dt;
   }
@@ -303,20 +302,6 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
       }
     }
     return finite ? max_rate : std::numeric_limits<double>::quiet_NaN();
-  }
-
-  // After the update: h c = c' h' in every active cell.
-  void store_scalars() {
-    const Grid& g = grid_;
-#pragma omp parallel for num_threads(threads_) schedule(static)
-    for (index_t j = 0; j < g.ny; ++j) {
-      for (index_t i = 0; i < g.nx; ++i) {
-        const index_t c = g.index(i, j);
-        if (math::is_nan(fields_.z[c])) continue;
-        const auto k = static_cast<std::size_t>(j * g.nx + i);
-        for (std::size_t q = 0; q < hc_.size(); ++q) hc_[q][c] = c_next_[q][k] * fields_.h[c];
-      }
-    }
   }
 
   // Second pass: q += dt rhs, then the point-wise corrections.

@@ -128,7 +128,7 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
         combine_scalars(k, src.h, static_cast<Real>(dt));
       }
       apply_stage(k, src, dst, static_cast<Real>(dt));
-      if (!hc_.empty()) store_scalars(dst.h, last ? hc_ : stage_hc_);
+      if (!hc_.empty()) this->store_scalars(dst.h, last ? hc_ : stage_hc_);
     }
     this->finish_step(t, dt);
     return dt;
@@ -334,41 +334,20 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
   // fields_ and hc_.
   void combine_scalars(int k, const Real* src_h, Real dt) {
     if (k == 0) return;  // U_1 = E_0
-    const Grid& g = grid_;
     const Real b = ssp_rk3::stage_weight<Real>(k);
-    const Real inv_dx = Real(1.0 / g.dx), inv_dy = Real(1.0 / g.dy);
-#pragma omp parallel for num_threads(threads_) schedule(static)
-    for (index_t j = 0; j < g.ny; ++j) {
-      for (index_t i = 0; i < g.nx; ++i) {
-        const index_t c = g.index(i, j);
-        if (math::is_nan(fields_.z[c])) continue;
-        const auto n = static_cast<std::size_t>(j * g.nx + i);
-        const Real water =
-            src_h[c] - dt * ((mass_[1][n] - mass_[0][n]) * inv_dx + (mass_[3][n] - mass_[2][n]) * inv_dy);
-        const Real wn = (Real(1) - b) * fields_.h[c];
-        const Real we = b * math::max(water, Real(0));
-        for (std::size_t q = 0; q < hc_.size(); ++q) {
-          const Real cn = concentration(hc_[q][c], fields_.h[c]);
-          const Real ce = c_next_[q][n];
-          const Real mixed = wn + we > Real(0) ? (wn * cn + we * ce) / (wn + we) : ce;
-          c_next_[q][n] = math::min(math::max(mixed, math::min(cn, ce)), math::max(cn, ce));
-        }
+    const Real inv_dx = Real(1.0 / grid_.dx), inv_dy = Real(1.0 / grid_.dy);
+    this->for_active_cells([&](index_t c, std::size_t n) {
+      const Real water =
+          src_h[c] - dt * ((mass_[1][n] - mass_[0][n]) * inv_dx + (mass_[3][n] - mass_[2][n]) * inv_dy);
+      const Real wn = (Real(1) - b) * fields_.h[c];
+      const Real we = b * math::max(water, Real(0));
+      for (std::size_t q = 0; q < hc_.size(); ++q) {
+        const Real cn = concentration(hc_[q][c], fields_.h[c]);
+        const Real ce = c_next_[q][n];
+        const Real mixed = wn + we > Real(0) ? (wn * cn + we * ce) / (wn + we) : ce;
+        c_next_[q][n] = math::min(math::max(mixed, math::min(cn, ce)), math::max(cn, ce));
       }
-    }
-  }
-
-  // After apply_stage: h c = c times the stage's depth, in every active cell.
-  void store_scalars(const Real* h, std::vector<std::vector<Real>>& hcs) {
-    const Grid& g = grid_;
-#pragma omp parallel for num_threads(threads_) schedule(static)
-    for (index_t j = 0; j < g.ny; ++j) {
-      for (index_t i = 0; i < g.nx; ++i) {
-        const index_t c = g.index(i, j);
-        if (math::is_nan(fields_.z[c])) continue;
-        const auto n = static_cast<std::size_t>(j * g.nx + i);
-        for (std::size_t q = 0; q < hcs.size(); ++q) hcs[q][c] = c_next_[q][n] * h[c];
-      }
-    }
+    });
   }
 
   roe3::Params<Real> prm_;

@@ -241,6 +241,27 @@ class CpuGridBackend : public Backend {
     }
   }
 
+  // f(padded index, interior index) of every active cell, rows split over the threads.
+  template <class F>
+  void for_active_cells(F&& f) const {
+    const Grid& g = grid_;
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (index_t j = 0; j < g.ny; ++j) {
+      for (index_t i = 0; i < g.nx; ++i) {
+        const index_t c = g.index(i, j);
+        if (!math::is_nan(fields_.z[c])) f(c, static_cast<std::size_t>(j * g.nx + i));
+      }
+    }
+  }
+
+  // After the update of a step or stage to depths h: each scalar's h c =
+  // its concentration c_next_ times the new depth.
+  void store_scalars(const Real* h, std::vector<std::vector<Real>>& hcs) {
+    for_active_cells([&](index_t c, std::size_t n) {
+      for (std::size_t q = 0; q < hcs.size(); ++q) hcs[q][c] = c_next_[q][n] * h[c];
+    });
+  }
+
   StateArrays<Real> state_arrays() {
     return {fields_.h.data(), fields_.hu.data(), fields_.hv.data(), fields_.z.data()};
   }
