@@ -336,7 +336,7 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
     if (k == 0) return;  // U_1 = E_0
     const Real b = ssp_rk3::stage_weight<Real>(k);
     const Real inv_dx = Real(1.0 / grid_.dx), inv_dy = Real(1.0 / grid_.dy);
-    this->for_active_cells([&](index_t c, std::size_t n) {
+    this->for_active_cells([&](index_t, index_t, index_t c, std::size_t n) {
       const Real water =
           src_h[c] - dt * ((mass_[1][n] - mass_[0][n]) * inv_dx + (mass_[3][n] - mass_[2][n]) * inv_dy);
       const Real wn = (Real(1) - b) * fields_.h[c];

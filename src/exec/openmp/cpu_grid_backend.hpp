@@ -203,45 +203,38 @@ class CpuGridBackend : public Backend {
   void transport_scalars(const Real* h, const std::vector<std::vector<Real>>& hcs, Real dt) {
     const Grid& g = grid_;
     const Real inv_dx = Real(1.0 / g.dx), inv_dy = Real(1.0 / g.dy);
-    const Real* z = fields_.z.data();
-#pragma omp parallel for num_threads(threads_) schedule(static)
-    for (index_t j = 0; j < g.ny; ++j) {
-      for (index_t i = 0; i < g.nx; ++i) {
-        const index_t c = g.index(i, j);
-        if (math::is_nan(z[c])) continue;
-        const index_t w = g.index(i - 1, j), e = g.index(i + 1, j), s = g.index(i, j - 1), n = g.index(i, j + 1);
-        const auto k = static_cast<std::size_t>(j * g.nx + i);
-        const Real fw = mass_[0][k], fe = mass_[1][k], fs = mass_[2][k], fn = mass_[3][k];
-        for (std::size_t q = 0; q < hcs.size(); ++q) {
-          const Real* hc = hcs[q].data();
-          const Real cc = concentration(hc[c], h[c]);
-          // A neighbour beyond a side is its ghost: ghost_concentration with
-          // the condition and concentration of its segment, else its side's.
-          const auto beyond = [&](bool outside, Side side, index_t along, index_t x) {
-            if (!outside) return concentration(hc[x], h[x]);
-            const std::size_t segments = segments_.size();
-            const int seg = segment_at(side, along, segments_.data(), static_cast<int>(segments));
-            const auto sd = static_cast<std::size_t>(side);
-            return seg >= 0 ? ghost_concentration(segments_[static_cast<std::size_t>(seg)].bc.kind, cc,
-                                                  inflow_.segment[q * segments + static_cast<std::size_t>(seg)])
-                            : ghost_concentration(bc_[sd].kind, cc, inflow_.side[4 * q + sd]);
-          };
-          const ScalarStencil<Real> st{fw,
-                                       fe,
-                                       fs,
-                                       fn,
-                                       cc,
-                                       beyond(i == 0, Side::west, j, w),
-                                       beyond(i == g.nx - 1, Side::east, j, e),
-                                       beyond(j == 0, Side::south, i, s),
-                                       beyond(j == g.ny - 1, Side::north, i, n)};
-          c_next_[q][k] = transported_concentration(st, h[c], dt, inv_dx, inv_dy);
-        }
+    for_active_cells([&](index_t i, index_t j, index_t c, std::size_t k) {
+      const index_t w = g.index(i - 1, j), e = g.index(i + 1, j), s = g.index(i, j - 1), n = g.index(i, j + 1);
+      const Real fw = mass_[0][k], fe = mass_[1][k], fs = mass_[2][k], fn = mass_[3][k];
+      for (std::size_t q = 0; q < hcs.size(); ++q) {
+        const Real* hc = hcs[q].data();
+        const Real cc = concentration(hc[c], h[c]);
+        // A neighbour beyond a side is its ghost: ghost_concentration with
+        // the condition and concentration of its segment, else its side's.
+        const auto beyond = [&](bool outside, Side side, index_t along, index_t x) {
+          if (!outside) return concentration(hc[x], h[x]);
+          const std::size_t segments = segments_.size();
+          const int seg = segment_at(side, along, segments_.data(), static_cast<int>(segments));
+          const auto sd = static_cast<std::size_t>(side);
+          return seg >= 0 ? ghost_concentration(segments_[static_cast<std::size_t>(seg)].bc.kind, cc,
+                                                inflow_.segment[q * segments + static_cast<std::size_t>(seg)])
+                          : ghost_concentration(bc_[sd].kind, cc, inflow_.side[4 * q + sd]);
+        };
+        const ScalarStencil<Real> st{fw,
+                                     fe,
+                                     fs,
+                                     fn,
+                                     cc,
+                                     beyond(i == 0, Side::west, j, w),
+                                     beyond(i == g.nx - 1, Side::east, j, e),
+                                     beyond(j == 0, Side::south, i, s),
+                                     beyond(j == g.ny - 1, Side::north, i, n)};
+        c_next_[q][k] = transported_concentration(st, h[c], dt, inv_dx, inv_dy);
       }
-    }
+    });
   }
 
-  // f(padded index, interior index) of every active cell, rows split over the threads.
+  // f(column, row, padded index, interior index) of every active cell, rows split over the threads.
   template <class F>
   void for_active_cells(F&& f) const {
     const Grid& g = grid_;
@@ -249,7 +242,7 @@ class CpuGridBackend : public Backend {
     for (index_t j = 0; j < g.ny; ++j) {
       for (index_t i = 0; i < g.nx; ++i) {
         const index_t c = g.index(i, j);
-        if (!math::is_nan(fields_.z[c])) f(c, static_cast<std::size_t>(j * g.nx + i));
+        if (!math::is_nan(fields_.z[c])) f(i, j, c, static_cast<std::size_t>(j * g.nx + i));
       }
     }
   }
@@ -257,7 +250,7 @@ class CpuGridBackend : public Backend {
   // After the update of a step or stage to depths h: each scalar's h c =
   // its concentration c_next_ times the new depth.
   void store_scalars(const Real* h, std::vector<std::vector<Real>>& hcs) {
-    for_active_cells([&](index_t c, std::size_t n) {
+    for_active_cells([&](index_t, index_t, index_t c, std::size_t n) {
       for (std::size_t q = 0; q < hcs.size(); ++q) hcs[q][c] = c_next_[q][n] * h[c];
     });
   }
