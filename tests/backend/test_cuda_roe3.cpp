@@ -98,21 +98,6 @@ TEST(CudaRoe3, BackendIsTheRoe3Executor) {
   EXPECT_EQ(b->name(), "cuda-roe3");
 }
 
-// Passive scalars in third order run on the CPU executor only: the GPU's says so when it starts.
-TEST(CudaRoe3, PassiveScalarsAreRefusedWithAMessage) {
-  SHALLOWS_REQUIRE_GPU();
-  Problem p = s003_t3(Precision::double_precision, 16);
-  p.scalars.push_back(test_support::scalar("salt", {1.0}));
-  try {
-    make_backend(p, options("cuda"));
-    FAIL() << "the GPU's roe3 executor took passive scalars";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("passive scalars with the third-order scheme run on the CPU"),
-              std::string::npos)
-        << e.what();
-  }
-}
-
 TEST(CudaRoe3, AgreesWithCpuOnS003T3) {
   SHALLOWS_REQUIRE_GPU();
   for (Precision prec : kPrecisions) expect_cpu_gpu_agree(s003_t3(prec), 0.05, false);

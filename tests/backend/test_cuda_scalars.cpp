@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Passive scalars on the CUDA grid executor (first order): agreement with
-// the CPU executor on a dam break with wet/dry fronts, open and inflow
-// sides, rain, infiltration and a source all on; a uniform concentration
-// kept; the batched advance against single steps; a restart through
-// read_state / load_state. Every test skips where no CUDA device is present.
+// Passive scalars on the CUDA grid executors (first and third order):
+// agreement with the CPU executor on a dam break with wet/dry fronts, open
+// and inflow sides, rain, infiltration and a source all on; a uniform
+// concentration kept; the batched advance against single steps; a restart
+// through read_state / load_state. Every test skips where no CUDA device is
+// present.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -36,13 +37,14 @@ BackendOptions options(const std::string& kind) {
 // enters through the west side, the east side is open; rain with
 // Green-Ampt soil and a point source. Three scalars: uniform, a square,
 // and one that only the inflows bring.
-Problem everything(Precision precision) {
+Problem everything(Precision precision, Scheme scheme) {
   const auto z = [](double x, double y) {
     if (std::hypot(x - 150, y - 90) < 20) return std::numeric_limits<double>::quiet_NaN();
     return 0.004 * x + 0.002 * y;
   };
   Problem p = test_support::make_problem(61, 37, 0, 244, 0, 148, z, [](double x, double) { return x < 80 ? 2.0 : 0.0; });
   p.precision = precision;
+  p.scheme = scheme;
   p.physics.n_manning = 0.025;
   p.bc(Side::west) = {BoundaryKind::inflow, 0.5};
   p.bc(Side::east) = {BoundaryKind::open, 0.0};
@@ -76,9 +78,11 @@ Fields run(const Problem& p, const std::string& kind, double t_end, bool single_
   return f;
 }
 
-TEST(CudaScalars, AgreesWithTheCpuWithEverythingOn) {
+class CudaScalars : public ::testing::TestWithParam<Scheme> {};
+
+TEST_P(CudaScalars, AgreesWithTheCpuWithEverythingOn) {
   SHALLOWS_REQUIRE_GPU();
-  const Problem p = everything(Precision::double_precision);
+  const Problem p = everything(Precision::double_precision, GetParam());
   const Fields gpu = run(p, "cuda", 30), cpu = run(p, "cpu", 30);
   ASSERT_EQ(gpu.hc.size(), 3u);
   EXPECT_LE(max_rel_diff(gpu.h, cpu.h), 1e-12);
@@ -90,24 +94,24 @@ TEST(CudaScalars, AgreesWithTheCpuWithEverythingOn) {
   }
 }
 
-TEST(CudaScalars, FloatAgreesWithTheCpu) {
+TEST_P(CudaScalars, FloatAgreesWithTheCpu) {
   SHALLOWS_REQUIRE_GPU();
-  const Problem p = everything(Precision::single_precision);
+  const Problem p = everything(Precision::single_precision, GetParam());
   const Fields gpu = run(p, "cuda", 10), cpu = run(p, "cpu", 10);
   for (std::size_t s = 0; s < 3; ++s) EXPECT_LE(max_rel_diff(gpu.hc[s], cpu.hc[s]), 1e-4) << p.scalars[s].name;
 }
 
-TEST(CudaScalars, BatchedAdvanceEqualsSingleSteps) {
+TEST_P(CudaScalars, BatchedAdvanceEqualsSingleSteps) {
   SHALLOWS_REQUIRE_GPU();
-  const Problem p = everything(Precision::double_precision);
+  const Problem p = everything(Precision::double_precision, GetParam());
   const Fields batched = run(p, "cuda", 12), single = run(p, "cuda", 12, true);
   for (std::size_t s = 0; s < 3; ++s) EXPECT_EQ(batched.hc[s], single.hc[s]) << p.scalars[s].name;
 }
 
 // A state read out and loaded into a new executor continues with the same bits.
-TEST(CudaScalars, RestartContinuesBitForBit) {
+TEST_P(CudaScalars, RestartContinuesBitForBit) {
   SHALLOWS_REQUIRE_GPU();
-  Problem p = everything(Precision::double_precision);
+  Problem p = everything(Precision::double_precision, GetParam());
   p.forcing = {};  // the forcing's own state has its tests (test_cuda_forcing)
   for (PassiveScalar& s : p.scalars) s.sources.clear();  // no source left to bring them
   auto straight = make_backend(p, options("cuda"));
@@ -123,5 +127,10 @@ TEST(CudaScalars, RestartContinuesBitForBit) {
   resumed->read_state(b);
   for (std::size_t s = 0; s < 3; ++s) EXPECT_EQ(a.hc[s], b.hc[s]) << p.scalars[s].name;
 }
+
+INSTANTIATE_TEST_SUITE_P(Schemes, CudaScalars, ::testing::Values(Scheme::roe1, Scheme::roe3),
+                         [](const ::testing::TestParamInfo<Scheme>& info) {
+                           return std::string(info.param == Scheme::roe1 ? "roe1" : "roe3");
+                         });
 
 }  // namespace

@@ -241,17 +241,49 @@ SHALLOWS_HD State<Real> into_lower(const EdgePair<Real>& e) {
 // views (the trace's normal discharge and the fluctuation it gets). A cell's
 // depth rhs is minus the divergence of its own views, which these match to
 // round-off. None through an edge with an inactive side.
+// The same from the edge's Gauss points only: left[l], right[l] the two
+// cells' primitive states at point l (an executor that holds the points but
+// not the whole traces).
 template <int axis, class Real>
-SHALLOWS_HD Real pair_mass_flux(const CellTrace<Real>& left, const CellTrace<Real>& right, const EdgePair<Real>& e) {
+SHALLOWS_HD Real pair_mass_flux(const CellPrimitive<Real> (&left)[2], const CellPrimitive<Real> (&right)[2],
+                                const EdgePair<Real>& e) {
   Real sum(0);
   for (int l = 0; l < 2; ++l) {
-    const int a = (axis == 0 ? recon::east : recon::north) + l;
-    const int b = (axis == 0 ? recon::west : recon::south) + l;
-    const Real qa = axis == 0 ? left.hu[a] : left.hv[a];
-    const Real qb = axis == 0 ? right.hu[b] : right.hv[b];
-    sum += edge_mass_flux(qa, qb, e.f[l], !math::is_nan(left.z[a]) && !math::is_nan(right.z[b]));
+    const Real qa = axis == 0 ? left[l].hu : left[l].hv;
+    const Real qb = axis == 0 ? right[l].hu : right[l].hv;
+    sum += edge_mass_flux(qa, qb, e.f[l], !math::is_nan(left[l].z) && !math::is_nan(right[l].z));
   }
   return Real(0.5) * sum;
+}
+
+template <int axis, class Real>
+SHALLOWS_HD Real pair_mass_flux(const CellTrace<Real>& left, const CellTrace<Real>& right, const EdgePair<Real>& e) {
+  const int a = axis == 0 ? recon::east : recon::north;
+  const int b = axis == 0 ? recon::west : recon::south;
+  const CellPrimitive<Real> l[2] = {left.at(a), left.at(a + 1)};
+  const CellPrimitive<Real> r[2] = {right.at(b), right.at(b + 1)};
+  return pair_mass_flux<axis>(l, r, e);
+}
+
+// Water per second and unit length into the domain through a boundary edge
+// of the cell with trace `in`, whose ghost has trace `out` (ghost_first: the
+// ghost is the edge's left cell, west or south): the mean over the two Gauss
+// points of the inside trace's normal discharge less the fluctuation the edge
+// gives it, as cell_rhs sums them (its interior term holds the cell's own
+// normal fluxes). Summed over a grid's sides, it is what the right-hand sides
+// change the volume by; in double, as the executors account it.
+template <int axis, class Real>
+SHALLOWS_HD double boundary_inflow(const CellTrace<Real>& in, const CellTrace<Real>& out, bool ghost_first,
+                                   const PhysicsParams<Real>& p) {
+  const EdgePair<Real> e = ghost_first ? edge_pair<axis>(out, in, p) : edge_pair<axis>(in, out, p);
+  const Real* qn = axis == 0 ? in.hu : in.hv;
+  const int point = axis == 0 ? (ghost_first ? recon::west : recon::east) : (ghost_first ? recon::south : recon::north);
+  double q = 0;
+  for (int l = 0; l < 2; ++l) {
+    q += ghost_first ? static_cast<double>(qn[point + l]) - static_cast<double>(e.f[l].to_right.h)
+                     : static_cast<double>(qn[point + l]) + static_cast<double>(e.f[l].to_left.h);
+  }
+  return ghost_first ? 0.5 * q : -0.5 * q;
 }
 
 // Largest wave speed of an edge pair.

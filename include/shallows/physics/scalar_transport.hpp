@@ -60,6 +60,24 @@ struct ScalarStencil {
   Real c, cw, ce, cs, cn;
 };
 
+// The concentration beyond side `side` of the boundary cell at `along` (its
+// index along the side), whose own is `inside`: ghost_concentration with the
+// condition of the cell's segment and the concentration it brings
+// (segment_given[k] for segment k), else the side's.
+template <class Real>
+SHALLOWS_HD Real concentration_beyond(Side side, index_t along, Real inside, BoundaryKind side_kind, Real side_given,
+                                      const SegmentCondition<Real>* segments, int count, const Real* segment_given) {
+  const int k = segment_at(side, along, segments, count);
+  return k >= 0 ? ghost_concentration(segments[k].bc.kind, inside, segment_given[k])
+                : ghost_concentration(side_kind, inside, side_given);
+}
+
+// The cell's water after the fluxes of the stencil over dt from depth h.
+template <class Real>
+SHALLOWS_HD Real transported_water(const ScalarStencil<Real>& s, Real h, Real dt, Real inv_dx, Real inv_dy) {
+  return h - dt * ((s.fe - s.fw) * inv_dx + (s.fn - s.fs) * inv_dy);
+}
+
 // The cell's concentration after a step of dt (see the file comment); h is
 // its depth before the step.
 template <class Real>
@@ -70,7 +88,7 @@ SHALLOWS_HD Real transported_concentration(const ScalarStencil<Real>& s, Real h,
   const Real ge = s.fe * up(s.fe, s.c, s.ce);
   const Real gs = s.fs * up(s.fs, s.cs, s.c);
   const Real gn = s.fn * up(s.fn, s.c, s.cn);
-  const Real water = h - dt * ((s.fe - s.fw) * inv_dx + (s.fn - s.fs) * inv_dy);
+  const Real water = transported_water(s, h, dt, inv_dx, inv_dy);
   const Real scalar = h * s.c - dt * ((ge - gw) * inv_dx + (gn - gs) * inv_dy);
   // The range of what enters: the cell's own and its inflowing neighbours'.
   Real lo = s.c, hi = s.c;
@@ -84,6 +102,21 @@ SHALLOWS_HD Real transported_concentration(const ScalarStencil<Real>& s, Real h,
   widen(s.fn < Real(0), s.cn);
   const Real c1 = water > Real(0) ? scalar / water : s.c;
   return math::min(math::max(c1, lo), hi);
+}
+
+// A multi-stage scheme's concentration of a cell (roe3's SSP-RK3 stages):
+// the stage combines the water as U^n + b (E - U^n), with E the Euler step
+// from the stage input; its concentration is the mean of U^n's (cn, depth
+// hn) and the Euler step's (ce, water `water`) weighted by (1 - b) hn and b
+// times the water, kept within [min, max] of the two. A convex combination
+// of concentrations already present: a uniform one stays uniform, no new
+// extremum appears.
+template <class Real>
+SHALLOWS_HD Real combined_concentration(Real cn, Real hn, Real ce, Real water, Real b) {
+  const Real wn = (Real(1) - b) * hn;
+  const Real we = b * math::max(water, Real(0));
+  const Real mixed = wn + we > Real(0) ? (wn * cn + we * ce) / (wn + we) : ce;
+  return math::min(math::max(mixed, math::min(cn, ce)), math::max(cn, ce));
 }
 
 // A cell's h c after its forcing (apply_cell_forcing, which moved `moved`

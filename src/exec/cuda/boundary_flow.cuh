@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The water crossing the grid's sides on the first-order CUDA executor, as
-// the CPU executor accounts it (boundary_flux.hpp): before a step, one block
-// per side sums the inflow and outflow rates of its boundary edges on the
-// state the step starts from, by a fixed tree (the same bits run after run);
-// after the step, the rates times the step's dt join the totals. Launched only
-// when a side is not a wall.
+// The water crossing the grid's sides on the CUDA grid executors, as the CPU
+// executors account it: one block per side sums the inflow and outflow rates
+// of its boundary edges by a fixed tree (the same bits run after run), on the
+// state a step starts from (first order, boundary_flux.hpp) or on each
+// SSP-RK3 stage input (third order, roe3::boundary_inflow); once the step's
+// dt is known, the rates times dt (and the stage weights) join the totals
+// (SideAccount). Launched only when a side is not a wall.
+#include <vector>
+
+#include "cuda_check.cuh"
+#include "device_array.cuh"
 #include "forcing_kernels.cuh"
 #include "shallows/mesh/structured/boundary_flux.hpp"
+#include "shallows/solver/backend.hpp"
+#include "shallows/solver/forcing.hpp"
 #include "step_kernels.cuh"
 
 namespace shallows::cudax {
@@ -54,5 +61,54 @@ __global__ void boundary_add_kernel(const Ctrl* ctrl, int slot, const double* ra
   if (!c.stepped || threadIdx.x >= 8) return;
   flow[threadIdx.x] += static_cast<double>(static_cast<Real>(c.dt)) * rate[threadIdx.x];
 }
+
+// An executor's account of the sides on the device: in and out through each
+// side (flow, 8 doubles) and the rates its kernels sum before the step's dt
+// is known. Empty where every side is a wall (or on a rank).
+class SideAccount {
+ public:
+  SideAccount() = default;
+  SideAccount(bool kept, std::size_t rates) : kept_(kept) {
+    if (!kept) return;
+    rate_ = DeviceArray<double>(rates);
+    flow_ = DeviceArray<double>(8);
+    SHALLOWS_CUDA_CHECK(cudaMemset(flow_.get(), 0, 8 * sizeof(double)));
+  }
+
+  bool kept() const { return kept_; }
+  double* rate() const { return rate_.get(); }
+  double* flow() const { return flow_.get(); }
+
+  // In, out of each side in order (ForcingState::boundary); synchronises stream.
+  std::vector<double> read(cudaStream_t stream) const {
+    std::vector<double> v(8);
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(v.data(), flow_.get(), 8 * sizeof(double), cudaMemcpyDeviceToHost, stream));
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return v;
+  }
+
+  // Backend::boundary_flow: summed per side in the CPU executors' order.
+  BoundaryFlow total(cudaStream_t stream) const {
+    if (!kept_) return {};
+    const std::vector<double> v = read(stream);
+    return BoundaryFlow::of_pairs(v.data(), 4);
+  }
+
+  // Backend::read_forcing_state's part; load() takes it back (sizes checked).
+  void read_into(ForcingState& out, cudaStream_t stream) const {
+    if (kept_) out.boundary = read(stream);
+  }
+
+  void load(const ForcingState& in, cudaStream_t stream) {
+    check_load_size(in.boundary.size() == (kept_ ? 8u : 0u), "load_forcing_state");
+    if (!kept_) return;
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
+    flow_.upload(in.boundary.data(), 8);
+  }
+
+ private:
+  bool kept_ = false;
+  DeviceArray<double> rate_, flow_;
+};
 
 }  // namespace shallows::cudax

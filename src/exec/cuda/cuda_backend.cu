@@ -209,12 +209,7 @@ class CudaExecutor final : public CudaBackend {
     boundary_ = p.forcing.boundary;
     boundary_series_ = p.forcing.has_boundary_series() || segments_follow_series(p.segments);
     segment_specs_ = p.segments;
-    boundary_kept_ = !distributed_ && !closed_domain(p);
-    if (boundary_kept_) {
-      boundary_rate_ = DeviceArray<double>(8);
-      boundary_flow_ = DeviceArray<double>(8);
-      SHALLOWS_CUDA_CHECK(cudaMemset(boundary_flow_.get(), 0, 8 * sizeof(double)));
-    }
+    sides_ = cudax::SideAccount(!distributed_ && !closed_domain(p), 8);
 
     SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_in_), sizeof(Ctrl)));
@@ -441,26 +436,17 @@ class CudaExecutor final : public CudaBackend {
 
   void read_forcing_state(ForcingState& out) const override {
     forcing_.read(out, stream_);
-    if (boundary_kept_) out.boundary = read_boundary();
+    sides_.read_into(out, stream_);
   }
 
   void load_forcing_state(const ForcingState& in) override {
-    check_load_size(in.boundary.size() == (boundary_kept_ ? 8u : 0u), "load_forcing_state");
+    sides_.load(in, stream_);
     ForcingState forcing = in;
     forcing.boundary.clear();
     forcing_.load(forcing, stream_);
-    if (boundary_kept_) {
-      SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      boundary_flow_.upload(in.boundary.data(), 8);
-    }
   }
 
-  // Summed per side in the CPU executor's order.
-  BoundaryFlow boundary_flow() const override {
-    if (!boundary_kept_) return {};
-    const std::vector<double> v = read_boundary();
-    return BoundaryFlow::of_pairs(v.data(), 4);
-  }
+  BoundaryFlow boundary_flow() const override { return sides_.total(stream_); }
 
   // Halo rectangles of the current state: h, hu, hv (distributed runs with
   // scalars or forcing are refused).
@@ -693,9 +679,9 @@ class CudaExecutor final : public CudaBackend {
   // The kernels of one step from slot_ (a no-op on the device once the
   // launch's target or step limit is reached), then the maxima.
   void launch_step(const Launch& a) {
-    if (boundary_kept_) {
+    if (sides_.kept()) {
       cudax::boundary_rate_kernel<Real><<<4, cudax::forcing::kThreads, 0, stream_>>>(
-          base_, plain_, a.slot, grid_.dx, grid_.dy, boundary_rate_.get());
+          base_, plain_, a.slot, grid_.dx, grid_.dy, sides_.rate());
       SHALLOWS_CUDA_CHECK_LAUNCH("boundary_rate_kernel");
     }
     if (compact_) {
@@ -720,9 +706,9 @@ class CudaExecutor final : public CudaBackend {
                                       {hu_[0].get(), hu_[1].get()}, {hv_[0].get(), hv_[1].get()}},
                       stream_);
     }
-    if (boundary_kept_) {
-      cudax::boundary_add_kernel<Real><<<1, 8, 0, stream_>>>(ctrl_.get(), (a.slot + 1) % 3, boundary_rate_.get(),
-                                                             boundary_flow_.get());
+    if (sides_.kept()) {
+      cudax::boundary_add_kernel<Real><<<1, 8, 0, stream_>>>(ctrl_.get(), (a.slot + 1) % 3, sides_.rate(),
+                                                             sides_.flow());
       SHALLOWS_CUDA_CHECK_LAUNCH("boundary_add_kernel");
     }
     slot_ = (slot_ + 1) % 3;
@@ -821,16 +807,7 @@ class CudaExecutor final : public CudaBackend {
   std::array<TimeSeries, 4> boundary_;  // Forcing::boundary
   bool boundary_series_ = false;
   // Water in and out through each side (boundary_flow.cuh), on one process when a side is not a wall.
-  bool boundary_kept_ = false;
-  DeviceArray<double> boundary_rate_, boundary_flow_;
-
-  std::vector<double> read_boundary() const {
-    std::vector<double> v(8);
-    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(v.data(), boundary_flow_.get(), 8 * sizeof(double), cudaMemcpyDeviceToHost,
-                                        stream_));
-    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return v;
-  }
+  cudax::SideAccount sides_;
   int slot_ = 0;
   index_t steps_launched_ = 0;
   // Last: destroyed first, after the destructor has synchronised stream_.

@@ -11,6 +11,11 @@
 // (forcing_kernels.cuh), forcing_start_kernel keeps the step's start time
 // after begin_kernel, and the forcing kernels run on U^{n+1} after stage 3,
 // before its ghosts are filled.
+// With passive scalars, h c of each has a buffer per state (U^n, U1, U2):
+// stage 1 also stores each cell's edge mass fluxes, from which apply_kernel
+// transports the scalars into U1; stages 2 and 3 transport them in the march.
+// Where a side is not a wall, side_rate_kernel sums what each stage input's
+// right-hand side moves through the sides (the account: boundary_flow.cuh).
 // The bed's quadrature-point values are computed once (bed_kernel). Compiled with --fmad=false, the
 // results match the CPU's bit for bit.
 #include <algorithm>
@@ -23,6 +28,7 @@
 #include <vector>
 
 #include "batched_advance.cuh"
+#include "boundary_flow.cuh"
 #include "cuda_check.cuh"
 #include "device_array.cuh"
 #include "forcing_kernels.cuh"
@@ -32,6 +38,7 @@
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/solver/backend.hpp"
+#include "shallows/solver/mass_balance.hpp"
 
 namespace shallows {
 
@@ -91,10 +98,6 @@ class CudaRoe3Backend final : public CudaBackend {
       throw std::runtime_error("CUDA backend: the third-order scheme runs on one rank only so far; "
                                "use --backend cpu or a single rank");
     }
-    if (!p.scalars.empty()) {
-      throw std::runtime_error("CUDA backend: passive scalars with the third-order scheme run on the CPU only so far; "
-                               "use --backend cpu");
-    }
     const int count = cuda_device_count();
     if (co.device < 0 || co.device >= count) {
       throw std::runtime_error("CUDA backend: device " + std::to_string(co.device) + " requested, " +
@@ -111,6 +114,7 @@ class CudaRoe3Backend final : public CudaBackend {
     const auto cells = static_cast<std::size_t>(grid_.cells());
     const std::size_t need = padded * (10 * sizeof(Real) + sizeof(roe3::BedPoints<Real>)) +
                              3 * cells * sizeof(Real) + (track_maxima_ ? 3 * cells * sizeof(double) : 0) + 4096 +
+                             (p.scalars.empty() ? 0 : (3 * p.scalars.size() * padded + 4 * cells) * sizeof(Real)) +
                              cudax::forcing::ForcingDevice<Real>::bytes(p);
     char what[160];
     std::snprintf(what, sizeof what, "a %lldx%lld roe3 grid in %s", static_cast<long long>(grid_.nx),
@@ -153,6 +157,8 @@ class CudaRoe3Backend final : public CudaBackend {
     cudax::roe3k::bed_kernel<Real><<<blocks_for((grid_.nx + 2) * (grid_.ny + 2), 128), 128, 0, stream_>>>(
         z_.get(), grid_, prm_.rec, bed_.get());
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 bed_kernel");
+    if (!p.scalars.empty()) upload_scalars(p);
+    sides_ = cudax::SideAccount(!closed_domain(p), 3 * 8);
     ctrl_ = DeviceArray<Roe3Ctrl>(1);
     gain_ = DeviceArray<double>(1);
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(gain_.get(), 0, sizeof(double), stream_));
@@ -212,11 +218,14 @@ class CudaRoe3Backend final : public CudaBackend {
   void read_state(Fields& out) const override {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     cudax::download_state(grid_, h_[0], hu_[0], hv_[0], out);
+    out.hc.resize(hc_.size() / 3);
+    for (std::size_t s = 0; s < out.hc.size(); ++s) cudax::download_interior(grid_, hc_[3 * s], out.hc[s]);
   }
 
   // Into U^n and both stages, as the constructor starts them; ghosts filled again.
   void load_state(const Fields& in) override {
-    check_load_size(fields_sized(in, static_cast<std::size_t>(grid_.cells())), "load_state");
+    const auto cells = static_cast<std::size_t>(grid_.cells());
+    check_load_size(fields_sized(in, cells) && scalars_sized(in, hc_.size() / 3, cells), "load_state");
     const auto padded = static_cast<std::size_t>(grid_.padded_size());
     std::vector<Real> buf(padded, Real(0));
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -224,6 +233,10 @@ class CudaRoe3Backend final : public CudaBackend {
     for (int v = 0; v < 3; ++v) {
       copy_into_interior(grid_, *src[v], buf.data());
       for (int b = 0; b < 3; ++b) (v == 0 ? h_[b] : v == 1 ? hu_[b] : hv_[b]).upload(buf.data(), padded);
+    }
+    for (std::size_t s = 0; s < in.hc.size(); ++s) {
+      copy_into_interior(grid_, in.hc[s], buf.data());
+      for (std::size_t b = 0; b < 3; ++b) hc_[3 * s + b].upload(buf.data(), padded);
     }
     // Pageable copies may still be in flight; stream_ does not wait for the legacy stream.
     SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
@@ -237,8 +250,12 @@ class CudaRoe3Backend final : public CudaBackend {
   }
 
   // The state (always U^n's buffer after a step) goes to the host through the
-  // stager: a D2D copy on stream_, the rest on its own stream.
-  Snapshot snapshot() override { return stager_.snapshot(stream_, h_[0].get(), hu_[0].get(), hv_[0].get()); }
+  // stager: a D2D copy on stream_, the rest on its own stream. With scalars:
+  // a synchronous read (the stager copies h, hu, hv only).
+  Snapshot snapshot() override {
+    if (!hc_.empty()) return Backend::snapshot();
+    return stager_.snapshot(stream_, h_[0].get(), hu_[0].get(), hv_[0].get());
+  }
 
   void read_maxima(Maxima& out) const override {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -260,8 +277,19 @@ class CudaRoe3Backend final : public CudaBackend {
   double positivity_volume() const override { return cudax::read_scalar(gain_, stream_) * grid_.dx * grid_.dy; }
 
   ForcingVolumes forcing_volumes() const override { return forcing_.volumes(stream_); }
-  void read_forcing_state(ForcingState& out) const override { forcing_.read(out, stream_); }
-  void load_forcing_state(const ForcingState& in) override { forcing_.load(in, stream_); }
+  void read_forcing_state(ForcingState& out) const override {
+    forcing_.read(out, stream_);
+    sides_.read_into(out, stream_);
+  }
+
+  void load_forcing_state(const ForcingState& in) override {
+    sides_.load(in, stream_);
+    ForcingState forcing = in;
+    forcing.boundary.clear();
+    forcing_.load(forcing, stream_);
+  }
+
+  BoundaryFlow boundary_flow() const override { return sides_.total(stream_); }
 
   CudaStats stats() const override {
     CudaStats s;
@@ -283,6 +311,35 @@ class CudaRoe3Backend final : public CudaBackend {
   using MarchArgs = cudax::roe3k::MarchArgs<Real>;
 
   StateArrays<Real> state(int b) const { return {h_[b].get(), hu_[b].get(), hv_[b].get(), z_.get()}; }
+
+  // The scalars' buffers (three per scalar, each starting as the initial
+  // h c), their device pointers, the concentrations the sides and segments
+  // bring, and the stage-1 mass fluxes; the forcing gets U^n's buffers.
+  void upload_scalars(const Problem& p) {
+    const std::vector<std::vector<Real>> hc = make_padded_scalars<Real>(p);
+    const ScalarInflow<Real> inflow = scalar_inflow<Real>(p);
+    std::vector<Real*> all, forcing;
+    for (const std::vector<Real>& initial : hc) {
+      for (int b = 0; b < 3; ++b) {
+        DeviceArray<Real>& buf = hc_.emplace_back(initial.size());
+        buf.upload(initial.data(), initial.size());
+        all.push_back(buf.get());
+      }
+      // ScalarArgs of the forcing: hc[2 s + parity], the state at parity 0.
+      forcing.push_back(all[all.size() - 3]);
+      forcing.push_back(all[all.size() - 2]);
+    }
+    hc_ptrs_ = DeviceArray<Real*>(all.size());
+    hc_ptrs_.upload(all.data(), all.size());
+    forcing_hc_ptrs_ = DeviceArray<Real*>(forcing.size());
+    forcing_hc_ptrs_.upload(forcing.data(), forcing.size());
+    forcing_.set_scalars(forcing_hc_ptrs_.get(), inflow);
+    scalar_side_ = DeviceArray<Real>(inflow.side.size());
+    scalar_side_.upload(inflow.side.data(), inflow.side.size());
+    scalar_segment_ = DeviceArray<Real>(inflow.segment.size());
+    scalar_segment_.upload(inflow.segment.data(), inflow.segment.size());
+    for (auto& m : mass_) m = DeviceArray<Real>(static_cast<std::size_t>(grid_.cells()));
+  }
 
   // Problem::segments on the device: their conditions, and the time series
   // of their values (one SeriesView each, n = 0 for a constant one).
@@ -357,6 +414,21 @@ class CudaRoe3Backend final : public CudaBackend {
     a.chunks = chunks_;
     a.ctrl = ctrl_.get();
     a.gain = gain_.get();
+    if (!hc_.empty()) {
+      cudax::roe3k::ScalarArgs<Real>& sc = a.sc;
+      sc.hc = hc_ptrs_.get();
+      sc.count = static_cast<int>(hc_.size() / 3);
+      sc.src = src;
+      sc.dst = dst;
+      for (int k = 0; k < 4; ++k) {
+        sc.mass[k] = mass_[k].get();
+        sc.kind[k] = bc_[k].kind;
+      }
+      sc.side_c = scalar_side_.get();
+      sc.segments = segments_.get();
+      sc.segment_count = static_cast<int>(segments_.size());
+      sc.segment_c = scalar_segment_.get();
+    }
     return a;
   }
 
@@ -375,15 +447,26 @@ class CudaRoe3Backend final : public CudaBackend {
     // Sides with a time series: every ghost fill of the step at its start time, this one first.
     const double* series_t = boundary_series_ ? t0_.get() : nullptr;
     if (series_t) fill_ghosts(state(0), ctrl, series_t);
+    launch_side_rate(0);
     launch_march<0>(march_args(0, 0));
     dt_kernel<<<1, 1, 0, stream_>>>(ctrl, cfl_);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 dt_kernel");
-    apply_kernel<Real><<<blocks_for(grid_.cells(), 256), 256, 0, stream_>>>(march_args(0, 1));
+    if (hc_.empty()) {
+      apply_kernel<Real><<<blocks_for(grid_.cells(), 256), 256, 0, stream_>>>(march_args(0, 1));
+    } else {
+      apply_kernel<Real, true><<<blocks_for(grid_.cells(), 256), 256, 0, stream_>>>(march_args(0, 1));
+    }
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 apply_kernel");
     fill_ghosts(state(1), ctrl, series_t);
+    launch_side_rate(1);
     launch_march<1>(march_args(1, 2));
     fill_ghosts(state(2), ctrl, series_t);
+    launch_side_rate(2);
     launch_march<2>(march_args(2, 0));
+    if (sides_.kept()) {
+      cudax::roe3k::side_add_kernel<Real><<<1, 8, 0, stream_>>>(ctrl, sides_.rate(), sides_.flow());
+      SHALLOWS_CUDA_CHECK_LAUNCH("roe3 side_add_kernel");
+    }
     if (forcing_.active()) {
       forcing_.launch(StepClock<Real>{ctrl, t0_.get(), h_[0].get(), hu_[0].get(), hv_[0].get()}, stream_);
     }
@@ -413,10 +496,23 @@ class CudaRoe3Backend final : public CudaBackend {
     return std::max(blocks, 1) * kWarps;
   }
 
+  // Stage k's input (ghosts filled): the water its right-hand side moves through the sides, per second.
+  void launch_side_rate(int k) const {
+    if (!sides_.kept()) return;
+    cudax::roe3k::side_rate_kernel<Real><<<4, cudax::forcing::kThreads, 0, stream_>>>(
+        state(k), bed_.get(), grid_, prm_, ctrl_.get(), sides_.rate() + 8 * k);
+    SHALLOWS_CUDA_CHECK_LAUNCH("roe3 side_rate_kernel");
+  }
+
   template <int kStage>
   void launch_march(const MarchArgs& a) const {
     using namespace cudax::roe3k;
     const unsigned blocks = blocks_for(strips_ * chunks_, kWarps);
+    if (!hc_.empty()) {  // registers uncapped: the scalars' run is not tuned
+      march_kernel<Real, kStage, 0, true><<<blocks, kThreads, 0, stream_>>>(a);
+      SHALLOWS_CUDA_CHECK_LAUNCH("roe3 march_kernel (scalars)");
+      return;
+    }
     switch (min_blocks_) {
       case 3: march_kernel<Real, kStage, 3><<<blocks, kThreads, 0, stream_>>>(a); break;
       case 4: march_kernel<Real, kStage, 4><<<blocks, kThreads, 0, stream_>>>(a); break;
@@ -477,6 +573,12 @@ class CudaRoe3Backend final : public CudaBackend {
   DeviceArray<double> segment_t_, segment_v_;
   DeviceArray<SeriesView> segment_series_;
   DeviceArray<double> t0_;  // with forcing: the start of the step being taken
+  // Passive scalars (upload_scalars): h c of scalar s in state b at hc_[3 s + b].
+  std::vector<DeviceArray<Real>> hc_;
+  DeviceArray<Real*> hc_ptrs_, forcing_hc_ptrs_;
+  DeviceArray<Real> scalar_side_, scalar_segment_;
+  DeviceArray<Real> mass_[4];  // stage 1's edge mass fluxes (ScalarArgs::mass)
+  cudax::SideAccount sides_;   // water through the sides, when one is not a wall
   // Last: destroyed first, after the destructor has synchronised stream_.
   cudax::SnapshotStager<Real> stager_{grid_};
 };

@@ -27,7 +27,9 @@
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/numerics/roe3.hpp"
 #include "shallows/physics/forcing.hpp"
+#include "shallows/physics/scalar_transport.hpp"
 #include "shallows/numerics/ssp_rk3.hpp"
+#include "forcing_kernels.cuh"
 #include "warp.cuh"
 
 namespace shallows::cudax::roe3k {
@@ -53,6 +55,22 @@ struct Roe3Ctrl {
   int pad;
 };
 
+// Passive scalars (scalar_transport.hpp), stage by stage as the CPU
+// executor's transport_scalars and combine_scalars: h c of scalar s in
+// buffer b at hc[3 s + b] (b: 0 U^n, 1 U1, 2 U2, padded).
+template <class Real>
+struct ScalarArgs {
+  Real* const* hc = nullptr;
+  int count = 0;
+  int src = 0, dst = 0;  // buffers of the stage input and output
+  Real* mass[4] = {};    // stage 1: each cell's west, east, south, north mass flux (dense), for apply_kernel
+  BoundaryKind kind[4] = {};             // the sides' conditions
+  const Real* side_c = nullptr;          // concentration through side k: side_c[4 s + k]
+  const SegmentCondition<Real>* segments = nullptr;
+  int segment_count = 0;
+  const Real* segment_c = nullptr;       // through segment k: segment_c[s segment_count + k]
+};
+
 template <class Real>
 struct MarchArgs {
   StateArrays<Real> src;  // stage input: the stencils are read from it (ghosts filled)
@@ -68,11 +86,50 @@ struct MarchArgs {
   index_t strips, chunks;
   Roe3Ctrl* ctrl;
   double* gain;           // positivity account: clamp gains (depths, carried to U^{n+1}) summed
+  ScalarArgs<Real> sc;    // count = 0: no scalars
 };
 
 __device__ __forceinline__ double warp_max(double v) {
   for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_xor_sync(kFullMask, v, o));
   return v;
+}
+
+// The scalars of active cell (i, j) (padded index c) after stage k of dt,
+// whose edges carry the mass fluxes fw..fn: from the stage input's depths
+// src_h and h c, combined with U^n's (depth hn) from stage 2 on; h c of the
+// stage output = the concentration times its depth h1.
+template <class Real>
+__device__ void stage_scalars(const ScalarArgs<Real>& S, int k, const Grid& g, const Real* src_h, index_t i, index_t j,
+                              index_t c, Real fw, Real fe, Real fs, Real fn, Real hn, Real h1, Real dt, Real inv_dx,
+                              Real inv_dy) {
+  const index_t pitch = g.pitch();
+  for (int s = 0; s < S.count; ++s) {
+    const Real* hc = S.hc[3 * s + S.src];
+    const Real cc = concentration(hc[c], src_h[c]);
+    // A neighbour beyond a side is its ghost.
+    const auto beyond = [&](bool outside, Side side, index_t along, index_t x) {
+      if (!outside) return concentration(hc[x], src_h[x]);
+      const int sd = static_cast<int>(side);
+      return concentration_beyond(side, along, cc, S.kind[sd], S.side_c[4 * s + sd], S.segments, S.segment_count,
+                                  S.segment_c + s * S.segment_count);
+    };
+    const ScalarStencil<Real> st{fw,
+                                 fe,
+                                 fs,
+                                 fn,
+                                 cc,
+                                 beyond(i == 0, Side::west, j, c - 1),
+                                 beyond(i == g.nx - 1, Side::east, j, c + 1),
+                                 beyond(j == 0, Side::south, i, c - pitch),
+                                 beyond(j == g.ny - 1, Side::north, i, c + pitch)};
+    Real conc = transported_concentration(st, src_h[c], dt, inv_dx, inv_dy);
+    if (k > 0) {
+      const Real cn = concentration(S.hc[3 * s][c], hn);
+      conc = combined_concentration(cn, hn, conc, transported_water(st, src_h[c], dt, inv_dx, inv_dy),
+                                    ssp_rk3::stage_weight<Real>(k));
+    }
+    S.hc[3 * s + S.dst][c] = conc * h1;
+  }
 }
 
 template <class Real>
@@ -89,7 +146,10 @@ __device__ __forceinline__ void gather9(const Real* __restrict__ a, index_t c, i
 // path through the row loop (shuffles need the whole warp).
 // kMinBlocks > 0 asks the compiler for that many resident blocks per SM (a
 // register cap of 65536 / (128 kMinBlocks)); 0 leaves registers uncapped.
-template <class Real, int kStage, int kMinBlocks>
+// kScalars: with the passive scalars' mass fluxes (stage 1 stores them for
+// apply_kernel; stages 2 and 3 transport the scalars); without, the kernel
+// of every other run keeps its registers.
+template <class Real, int kStage, int kMinBlocks, bool kScalars = false>
 __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) march_kernel(const MarchArgs<Real> A) {
   if (!A.ctrl->active) return;
   const index_t warp = static_cast<index_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5);
@@ -112,6 +172,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
   CellPrimitive<Real> below[2];          // north Gauss points of the row below
   State<Real> fx_pend{}, fy_pend{}, interior_pend{};  // partial sums of the row below
   Real sx_pend(0), sy_pend(0);
+  Real mw_pend(0), me_pend(0), ms_pend(0);  // kScalars: mass fluxes of the row below (west, east, south)
   double rate = 0;
   bool bad = false;
   Real gain_sum(0);
@@ -131,6 +192,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
       roe3::EdgePair<Real> s;
 #pragma unroll
       for (int l = 0; l < 2; ++l) s.f[l] = cartesian_edge<1>(below[l], t.at(recon::south + l), p);
+      Real mn(0);  // kScalars: the y-edge's mass flux
+      if constexpr (kScalars) {
+        const CellPrimitive<Real> above[2] = {t.at(recon::south), t.at(recon::south + 1)};
+        mn = roe3::pair_mass_flux<1>(below, above, s);
+      }
       if (owner && j > j0) {
         const index_t cb = g.index(i, j - 1);
         const State<Real> r = roe3::rhs_from(fx_pend, fy_pend + roe3::into_lower(s), interior_pend, prm);
@@ -148,6 +214,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
           A.rh[d] = r.h;
           A.rhu[d] = r.hu;
           A.rhv[d] = r.hv;
+          if constexpr (kScalars) {
+            A.sc.mass[0][d] = mw_pend;
+            A.sc.mass[1][d] = me_pend;
+            A.sc.mass[2][d] = ms_pend;
+            A.sc.mass[3][d] = mn;
+          }
         } else if (!math::is_nan(A.src.z[cb])) {
           const State<Real> u0{A.un.h[cb], A.un.hu[cb], A.un.hv[cb]};
           const State<Real> uk{A.src.h[cb], A.src.hu[cb], A.src.hv[cb]};
@@ -157,19 +229,30 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
           A.dst.hu[cb] = q.hu;
           A.dst.hv[cb] = q.hv;
           gain_sum += gain;
+          if constexpr (kScalars) {
+            stage_scalars(A.sc, kStage, g, A.src.h, i, j - 1, cb, mw_pend, me_pend, ms_pend, mn, u0.h, q.h,
+                          static_cast<Real>(dt), prm.inv_dx, prm.inv_dy);
+          }
         }
       }
       fy_pend = roe3::into_upper(s);
       sy_pend = roe3::pair_speed(s);
+      if constexpr (kScalars) ms_pend = mn;
     }
 
     // x-edge to the east neighbour; the west edge arrives from the lane below.
     if (j >= j0 && j < j1) {
       roe3::EdgePair<Real> e;
+      CellPrimitive<Real> east_side[2];
 #pragma unroll
       for (int l = 0; l < 2; ++l) {
-        const CellPrimitive<Real> east_side = shfl_down(t.at(recon::west + l), 1);
-        e.f[l] = cartesian_edge<0>(t.at(recon::east + l), east_side, p);
+        east_side[l] = shfl_down(t.at(recon::west + l), 1);
+        e.f[l] = cartesian_edge<0>(t.at(recon::east + l), east_side[l], p);
+      }
+      if constexpr (kScalars) {
+        const CellPrimitive<Real> west_side[2] = {t.at(recon::east), t.at(recon::east + 1)};
+        me_pend = roe3::pair_mass_flux<0>(west_side, east_side, e);
+        mw_pend = shfl_up(me_pend, 1);
       }
       const State<Real> from_west = shfl_up(roe3::into_upper(e), 1);
       const Real west_speed = shfl_up(roe3::pair_speed(e), 1);
@@ -240,8 +323,9 @@ __global__ void end_kernel(Roe3Ctrl* ctrl) {
   if (c.active && c.bad) c.status = 1;
 }
 
-// U1 = stage 1 from U^n and its stored rhs, point-wise.
-template <class Real>
+// U1 = stage 1 from U^n and its stored rhs, point-wise (kScalars: and the
+// scalars, from the mass fluxes stage 1 stored).
+template <class Real, bool kScalars = false>
 __global__ void apply_kernel(const MarchArgs<Real> A) {
   if (!A.ctrl->active) return;
   const Grid& g = A.g;
@@ -253,11 +337,16 @@ __global__ void apply_kernel(const MarchArgs<Real> A) {
     const index_t c = g.index(t % g.nx, t / g.nx);
     if (!math::is_nan(A.un.z[c])) {
       const State<Real> u0{A.un.h[c], A.un.hu[c], A.un.hv[c]};
-      const State<Real> q = ssp_rk3::stage(0, u0, u0, State<Real>{A.rh[t], A.rhu[t], A.rhv[t]},
-                                           static_cast<Real>(A.ctrl->dt), A.prm.phys, gain);
+      const Real dt = static_cast<Real>(A.ctrl->dt);
+      const State<Real> q = ssp_rk3::stage(0, u0, u0, State<Real>{A.rh[t], A.rhu[t], A.rhv[t]}, dt, A.prm.phys, gain);
       A.dst.h[c] = q.h;
       A.dst.hu[c] = q.hu;
       A.dst.hv[c] = q.hv;
+      if constexpr (kScalars) {
+        const ScalarArgs<Real>& S = A.sc;
+        stage_scalars(S, 0, g, A.un.h, t % g.nx, t / g.nx, c, S.mass[0][t], S.mass[1][t], S.mass[2][t], S.mass[3][t],
+                      u0.h, q.h, dt, A.prm.inv_dx, A.prm.inv_dy);
+      }
     }
   }
   warp_add_nonzero(A.gain, static_cast<double>(gain));
@@ -345,6 +434,59 @@ __global__ void maxima_kernel(StateArrays<Real> a, Grid g, Real h_dry, double th
   const index_t c = g.index(k % g.nx, k / g.nx);
   const State<Real> q{a.h[c], a.hu[c], a.hv[c]};
   if (grow_cell_maxima(q, h_dry, threshold, max_h[k], max_speed[k]) & kArrived) arrival[k] = ctrl ? ctrl->t_max : 0.0;
+}
+
+// rate[2 s], rate[2 s + 1]: the water per second into and out of the domain
+// through side s (m^3/s) that the right-hand side of the roe3 stage input a
+// (ghosts filled) moves, when the step is taken.
+template <class Real>
+__global__ void __launch_bounds__(forcing::kThreads)
+    side_rate_kernel(StateArrays<Real> a, const roe3::BedPoints<Real>* bed, Grid g, roe3::Params<Real> prm,
+                          const Roe3Ctrl* ctrl, double* rate) {
+  if (!ctrl->active) return;  // the whole block
+  __shared__ double sum_buf[forcing::kThreads];
+  const int side = static_cast<int>(blockIdx.x);
+  const bool x_side = side < 2;
+  const bool ghost_first = side == 0 || side == 2;
+  const index_t n = x_side ? g.ny : g.nx;
+  const index_t pitch = g.pitch();
+  const auto trace = [&](index_t c) {
+    Real h[9], hu[9], hv[9], z[9];
+    gather9(a.h, c, pitch, h);
+    gather9(a.hu, c, pitch, hu);
+    gather9(a.hv, c, pitch, hv);
+    gather9(a.z, c, pitch, z);
+    return roe3::cell_trace(h, hu, hv, z, bed[c], prm);
+  };
+  double in = 0, out = 0;
+  for (index_t k = threadIdx.x; k < n; k += blockDim.x) {
+    const index_t i = side == 0 ? 0 : side == 1 ? g.nx - 1 : k;
+    const index_t j = side == 2 ? 0 : side == 3 ? g.ny - 1 : k;
+    const index_t c = g.index(i, j);
+    if (math::is_nan(a.z[c])) continue;
+    const index_t ghost = c + (side == 0 ? -1 : side == 1 ? 1 : side == 2 ? -pitch : pitch);
+    const double r = x_side ? roe3::boundary_inflow<0>(trace(c), trace(ghost), ghost_first, prm.phys)
+                            : roe3::boundary_inflow<1>(trace(c), trace(ghost), ghost_first, prm.phys);
+    if (r > 0) in += r;
+    else out -= r;
+  }
+  in = forcing::block_sum(in, sum_buf);
+  out = forcing::block_sum(out, sum_buf);
+  if (threadIdx.x == 0) {
+    const double length = x_side ? g.dy : g.dx;
+    rate[2 * side] = in * length;
+    rate[2 * side + 1] = out * length;
+  }
+}
+
+// flow[k] += the three stages' rate[8 s + k] times their weights in U^{n+1}
+// (1/6, 1/6, 2/3) and dt (in the run's precision), when the step was taken.
+template <class Real>
+__global__ void side_add_kernel(const Roe3Ctrl* ctrl, const double* rate, double* flow) {
+  if (!ctrl->active || threadIdx.x >= 8) return;
+  const double dt = static_cast<double>(static_cast<Real>(ctrl->dt));
+  const double weight[3] = {1.0 / 6.0, 1.0 / 6.0, 2.0 / 3.0};
+  for (int s = 0; s < 3; ++s) flow[threadIdx.x] += weight[s] * dt * rate[8 * s + threadIdx.x];
 }
 
 } // namespace shallows::cudax::roe3k

@@ -810,13 +810,11 @@ __device__ __forceinline__ void transport_scalars(const Params<Real>& P, const P
     const Real* __restrict__ hc = X.hc[2 * sc + parity];
     const Real* given = X.scalar_side + 4 * sc;
     const Real cc = concentration(hc[k], q.h);
-    // A neighbour beyond a side is its ghost: ghost_concentration with the
-    // condition and concentration of its segment, else its side's.
+    // A neighbour beyond a side is its ghost.
     const auto beyond = [&](bool outside, int side, index_t along, index_t x, Real h) {
       if (!outside) return concentration(hc[x], h);
-      const int g = segment_at(static_cast<Side>(side), along, X.segments, X.segment_count);
-      return g >= 0 ? ghost_concentration(X.segments[g].bc.kind, cc, X.scalar_segment[sc * X.segment_count + g])
-                    : ghost_concentration(side_bc(P, side).kind, cc, given[side]);
+      return concentration_beyond(static_cast<Side>(side), along, cc, side_bc(P, side).kind, given[side], X.segments,
+                                  X.segment_count, X.scalar_segment + sc * X.segment_count);
     };
     const ScalarStencil<Real> stencil{mw, me, ms, mn, cc, beyond(i == 0, 0, j, k - 1, w.h),
                                       beyond(i == P.nx - 1, 1, j, k + 1, e.h), beyond(j == 0, 2, i, k - P.pitch, s.h),

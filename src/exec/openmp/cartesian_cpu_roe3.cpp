@@ -246,12 +246,10 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
   static constexpr double kStageWeight[ssp_rk3::stages] = {1.0 / 6.0, 1.0 / 6.0, 2.0 / 3.0};
 
   // The water stage input a's right-hand side moves through each side over
-  // `dt_weight` (the stage's weight times dt), added to the sides' account:
-  // through a boundary edge, at each of its two Gauss points (weights 1/2),
-  // the inside cell's normal discharge at the point less the fluctuation the
-  // edge gives it, as cell_rhs sums them (its interior term holds the cell's
-  // own normal fluxes). Summed over the cells, the interior edges cancel, so
-  // the volume changes by the account to round-off. Edges in a fixed order.
+  // `dt_weight` (the stage's weight times dt), added to the sides' account
+  // (roe3::boundary_inflow per boundary edge). Summed over the cells, the
+  // interior edges cancel, so the volume changes by the account to
+  // round-off. Edges in a fixed order.
   void account_boundary(const StateArrays<Real>& a, double dt_weight) {
     const Grid& g = grid_;
     const auto edge = [&](Side side, index_t i, index_t j, double length) {
@@ -259,8 +257,10 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
       const bool x = side == Side::west || side == Side::east;
       const index_t di = side == Side::west ? -1 : side == Side::east ? 1 : 0;
       const index_t dj = side == Side::south ? -1 : side == Side::north ? 1 : 0;
-      const double rate = x ? inflow_through<0>(a, g.index(i, j), g.index(i + di, j), side == Side::west)
-                            : inflow_through<1>(a, g.index(i, j), g.index(i, j + dj), side == Side::south);
+      const index_t in = g.index(i, j), ghost = g.index(i + di, j + dj);
+      const bool ghost_first = side == Side::west || side == Side::south;
+      const double rate = x ? roe3::boundary_inflow<0>(trace_at(a, in), trace_at(a, ghost), ghost_first, physics_)
+                            : roe3::boundary_inflow<1>(trace_at(a, in), trace_at(a, ghost), ghost_first, physics_);
       this->add_boundary(side, rate * length * dt_weight);
     };
     for (index_t j = 0; j < g.ny; ++j) {
@@ -271,25 +271,6 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
       edge(Side::south, i, 0, g.dx);
       edge(Side::north, i, g.ny - 1, g.dx);
     }
-  }
-
-  // Flux into the domain per unit length through the boundary edge of cell
-  // `inside` whose ghost is `ghost` (ghost_first: the ghost is the edge's left
-  // cell, west or south): the mean over the two Gauss points of the inside
-  // trace's normal discharge less the fluctuation the edge gives it.
-  template <int axis>
-  double inflow_through(const StateArrays<Real>& a, index_t inside, index_t ghost, bool ghost_first) const {
-    const roe3::CellTrace<Real> in = trace_at(a, inside), out = trace_at(a, ghost);
-    const roe3::EdgePair<Real> e =
-        ghost_first ? roe3::edge_pair<axis>(out, in, physics_) : roe3::edge_pair<axis>(in, out, physics_);
-    const Real* qn = axis == 0 ? in.hu : in.hv;
-    const int point = axis == 0 ? (ghost_first ? recon::west : recon::east) : (ghost_first ? recon::south : recon::north);
-    double q = 0;
-    for (int l = 0; l < 2; ++l) {
-      q += ghost_first ? static_cast<double>(qn[point + l]) - static_cast<double>(e.f[l].to_right.h)
-                       : static_cast<double>(qn[point + l]) + static_cast<double>(e.f[l].to_left.h);
-    }
-    return ghost_first ? 0.5 * q : -0.5 * q;
   }
 
   // dst = stage k of SSP-RK3 from U^n (fields_), the stage input src and rhs.
@@ -325,27 +306,20 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
 
   // Passive scalars, stage by stage as the flow: the Euler step's
   // concentration c_E (transport_scalars, from the stage input) combined
-  // with U^n's as SSP-RK3 combines the water, U^n + b_k (E_k - U^n): the
-  // mean of c_n and c_E weighted by (1 - b_k) h_n and b_k times the Euler
-  // step's water, kept within [min, max] of the two. Each stage is thus a
-  // convex combination of concentrations already present: a uniform one stays
-  // uniform, no new extremum appears, and the scalars are first order in
-  // space whatever the flow's order. Before apply_stage: U^n is still in
-  // fields_ and hc_.
+  // with U^n's as SSP-RK3 combines the water (combined_concentration). The
+  // scalars are first order in space whatever the flow's order. Before
+  // apply_stage: U^n is still in fields_ and hc_.
   void combine_scalars(int k, const Real* src_h, Real dt) {
     if (k == 0) return;  // U_1 = E_0
     const Real b = ssp_rk3::stage_weight<Real>(k);
     const Real inv_dx = Real(1.0 / grid_.dx), inv_dy = Real(1.0 / grid_.dy);
     this->for_active_cells([&](index_t, index_t, index_t c, std::size_t n) {
-      const Real water =
-          src_h[c] - dt * ((mass_[1][n] - mass_[0][n]) * inv_dx + (mass_[3][n] - mass_[2][n]) * inv_dy);
-      const Real wn = (Real(1) - b) * fields_.h[c];
-      const Real we = b * math::max(water, Real(0));
+      // Only the fluxes count for the water.
+      const ScalarStencil<Real> fluxes{mass_[0][n], mass_[1][n], mass_[2][n], mass_[3][n], {}, {}, {}, {}, {}};
+      const Real water = transported_water(fluxes, src_h[c], dt, inv_dx, inv_dy);
       for (std::size_t q = 0; q < hc_.size(); ++q) {
         const Real cn = concentration(hc_[q][c], fields_.h[c]);
-        const Real ce = c_next_[q][n];
-        const Real mixed = wn + we > Real(0) ? (wn * cn + we * ce) / (wn + we) : ce;
-        c_next_[q][n] = math::min(math::max(mixed, math::min(cn, ce)), math::max(cn, ce));
+        c_next_[q][n] = combined_concentration(cn, fields_.h[c], c_next_[q][n], water, b);
       }
     });
   }

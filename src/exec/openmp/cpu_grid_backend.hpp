@@ -209,16 +209,13 @@ class CpuGridBackend : public Backend {
       for (std::size_t q = 0; q < hcs.size(); ++q) {
         const Real* hc = hcs[q].data();
         const Real cc = concentration(hc[c], h[c]);
-        // A neighbour beyond a side is its ghost: ghost_concentration with
-        // the condition and concentration of its segment, else its side's.
+        // A neighbour beyond a side is its ghost.
         const auto beyond = [&](bool outside, Side side, index_t along, index_t x) {
           if (!outside) return concentration(hc[x], h[x]);
-          const std::size_t segments = segments_.size();
-          const int seg = segment_at(side, along, segments_.data(), static_cast<int>(segments));
           const auto sd = static_cast<std::size_t>(side);
-          return seg >= 0 ? ghost_concentration(segments_[static_cast<std::size_t>(seg)].bc.kind, cc,
-                                                inflow_.segment[q * segments + static_cast<std::size_t>(seg)])
-                          : ghost_concentration(bc_[sd].kind, cc, inflow_.side[4 * q + sd]);
+          return concentration_beyond(side, along, cc, bc_[sd].kind, inflow_.side[4 * q + sd], segments_.data(),
+                                      static_cast<int>(segments_.size()),
+                                      inflow_.segment.data() + q * segments_.size());
         };
         const ScalarStencil<Real> st{fw,
                                      fe,
