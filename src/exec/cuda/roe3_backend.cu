@@ -15,7 +15,8 @@
 // stage 1 also stores each cell's edge mass fluxes, from which apply_kernel
 // transports the scalars into U1; stages 2 and 3 transport them in the march.
 // Where a side is not a wall, side_rate_kernel sums what each stage input's
-// right-hand side moves through the sides (the account: boundary_flow.cuh).
+// right-hand side moves through the sides, on a branch of the graph beside
+// the march; side_add_kernel adds it to the account (boundary_flow.cuh).
 // The bed's quadrature-point values are computed once (bed_kernel). Compiled with --fmad=false, the
 // results match the CPU's bit for bit.
 #include <algorithm>
@@ -135,6 +136,10 @@ class CudaRoe3Backend final : public CudaBackend {
     }
 
     SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking));
+    for (cudaEvent_t* e : {&fork_[0], &fork_[1], &fork_[2], &join_[0], &join_[1]}) {
+      SHALLOWS_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+    }
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_ctrl_), sizeof(Roe3Ctrl)));
     *host_ctrl_ = Roe3Ctrl{};
 
@@ -158,7 +163,8 @@ class CudaRoe3Backend final : public CudaBackend {
         z_.get(), grid_, prm_.rec, bed_.get());
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 bed_kernel");
     if (!p.scalars.empty()) upload_scalars(p);
-    sides_ = cudax::SideAccount(!closed_domain(p), 3 * 8);
+    side_blocks_ = static_cast<int>(blocks_for(std::max(grid_.nx, grid_.ny), cudax::forcing::kThreads));
+    sides_ = cudax::SideAccount(!closed_domain(p), 3 * 8 * static_cast<std::size_t>(side_blocks_));
     ctrl_ = DeviceArray<Roe3Ctrl>(1);
     gain_ = DeviceArray<double>(1);
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(gain_.get(), 0, sizeof(double), stream_));
@@ -190,6 +196,10 @@ class CudaRoe3Backend final : public CudaBackend {
   ~CudaRoe3Backend() override {
     if (stream_) cudaStreamSynchronize(stream_);
     if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+    for (cudaEvent_t e : {fork_[0], fork_[1], fork_[2], join_[0], join_[1]}) {
+      if (e) cudaEventDestroy(e);
+    }
+    if (side_stream_) cudaStreamDestroy(side_stream_);
     if (stream_) cudaStreamDestroy(stream_);
     if (host_ctrl_) cudaFreeHost(host_ctrl_);
   }
@@ -462,9 +472,13 @@ class CudaRoe3Backend final : public CudaBackend {
     launch_march<1>(march_args(1, 2));
     fill_ghosts(state(2), ctrl, series_t);
     launch_side_rate(2);
+    // Stage 3 writes U^n, which the first side_rate_kernel reads.
+    if (sides_.kept()) SHALLOWS_CUDA_CHECK(cudaStreamWaitEvent(stream_, join_[0], 0));
     launch_march<2>(march_args(2, 0));
     if (sides_.kept()) {
-      cudax::roe3k::side_add_kernel<Real><<<1, 8, 0, stream_>>>(ctrl, sides_.rate(), sides_.flow());
+      SHALLOWS_CUDA_CHECK(cudaStreamWaitEvent(stream_, join_[1], 0));
+      cudax::roe3k::side_add_kernel<Real>
+          <<<1, 8, 0, stream_>>>(ctrl, sides_.rate(), side_blocks_, grid_.dx, grid_.dy, sides_.flow());
       SHALLOWS_CUDA_CHECK_LAUNCH("roe3 side_add_kernel");
     }
     if (forcing_.active()) {
@@ -497,11 +511,18 @@ class CudaRoe3Backend final : public CudaBackend {
   }
 
   // Stage k's input (ghosts filled): the water its right-hand side moves through the sides, per second.
+  // A branch of the step's graph (side_stream_), beside the march: it joins
+  // before stage 3 overwrites U^n (join_[0]) and before side_add_kernel (join_[1]).
   void launch_side_rate(int k) const {
     if (!sides_.kept()) return;
-    cudax::roe3k::side_rate_kernel<Real><<<4, cudax::forcing::kThreads, 0, stream_>>>(
-        state(k), bed_.get(), grid_, prm_, ctrl_.get(), sides_.rate() + 8 * k);
+    SHALLOWS_CUDA_CHECK(cudaEventRecord(fork_[k], stream_));
+    SHALLOWS_CUDA_CHECK(cudaStreamWaitEvent(side_stream_, fork_[k], 0));
+    const dim3 blocks(static_cast<unsigned>(side_blocks_), 4);
+    cudax::roe3k::side_rate_kernel<Real><<<blocks, cudax::forcing::kThreads, 0, side_stream_>>>(
+        state(k), bed_.get(), grid_, prm_, ctrl_.get(), sides_.rate() + 8 * static_cast<std::size_t>(side_blocks_) * k);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 side_rate_kernel");
+    if (k == 0) SHALLOWS_CUDA_CHECK(cudaEventRecord(join_[0], side_stream_));
+    if (k == 2) SHALLOWS_CUDA_CHECK(cudaEventRecord(join_[1], side_stream_));
   }
 
   template <int kStage>
@@ -579,6 +600,9 @@ class CudaRoe3Backend final : public CudaBackend {
   DeviceArray<Real> scalar_side_, scalar_segment_;
   DeviceArray<Real> mass_[4];  // stage 1's edge mass fluxes (ScalarArgs::mass)
   cudax::SideAccount sides_;   // water through the sides, when one is not a wall
+  int side_blocks_ = 0;        // side_rate_kernel's blocks per side
+  cudaStream_t side_stream_ = nullptr;
+  cudaEvent_t fork_[3] = {}, join_[2] = {};
   // Last: destroyed first, after the destructor has synchronised stream_.
   cudax::SnapshotStager<Real> stager_{grid_};
 };

@@ -436,16 +436,18 @@ __global__ void maxima_kernel(StateArrays<Real> a, Grid g, Real h_dry, double th
   if (grow_cell_maxima(q, h_dry, threshold, max_h[k], max_speed[k]) & kArrived) arrival[k] = ctrl ? ctrl->t_max : 0.0;
 }
 
-// rate[2 s], rate[2 s + 1]: the water per second into and out of the domain
-// through side s (m^3/s) that the right-hand side of the roe3 stage input a
-// (ghosts filled) moves, when the step is taken.
+// The sides' account (boundary_flow.cuh), one thread per boundary edge:
+// block (b, s) sums the water per second and unit length into and out of the
+// domain through edges b kThreads.. of side s that the right-hand side of
+// the stage input a (ghosts filled) moves, into part[2 (s gridDim.x + b)]
+// and the next slot, when the step is taken.
 template <class Real>
 __global__ void __launch_bounds__(forcing::kThreads)
     side_rate_kernel(StateArrays<Real> a, const roe3::BedPoints<Real>* bed, Grid g, roe3::Params<Real> prm,
-                          const Roe3Ctrl* ctrl, double* rate) {
-  if (!ctrl->active) return;  // the whole block
+                     const Roe3Ctrl* ctrl, double* part) {
+  if (!ctrl->active) return;  // the whole grid
   __shared__ double sum_buf[forcing::kThreads];
-  const int side = static_cast<int>(blockIdx.x);
+  const int side = static_cast<int>(blockIdx.y);
   const bool x_side = side < 2;
   const bool ghost_first = side == 0 || side == 2;
   const index_t n = x_side ? g.ny : g.nx;
@@ -459,34 +461,45 @@ __global__ void __launch_bounds__(forcing::kThreads)
     return roe3::cell_trace(h, hu, hv, z, bed[c], prm);
   };
   double in = 0, out = 0;
-  for (index_t k = threadIdx.x; k < n; k += blockDim.x) {
-    const index_t i = side == 0 ? 0 : side == 1 ? g.nx - 1 : k;
-    const index_t j = side == 2 ? 0 : side == 3 ? g.ny - 1 : k;
+  const index_t k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const index_t i = side == 0 ? 0 : side == 1 ? g.nx - 1 : k;
+  const index_t j = side == 2 ? 0 : side == 3 ? g.ny - 1 : k;
+  if (k < n && !math::is_nan(a.z[g.index(i, j)])) {
     const index_t c = g.index(i, j);
-    if (math::is_nan(a.z[c])) continue;
     const index_t ghost = c + (side == 0 ? -1 : side == 1 ? 1 : side == 2 ? -pitch : pitch);
     const double r = x_side ? roe3::boundary_inflow<0>(trace(c), trace(ghost), ghost_first, prm.phys)
                             : roe3::boundary_inflow<1>(trace(c), trace(ghost), ghost_first, prm.phys);
-    if (r > 0) in += r;
-    else out -= r;
+    in = r > 0 ? r : 0.0;
+    out = r > 0 ? 0.0 : -r;
   }
   in = forcing::block_sum(in, sum_buf);
   out = forcing::block_sum(out, sum_buf);
   if (threadIdx.x == 0) {
-    const double length = x_side ? g.dy : g.dx;
-    rate[2 * side] = in * length;
-    rate[2 * side + 1] = out * length;
+    const index_t at = 2 * (static_cast<index_t>(side) * gridDim.x + blockIdx.x);
+    part[at] = in;
+    part[at + 1] = out;
   }
 }
 
-// flow[k] += the three stages' rate[8 s + k] times their weights in U^{n+1}
-// (1/6, 1/6, 2/3) and dt (in the run's precision), when the step was taken.
+// flow[t] (t = 2 s + 0 in, + 1 out) += over the three stages, the sums of
+// their side_rate_kernel parts (`blocks` per side, stage k's from
+// part + 8 blocks k, in block order) times the side's length, the stage's
+// weight in U^{n+1} (1/6, 1/6, 2/3) and dt (in the run's precision), when the
+// step was taken.
 template <class Real>
-__global__ void side_add_kernel(const Roe3Ctrl* ctrl, const double* rate, double* flow) {
+__global__ void side_add_kernel(const Roe3Ctrl* ctrl, const double* part, int blocks, double dx, double dy,
+                                double* flow) {
   if (!ctrl->active || threadIdx.x >= 8) return;
+  const int t = static_cast<int>(threadIdx.x), side = t / 2;
   const double dt = static_cast<double>(static_cast<Real>(ctrl->dt));
+  const double length = side < 2 ? dy : dx;
   const double weight[3] = {1.0 / 6.0, 1.0 / 6.0, 2.0 / 3.0};
-  for (int s = 0; s < 3; ++s) flow[threadIdx.x] += weight[s] * dt * rate[8 * s + threadIdx.x];
+  for (int k = 0; k < 3; ++k) {
+    const double* p = part + 8 * static_cast<index_t>(blocks) * k + 2 * side * blocks + (t & 1);
+    double sum = 0;
+    for (int b = 0; b < blocks; ++b) sum += p[2 * b];
+    flow[t] += weight[k] * dt * (sum * length);
+  }
 }
 
 } // namespace shallows::cudax::roe3k
