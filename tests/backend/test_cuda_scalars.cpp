@@ -129,8 +129,8 @@ TEST_P(CudaScalars, RestartContinuesBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, CudaScalars, ::testing::Values(Scheme::roe1, Scheme::roe3),
-                         [](const ::testing::TestParamInfo<Scheme>& info) {
-                           return std::string(info.param == Scheme::roe1 ? "roe1" : "roe3");
+                         [](const ::testing::TestParamInfo<Scheme>& param_info) {
+                           return std::string(param_info.param == Scheme::roe1 ? "roe1" : "roe3");
                          });
 
 }  // namespace

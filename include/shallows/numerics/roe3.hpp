@@ -266,24 +266,32 @@ SHALLOWS_HD Real pair_mass_flux(const CellTrace<Real>& left, const CellTrace<Rea
 }
 
 // Water per second and unit length into the domain through a boundary edge
-// of the cell with trace `in`, whose ghost has trace `out` (ghost_first: the
-// ghost is the edge's left cell, west or south): the mean over the two Gauss
-// points of the inside trace's normal discharge less the fluctuation the edge
-// gives it, as cell_rhs sums them (its interior term holds the cell's own
-// normal fluxes). Summed over a grid's sides, it is what the right-hand sides
-// change the volume by; in double, as the executors account it.
+// with fluctuations e, whose inside cell has normal discharges qn0, qn1 at
+// the two Gauss points (ghost_first: the ghost is the edge's left cell, west
+// or south): the mean over the points of the inside discharge less the
+// fluctuation the edge gives the inside cell, as cell_rhs sums them (its
+// interior term holds the cell's own normal fluxes). Summed over a grid's
+// sides, it is what the right-hand sides change the volume by; in double, as
+// the executors account it.
+template <class Real>
+SHALLOWS_HD double boundary_inflow(const EdgePair<Real>& e, Real qn0, Real qn1, bool ghost_first) {
+  const Real qn[2] = {qn0, qn1};
+  double q = 0;
+  for (int l = 0; l < 2; ++l) {
+    q += ghost_first ? static_cast<double>(qn[l]) - static_cast<double>(e.f[l].to_right.h)
+                     : static_cast<double>(qn[l]) + static_cast<double>(e.f[l].to_left.h);
+  }
+  return ghost_first ? 0.5 * q : -0.5 * q;
+}
+
+// The same from the traces of the inside cell and of its ghost.
 template <int axis, class Real>
 SHALLOWS_HD double boundary_inflow(const CellTrace<Real>& in, const CellTrace<Real>& out, bool ghost_first,
                                    const PhysicsParams<Real>& p) {
   const EdgePair<Real> e = ghost_first ? edge_pair<axis>(out, in, p) : edge_pair<axis>(in, out, p);
   const Real* qn = axis == 0 ? in.hu : in.hv;
   const int point = axis == 0 ? (ghost_first ? recon::west : recon::east) : (ghost_first ? recon::south : recon::north);
-  double q = 0;
-  for (int l = 0; l < 2; ++l) {
-    q += ghost_first ? static_cast<double>(qn[point + l]) - static_cast<double>(e.f[l].to_right.h)
-                     : static_cast<double>(qn[point + l]) + static_cast<double>(e.f[l].to_left.h);
-  }
-  return ghost_first ? 0.5 * q : -0.5 * q;
+  return boundary_inflow(e, qn[point], qn[point + 1], ghost_first);
 }
 
 // Largest wave speed of an edge pair.
