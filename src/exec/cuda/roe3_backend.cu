@@ -14,9 +14,9 @@
 // With passive scalars, h c of each has a buffer per state (U^n, U1, U2):
 // stage 1 also stores each cell's edge mass fluxes, from which apply_kernel
 // transports the scalars into U1; stages 2 and 3 transport them in the march.
-// Where a side is not a wall, each stage's march also writes what its
-// right-hand side moves through each boundary edge (it evaluates those edges
-// anyway), and side_add_kernel adds the step's to the account
+// Where a side is not a wall, side_rate_kernel sums what each stage input's
+// right-hand side moves through the sides, for the three stages in one
+// launch before stage 3; side_add_kernel adds it to the account
 // (boundary_flow.cuh).
 // The bed's quadrature-point values are computed once (bed_kernel). Compiled with --fmad=false, the
 // results match the CPU's bit for bit.
@@ -161,7 +161,8 @@ class CudaRoe3Backend final : public CudaBackend {
         z_.get(), grid_, prm_.rec, bed_.get());
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 bed_kernel");
     if (!p.scalars.empty()) upload_scalars(p);
-    sides_ = cudax::SideAccount(!closed_domain(p), 3 * side_edges());
+    side_blocks_ = static_cast<int>(blocks_for(std::max(grid_.nx, grid_.ny), cudax::forcing::kThreads));
+    sides_ = cudax::SideAccount(!closed_domain(p), 3 * 8 * static_cast<std::size_t>(side_blocks_));
     ctrl_ = DeviceArray<Roe3Ctrl>(1);
     gain_ = DeviceArray<double>(1);
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(gain_.get(), 0, sizeof(double), stream_));
@@ -401,13 +402,8 @@ class CudaRoe3Backend final : public CudaBackend {
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 maxima_kernel");
   }
 
-  // Boundary edges of the grid, each side's in turn (MarchArgs::side_rate).
-  std::size_t side_edges() const { return 2 * static_cast<std::size_t>(grid_.nx + grid_.ny); }
-
-  // The arguments of stage k (0-2; apply_kernel: stage 0), reading state src and writing state dst.
-  MarchArgs march_args(int k, int src, int dst) const {
+  MarchArgs march_args(int src, int dst) const {
     MarchArgs a{};
-    a.side_rate = sides_.kept() ? sides_.rate() + static_cast<std::size_t>(k) * side_edges() : nullptr;
     a.src = state(src);
     a.un = state(0);
     a.dst = state(dst);
@@ -455,22 +451,23 @@ class CudaRoe3Backend final : public CudaBackend {
     // Sides with a time series: every ghost fill of the step at its start time, this one first.
     const double* series_t = boundary_series_ ? t0_.get() : nullptr;
     if (series_t) fill_ghosts(state(0), ctrl, series_t);
-    launch_march<0>(march_args(0, 0, 0));
+    launch_march<0>(march_args(0, 0));
     dt_kernel<<<1, 1, 0, stream_>>>(ctrl, cfl_);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 dt_kernel");
     if (hc_.empty()) {
-      apply_kernel<Real><<<blocks_for(grid_.cells(), 256), 256, 0, stream_>>>(march_args(0, 0, 1));
+      apply_kernel<Real><<<blocks_for(grid_.cells(), 256), 256, 0, stream_>>>(march_args(0, 1));
     } else {
-      apply_kernel<Real, true><<<blocks_for(grid_.cells(), 256), 256, 0, stream_>>>(march_args(0, 0, 1));
+      apply_kernel<Real, true><<<blocks_for(grid_.cells(), 256), 256, 0, stream_>>>(march_args(0, 1));
     }
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 apply_kernel");
     fill_ghosts(state(1), ctrl, series_t);
-    launch_march<1>(march_args(1, 1, 2));
+    launch_march<1>(march_args(1, 2));
     fill_ghosts(state(2), ctrl, series_t);
-    launch_march<2>(march_args(2, 2, 0));
+    launch_side_rate();  // before stage 3 overwrites U^n
+    launch_march<2>(march_args(2, 0));
     if (sides_.kept()) {
       cudax::roe3k::side_add_kernel<Real>
-          <<<4, cudax::forcing::kThreads, 0, stream_>>>(ctrl, sides_.rate(), grid_, sides_.flow());
+          <<<1, 8, 0, stream_>>>(ctrl, sides_.rate(), side_blocks_, grid_.dx, grid_.dy, sides_.flow());
       SHALLOWS_CUDA_CHECK_LAUNCH("roe3 side_add_kernel");
     }
     if (forcing_.active()) {
@@ -503,6 +500,16 @@ class CudaRoe3Backend final : public CudaBackend {
   }
 
   // Stage k's input (ghosts filled): the water its right-hand side moves through the sides, per second.
+  // The three stage inputs' water through the sides, per second (all three buffers hold their stage, ghosts filled).
+  void launch_side_rate() const {
+    if (!sides_.kept()) return;
+    const cudax::roe3k::StageInputs<Real> in{{state(0), state(1), state(2)}};
+    const dim3 blocks(static_cast<unsigned>(side_blocks_), 4, 3);
+    cudax::roe3k::side_rate_kernel<Real>
+        <<<blocks, cudax::forcing::kThreads, 0, stream_>>>(in, bed_.get(), grid_, prm_, ctrl_.get(), sides_.rate());
+    SHALLOWS_CUDA_CHECK_LAUNCH("roe3 side_rate_kernel");
+  }
+
   template <int kStage>
   void launch_march(const MarchArgs& a) const {
     using namespace cudax::roe3k;
@@ -578,6 +585,7 @@ class CudaRoe3Backend final : public CudaBackend {
   DeviceArray<Real> scalar_side_, scalar_segment_;
   DeviceArray<Real> mass_[4];  // stage 1's edge mass fluxes (ScalarArgs::mass)
   cudax::SideAccount sides_;   // water through the sides, when one is not a wall
+  int side_blocks_ = 0;        // side_rate_kernel's blocks per side
   // Last: destroyed first, after the destructor has synchronised stream_.
   cudax::SnapshotStager<Real> stager_{grid_};
 };

@@ -87,8 +87,6 @@ struct MarchArgs {
   Roe3Ctrl* ctrl;
   double* gain;           // positivity account: clamp gains (depths, carried to U^{n+1}) summed
   ScalarArgs<Real> sc;    // count = 0: no scalars
-  // The sides' account: each boundary edge's inflow per unit length (side_add_kernel's layout); null: none kept.
-  double* side_rate;
 };
 
 __device__ __forceinline__ double warp_max(double v) {
@@ -194,16 +192,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
       roe3::EdgePair<Real> s;
 #pragma unroll
       for (int l = 0; l < 2; ++l) s.f[l] = cartesian_edge<1>(below[l], t.at(recon::south + l), p);
-      if (A.side_rate && owner) {  // a boundary y-edge: south of row 0, north of row ny - 1
-        if (j == 0) {
-          const bool active = !math::is_nan(t.z[recon::south]);
-          const int p0 = recon::south;
-          A.side_rate[2 * g.ny + i] = active ? roe3::boundary_inflow(s, t.hv[p0], t.hv[p0 + 1], true) : 0.0;
-        } else if (j == g.ny) {
-          const bool active = !math::is_nan(below[0].z);
-          A.side_rate[2 * g.ny + g.nx + i] = active ? roe3::boundary_inflow(s, below[0].hv, below[1].hv, false) : 0.0;
-        }
-      }
       Real mn(0);  // kScalars: the y-edge's mass flux
       if constexpr (kScalars) {
         const CellPrimitive<Real> above[2] = {t.at(recon::south), t.at(recon::south + 1)};
@@ -260,16 +248,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
       for (int l = 0; l < 2; ++l) {
         east_side[l] = shfl_down(t.at(recon::west + l), 1);
         e.f[l] = cartesian_edge<0>(t.at(recon::east + l), east_side[l], p);
-      }
-      if (A.side_rate) {  // a boundary x-edge: west of column 0 (the halo lane), east of column nx - 1
-        if (strip == 0 && lane == 0) {
-          const bool active = !math::is_nan(east_side[0].z);
-          A.side_rate[j] = active ? roe3::boundary_inflow(e, east_side[0].hu, east_side[1].hu, true) : 0.0;
-        } else if (owner && i == g.nx - 1) {
-          const bool active = !math::is_nan(t.z[recon::east]);
-          const int p0 = recon::east;
-          A.side_rate[g.ny + j] = active ? roe3::boundary_inflow(e, t.hu[p0], t.hu[p0 + 1], false) : 0.0;
-        }
       }
       if constexpr (kScalars) {
         const CellPrimitive<Real> west_side[2] = {t.at(recon::east), t.at(recon::east + 1)};
@@ -458,38 +436,77 @@ __global__ void maxima_kernel(StateArrays<Real> a, Grid g, Real h_dry, double th
   if (grow_cell_maxima(q, h_dry, threshold, max_h[k], max_speed[k]) & kArrived) arrival[k] = ctrl ? ctrl->t_max : 0.0;
 }
 
-// The sides' account (boundary_flow.cuh) of a step: block s sums, by a
-// fixed tree, what the three stages' marches wrote of side s's edges (rate,
-// per unit length, stage k's at rate + k n; sides in the order west, east,
-// south, north, ny or nx edges each, n = 2 (nx + ny)) times the stage's
-// weight in U^{n+1} (1/6, 1/6, 2/3) and dt (in the run's precision), in and
-// out apart, and adds them times the side's length to flow[2 s], flow[2 s + 1],
-// when the step was taken.
+// The sides' account (boundary_flow.cuh) of a step, one thread per boundary
+// edge and stage: block (b, s, k) sums the water per second and unit length
+// into and out of the domain through edges b kThreads.. of side s that the
+// right-hand side of stage k's input a[k] (ghosts filled) moves, into
+// part[2 ((k 4 + s) gridDim.x + b)] and the next slot, when the step is
+// taken. One launch for the three stages (before stage 3 overwrites U^n):
+// each launch costs its latency, not its work.
+template <class Real>
+struct StageInputs {
+  StateArrays<Real> a[3];
+};
+
 template <class Real>
 __global__ void __launch_bounds__(forcing::kThreads)
-    side_add_kernel(const Roe3Ctrl* ctrl, const double* rate, Grid g, double* flow) {
+    side_rate_kernel(StageInputs<Real> in, const roe3::BedPoints<Real>* bed, Grid g, roe3::Params<Real> prm,
+                     const Roe3Ctrl* ctrl, double* part) {
   if (!ctrl->active) return;  // the whole grid
   __shared__ double sum_buf[forcing::kThreads];
-  const int side = static_cast<int>(blockIdx.x);
-  const index_t n = 2 * (g.nx + g.ny);
-  const index_t first = side == 0 ? 0 : side == 1 ? g.ny : side == 2 ? 2 * g.ny : 2 * g.ny + g.nx;
-  const index_t edges = side < 2 ? g.ny : g.nx;
-  const double dt = static_cast<double>(static_cast<Real>(ctrl->dt));
-  const double weight[3] = {1.0 / 6.0, 1.0 / 6.0, 2.0 / 3.0};
-  double in = 0, out = 0;
-  for (index_t e = threadIdx.x; e < edges; e += blockDim.x) {
-    for (int k = 0; k < 3; ++k) {
-      const double v = weight[k] * dt * rate[k * n + first + e];
-      if (v > 0) in += v;
-      else out -= v;
-    }
+  const int side = static_cast<int>(blockIdx.y);
+  const StateArrays<Real>& a = in.a[blockIdx.z];
+  const bool x_side = side < 2;
+  const bool ghost_first = side == 0 || side == 2;
+  const index_t n = x_side ? g.ny : g.nx;
+  const index_t pitch = g.pitch();
+  const auto trace = [&](index_t c) {
+    Real h[9], hu[9], hv[9], z[9];
+    gather9(a.h, c, pitch, h);
+    gather9(a.hu, c, pitch, hu);
+    gather9(a.hv, c, pitch, hv);
+    gather9(a.z, c, pitch, z);
+    return roe3::cell_trace(h, hu, hv, z, bed[c], prm);
+  };
+  double rate_in = 0, rate_out = 0;
+  const index_t k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const index_t i = side == 0 ? 0 : side == 1 ? g.nx - 1 : k;
+  const index_t j = side == 2 ? 0 : side == 3 ? g.ny - 1 : k;
+  if (k < n && !math::is_nan(a.z[g.index(i, j)])) {
+    const index_t c = g.index(i, j);
+    const index_t ghost = c + (side == 0 ? -1 : side == 1 ? 1 : side == 2 ? -pitch : pitch);
+    const double r = x_side ? roe3::boundary_inflow<0>(trace(c), trace(ghost), ghost_first, prm.phys)
+                            : roe3::boundary_inflow<1>(trace(c), trace(ghost), ghost_first, prm.phys);
+    rate_in = r > 0 ? r : 0.0;
+    rate_out = r > 0 ? 0.0 : -r;
   }
-  in = forcing::block_sum(in, sum_buf);
-  out = forcing::block_sum(out, sum_buf);
+  rate_in = forcing::block_sum(rate_in, sum_buf);
+  rate_out = forcing::block_sum(rate_out, sum_buf);
   if (threadIdx.x == 0) {
-    const double length = side < 2 ? g.dy : g.dx;
-    flow[2 * side] += in * length;
-    flow[2 * side + 1] += out * length;
+    const index_t at = 2 * ((static_cast<index_t>(blockIdx.z) * 4 + side) * gridDim.x + blockIdx.x);
+    part[at] = rate_in;
+    part[at + 1] = rate_out;
+  }
+}
+
+// flow[t] (t = 2 s + 0 in, + 1 out) += over the three stages, the sums of
+// their side_rate_kernel parts (`blocks` per side, stage k's from
+// part + 8 blocks k, in block order) times the side's length, the stage's
+// weight in U^{n+1} (1/6, 1/6, 2/3) and dt (in the run's precision), when the
+// step was taken.
+template <class Real>
+__global__ void side_add_kernel(const Roe3Ctrl* ctrl, const double* part, int blocks, double dx, double dy,
+                                double* flow) {
+  if (!ctrl->active || threadIdx.x >= 8) return;
+  const int t = static_cast<int>(threadIdx.x), side = t / 2;
+  const double dt = static_cast<double>(static_cast<Real>(ctrl->dt));
+  const double length = side < 2 ? dy : dx;
+  const double weight[3] = {1.0 / 6.0, 1.0 / 6.0, 2.0 / 3.0};
+  for (int k = 0; k < 3; ++k) {
+    const double* p = part + 8 * static_cast<index_t>(blocks) * k + 2 * side * blocks + (t & 1);
+    double sum = 0;
+    for (int b = 0; b < blocks; ++b) sum += p[2 * b];
+    flow[t] += weight[k] * dt * (sum * length);
   }
 }
 
