@@ -111,4 +111,22 @@ class SideAccount {
   DeviceArray<double> rate_, flow_;
 };
 
+// Backend::read_forcing_state and load_forcing_state of a grid executor:
+// its forcing's state, and its sides' account in ForcingState::boundary.
+template <class Real>
+void read_forcing_and_sides(const forcing::ForcingDevice<Real>& forcing, const SideAccount& sides, ForcingState& out,
+                            cudaStream_t stream) {
+  forcing.read(out, stream);
+  sides.read_into(out, stream);
+}
+
+template <class Real>
+void load_forcing_and_sides(forcing::ForcingDevice<Real>& forcing, SideAccount& sides, const ForcingState& in,
+                            cudaStream_t stream) {
+  sides.load(in, stream);
+  ForcingState rest = in;
+  rest.boundary.clear();
+  forcing.load(rest, stream);
+}
+
 }  // namespace shallows::cudax

@@ -282,15 +282,11 @@ class CudaRoe3Backend final : public CudaBackend {
 
   ForcingVolumes forcing_volumes() const override { return forcing_.volumes(stream_); }
   void read_forcing_state(ForcingState& out) const override {
-    forcing_.read(out, stream_);
-    sides_.read_into(out, stream_);
+    cudax::read_forcing_and_sides(forcing_, sides_, out, stream_);
   }
 
   void load_forcing_state(const ForcingState& in) override {
-    sides_.load(in, stream_);
-    ForcingState forcing = in;
-    forcing.boundary.clear();
-    forcing_.load(forcing, stream_);
+    cudax::load_forcing_and_sides(forcing_, sides_, in, stream_);
   }
 
   BoundaryFlow boundary_flow() const override { return sides_.total(stream_); }
