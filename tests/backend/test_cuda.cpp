@@ -9,7 +9,6 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <stdexcept>
@@ -166,6 +165,7 @@ CudaOptions kernel_options(const std::string& kernel, bool dry_skip = true, bool
   return co;
 }
 
+using test_support::bitwise_equal;
 using test_support::rel_l1;
 
 double tolerance(Precision p) { return p == Precision::single_precision ? 1e-5 : 1e-12; }
@@ -181,10 +181,6 @@ void expect_agree(const RunResult& gpu, const RunResult& cpu, Precision precisio
   for (double h : gpu.f.h) {
     ASSERT_TRUE(std::isfinite(h) && h >= 0) << what << ": depth " << h;
   }
-}
-
-bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
 void expect_identical(const RunResult& a, const RunResult& b, const std::string& what) {

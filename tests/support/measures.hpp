@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // Measures the property and agreement tests compare: how far a lake at rest
-// has moved, and the relative L1 difference of two fields.
+// has moved, the relative L1 difference of two fields, and whether two
+// fields hold the same bits.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "shallows/solver/fields.hpp"
@@ -51,6 +53,11 @@ inline double max_rel_diff(const std::vector<double>& a, const std::vector<doubl
     diff = std::max(diff, std::abs(a[k] - ref[k]));
   }
   return scale > 0 ? diff / scale : diff;
+}
+
+// The same bits (NaN included), not merely equal values.
+inline bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
 } // namespace shallows::test_support
