@@ -30,6 +30,10 @@ SHALLOWS_HD Real combine(int stage, Real u_n, Real euler) {
   return stage == 0 ? euler : u_n + stage_weight<Real>(stage) * (euler - u_n);
 }
 
+// Weight of stage k's L(U_k) in U^{n+1} = U^n + dt (L0 + L1 + 4 L2) / 6: what
+// stage k's right-hand side moves through a boundary counts this much.
+SHALLOWS_HD double rhs_weight(int stage) { return stage == 0 ? 1.0 / 6.0 : (stage == 1 ? 1.0 / 6.0 : 2.0 / 3.0); }
+
 // Weight of water added in stage k's state in U^{n+1}: U_{k+1} depends on
 // U_k with weight b_k, so a fix in stage k reaches U^{n+1} times
 // b_{k+1} ... b_2 (1/6, 2/3, 1).

@@ -492,8 +492,8 @@ __global__ void __launch_bounds__(forcing::kThreads)
 // flow[t] (t = 2 s + 0 in, + 1 out) += over the three stages, the sums of
 // their side_rate_kernel parts (`blocks` per side, stage k's from
 // part + 8 blocks k, in block order) times the side's length, the stage's
-// weight in U^{n+1} (1/6, 1/6, 2/3) and dt (in the run's precision), when the
-// step was taken.
+// weight in U^{n+1} (ssp_rk3::rhs_weight) and dt (in the run's precision),
+// when the step was taken.
 template <class Real>
 __global__ void side_add_kernel(const Roe3Ctrl* ctrl, const double* part, int blocks, double dx, double dy,
                                 double* flow) {
@@ -501,12 +501,11 @@ __global__ void side_add_kernel(const Roe3Ctrl* ctrl, const double* part, int bl
   const int t = static_cast<int>(threadIdx.x), side = t / 2;
   const double dt = static_cast<double>(static_cast<Real>(ctrl->dt));
   const double length = side < 2 ? dy : dx;
-  const double weight[3] = {1.0 / 6.0, 1.0 / 6.0, 2.0 / 3.0};
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < ssp_rk3::stages; ++k) {
     const double* p = part + 8 * static_cast<index_t>(blocks) * k + 2 * side * blocks + (t & 1);
     double sum = 0;
     for (int b = 0; b < blocks; ++b) sum += p[2 * b];
-    flow[t] += weight[k] * dt * (sum * length);
+    flow[t] += ssp_rk3::rhs_weight(k) * dt * (sum * length);
   }
 }
 

@@ -122,7 +122,9 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
         dt = rate > 0 ? cfl_ / rate : dt_max;
         dt = std::min(dt, dt_max);
       }
-      if (this->boundary_kept_) account_boundary(src, kStageWeight[k] * static_cast<double>(static_cast<Real>(dt)));
+      if (this->boundary_kept_) {
+        account_boundary(src, ssp_rk3::rhs_weight(k) * static_cast<double>(static_cast<Real>(dt)));
+      }
       if (!hc_.empty()) {
         this->transport_scalars(src.h, k == 0 ? hc_ : stage_hc_, static_cast<Real>(dt));
         combine_scalars(k, src.h, static_cast<Real>(dt));
@@ -241,9 +243,6 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
     }
     return finite ? max_rate : std::numeric_limits<double>::quiet_NaN();
   }
-
-  // The weight of stage k's L in U^{n+1} (ssp_rk3.hpp): U^{n+1} = U^n + dt (L0 + L1 + 4 L2) / 6.
-  static constexpr double kStageWeight[ssp_rk3::stages] = {1.0 / 6.0, 1.0 / 6.0, 2.0 / 3.0};
 
   // The water stage input a's right-hand side moves through each side over
   // `dt_weight` (the stage's weight times dt), added to the sides' account
