@@ -16,7 +16,8 @@
 #   sanitize  compute-sanitizer memcheck, racecheck, initcheck, synccheck on a small case
 #   cli       shallows run --backend cuda on the built-in case, on S003-T3 (roe3, 100²) and on the Gmsh
 #             mesh case cases/river-bend, against --backend cpu
-#   forcing   the valley example on GPU and CPU (water account and tracer mass of each); S004-T1 8192^2 on
+#   forcing   the valley example on GPU and CPU, first and third order (water account and tracer mass of each);
+#             S004-T1 8192^2 on
 #             `shallows run` plain, with forcing, with forcing and two passive scalars
 #             without and with rain, Green-Ampt and a Manning map (cell-updates/s over the stepping)
 #   runpath   S004-T1 8192^2 on `shallows run` with an output every ~200 steps (maxima tracked; no format, and
@@ -189,7 +190,8 @@ cli_pair() {
 }
 
 # stage forcing: the valley example (rain, Green-Ampt, a Manning map, an inflow
-# segment, an open side) on GPU and CPU with its water account; then S004-T1
+# segment, an open side, a tracer) on GPU and CPU with its water account, in
+# its own first order and in third order; then S004-T1
 # at 8192^2 on `shallows run` without and with rain, Green-Ampt and a Manning
 # map, float and double: cell-updates/s over the stepping (results rows).
 forcing_volumes() {
@@ -202,6 +204,12 @@ stage_forcing() {
   if cli_pair valley "$REPO/cases/valley/case.toml" --set 'bathymetry.z={file="dem.asc"}'; then
     note "valley GPU: $(forcing_volumes "$dir/cuda/summary.json")"
     note "valley CPU: $(forcing_volumes "$dir/cpu/summary.json")"
+  fi
+  dir="$BUILD/gpu-check-cli/valley-roe3"
+  if cli_pair valley-roe3 "$REPO/cases/valley/case.toml" --set 'bathymetry.z={file="dem.asc"}' \
+    --set 'numerics.scheme="roe3"'; then
+    note "valley roe3 GPU: $(forcing_volumes "$dir/cuda/summary.json")"
+    note "valley roe3 CPU: $(forcing_volumes "$dir/cpu/summary.json")"
   fi
   local n=8192 p label rate
   local forced=(--set 'rain.rate=30' --set 'physics.manning="x < 5 ? 0.03 : 0.06"'
