@@ -2,9 +2,9 @@
 // Passive scalars on the CUDA grid executors (first and third order):
 // agreement with the CPU executor on a dam break with wet/dry fronts, open
 // and inflow sides, rain, infiltration and a source all on; a uniform
-// concentration kept; the batched advance against single steps; a restart
-// through read_state / load_state. Every test skips where no CUDA device is
-// present.
+// concentration kept; without the forcing, the CPU's bits; the batched
+// advance against single steps; a restart through read_state / load_state.
+// Every test skips where no CUDA device is present.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -235,15 +235,12 @@ SHALLOWS_HD State<Real> into_lower(const EdgePair<Real>& e) {
   return e.f[0].to_left + e.f[1].to_left;
 }
 
-// Mass flux (m^2/s along the axis) of an edge pair between cells with
-// traces left and right: the Gauss mean of edge_mass_flux
-// (scalar_transport.hpp) at its two points, each the mean of the two cells'
-// views (the trace's normal discharge and the fluctuation it gets). A cell's
-// depth rhs is minus the divergence of its own views, which these match to
-// round-off. None through an edge with an inactive side.
-// The same from the edge's Gauss points only: left[l], right[l] the two
-// cells' primitive states at point l (an executor that holds the points but
-// not the whole traces).
+// Mass flux (m^2/s along the axis) of an edge pair from the two cells'
+// primitive states at its Gauss points (left[l], right[l] at point l): the
+// Gauss mean of edge_mass_flux (scalar_transport.hpp) at the two points, each
+// the mean of the two cells' views (the normal discharge and the fluctuation
+// it gets). A cell's depth rhs is minus the divergence of its own views,
+// which these match to round-off. None through an edge with an inactive side.
 template <int axis, class Real>
 SHALLOWS_HD Real pair_mass_flux(const CellPrimitive<Real> (&left)[2], const CellPrimitive<Real> (&right)[2],
                                 const EdgePair<Real>& e) {
@@ -256,6 +253,7 @@ SHALLOWS_HD Real pair_mass_flux(const CellPrimitive<Real> (&left)[2], const Cell
   return Real(0.5) * sum;
 }
 
+// The same from the traces of the cells left and right of the edge.
 template <int axis, class Real>
 SHALLOWS_HD Real pair_mass_flux(const CellTrace<Real>& left, const CellTrace<Real>& right, const EdgePair<Real>& e) {
   const int a = axis == 0 ? recon::east : recon::north;

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // The water crossing the grid's sides on the CUDA grid executors, as the CPU
-// executors account it: one block per side sums the inflow and outflow rates
-// of its boundary edges by a fixed tree (the same bits run after run), on the
-// state a step starts from (first order, boundary_flux.hpp) or on each
-// SSP-RK3 stage input (third order, roe3::boundary_inflow); once the step's
-// dt is known, the rates times dt (and the stage weights) join the totals
-// (SideAccount). Launched only when a side is not a wall.
+// executors account it: blocks sum the inflow and outflow rates of the
+// boundary edges by a fixed tree (the same bits run after run), one block per
+// side on the state a step starts from (first order, boundary_flux.hpp), or
+// per side, stage and 128 edges on the SSP-RK3 stage inputs (third order,
+// roe3::boundary_inflow); once the step's dt is known, the rates times dt (and
+// the stage weights) join the totals (SideAccount). Launched only when a side
+// is not a wall.
 #include <vector>
 
 #include "cuda_check.cuh"

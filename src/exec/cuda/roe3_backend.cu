@@ -137,7 +137,6 @@ class CudaRoe3Backend final : public CudaBackend {
     }
 
     SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_ctrl_), sizeof(Roe3Ctrl)));
     *host_ctrl_ = Roe3Ctrl{};
 
@@ -495,7 +494,6 @@ class CudaRoe3Backend final : public CudaBackend {
     return std::max(blocks, 1) * kWarps;
   }
 
-  // Stage k's input (ghosts filled): the water its right-hand side moves through the sides, per second.
   // The three stage inputs' water through the sides, per second (all three buffers hold their stage, ghosts filled).
   void launch_side_rate() const {
     if (!sides_.kept()) return;
