@@ -4,7 +4,9 @@
 // basin, agreement with the CPU executor with everything on at once (and
 // with rain from a stack of radar frames), the batched advance against
 // single steps, the same bits run after run, a restart through
-// read_forcing_state / load_forcing_state, float runs. Every test skips
+// read_forcing_state / load_forcing_state, float runs; in first order
+// without sources the lagged kernel forces the cells itself, and gives the
+// plain kernels' bits. Every test skips
 // where no CUDA device is present; problems are built by hand.
 #include <gtest/gtest.h>
 
@@ -65,7 +67,8 @@ Problem rain_basin(Scheme scheme, double rate) {
 // constant loss), a Manning map, a point source, a point sink, a line source
 // of 5 cells along the west wall and, with Green-Ampt, a second point source
 // on one of the line's cells (a later source sees the earlier one's water).
-Problem everything(Scheme scheme, Precision precision, InfiltrationModel model) {
+// sources = false: the cell forcing alone (the lagged kernel's in first order).
+Problem everything(Scheme scheme, Precision precision, InfiltrationModel model, bool sources = true) {
   Problem p = test_support::make_problem(
       49, 37, 0, 24.5, 0, 18.5,
       [](double x, double y) {
@@ -100,6 +103,7 @@ Problem everything(Scheme scheme, Precision precision, InfiltrationModel model) 
     f.infiltration.p0 = {0.002};
     f.infiltration.p1 = {2e-4};
   }
+  if (!sources) return p;
   f.sources.push_back({"point", {cell(p, 24, 24)}, {{0.0, 3.0}, {0.02, 0.05}}});
   f.sources.push_back({"sink", {cell(p, 14, 5)}, TimeSeries::constant(-0.03)});
   VolumeSource line{"segment west 15-19", {}, TimeSeries::constant(0.1)};
@@ -169,13 +173,16 @@ TEST(CudaForcing, RainOnClosedBasinAccountsForEveryDrop) {
 
 // The CPU executor and the GPU agree to round-off with everything on: state,
 // each cell's infiltration, and the volumes moved; both balance their water.
+// Without the sources, first order runs the lagged kernel.
 TEST(CudaForcing, AgreesWithCpuWithEverythingOn) {
   SHALLOWS_REQUIRE_GPU();
   for (Scheme scheme : {Scheme::roe1, Scheme::roe3}) {
     for (InfiltrationModel model : {InfiltrationModel::green_ampt, InfiltrationModel::initial_constant}) {
+     for (bool sources : {true, false}) {
       const std::string what = std::string(scheme_name(scheme)) +
-                               (model == InfiltrationModel::green_ampt ? ", Green-Ampt" : ", initial + constant");
-      const Problem p = everything(scheme, Precision::double_precision, model);
+                               (model == InfiltrationModel::green_ampt ? ", Green-Ampt" : ", initial + constant") +
+                               (sources ? "" : ", no sources");
+      const Problem p = everything(scheme, Precision::double_precision, model, sources);
       const double t_end = 6;
       const Outcome cpu = run(p, "cpu", t_end), gpu = run(p, "cuda", t_end);
       const double dh = rel_l1(gpu.state.h, cpu.state.h), dhu = rel_l1(gpu.state.hu, cpu.state.hu),
@@ -199,9 +206,12 @@ TEST(CudaForcing, AgreesWithCpuWithEverythingOn) {
       // Something happened: rain fell, the soil took some, the sources ran.
       EXPECT_GT(gpu.moved.rain, 0.0) << what;
       EXPECT_GT(gpu.moved.infiltration, 0.0) << what;
-      EXPECT_GT(gpu.moved.sources, 0.0) << what;
+      if (sources) {
+        EXPECT_GT(gpu.moved.sources, 0.0) << what;
+      }
       EXPECT_GT(rel_l1(gpu.state.h, p.h), 1e-3) << what;
       expect_balance(gpu, 1e-12, "gpu " + what);
+     }
     }
   }
 }
@@ -290,7 +300,8 @@ TEST(CudaForcing, BoundaryTimeSeriesAgreeWithCpu) {
 TEST(CudaForcing, BatchedAdvanceEqualsSingleStepsAndRepeats) {
   SHALLOWS_REQUIRE_GPU();
   for (Scheme scheme : {Scheme::roe1, Scheme::roe3}) {
-    const Problem p = everything(scheme, Precision::double_precision, InfiltrationModel::green_ampt);
+   for (bool sources : {true, false}) {
+    const Problem p = everything(scheme, Precision::double_precision, InfiltrationModel::green_ampt, sources);
     const double t_end = 2.5;
     auto batched = make_backend(p, options("cuda"));
     auto again = make_backend(p, options("cuda"));
@@ -328,6 +339,8 @@ TEST(CudaForcing, BatchedAdvanceEqualsSingleStepsAndRepeats) {
     EXPECT_EQ(sb.rain_rows, sa.rain_rows) << scheme_name(scheme);
     EXPECT_EQ(sb.infiltration_rows, sa.infiltration_rows) << scheme_name(scheme);
     EXPECT_EQ(sb.sources, sa.sources) << scheme_name(scheme);
+    EXPECT_GT(std::count_if(sb.infiltration.begin(), sb.infiltration.end(), [](double F) { return F > 0; }), 0);
+   }
   }
 }
 
@@ -337,7 +350,8 @@ TEST(CudaForcing, BatchedAdvanceEqualsSingleStepsAndRepeats) {
 TEST(CudaForcing, RestartGoesOnAsTheRunThatDidNotStop) {
   SHALLOWS_REQUIRE_GPU();
   for (Scheme scheme : {Scheme::roe1, Scheme::roe3}) {
-    const Problem p = everything(scheme, Precision::double_precision, InfiltrationModel::green_ampt);
+   for (bool sources : {true, false}) {
+    const Problem p = everything(scheme, Precision::double_precision, InfiltrationModel::green_ampt, sources);
     auto through = make_backend(p, options("cuda"));
     through->advance(0.0, 2.0, 1 << 30);
     Fields state;
@@ -378,6 +392,7 @@ TEST(CudaForcing, RestartGoesOnAsTheRunThatDidNotStop) {
     // A state of the wrong size is refused.
     forcing.rain_rows.pop_back();
     EXPECT_THROW(restarted->load_forcing_state(forcing), std::invalid_argument) << scheme_name(scheme);
+   }
   }
 }
 
@@ -387,9 +402,10 @@ TEST(CudaForcing, FloatRunsStayFiniteAndNonNegative) {
   SHALLOWS_REQUIRE_GPU();
   for (Scheme scheme : {Scheme::roe1, Scheme::roe3}) {
     for (InfiltrationModel model : {InfiltrationModel::green_ampt, InfiltrationModel::initial_constant}) {
-      const Problem p = everything(scheme, Precision::single_precision, model);
+     for (bool sources : {true, false}) {
+      const Problem p = everything(scheme, Precision::single_precision, model, sources);
       const Outcome r = run(p, "cuda", 6);
-      const std::string what = std::string(scheme_name(scheme)) + " float";
+      const std::string what = std::string(scheme_name(scheme)) + " float" + (sources ? "" : ", no sources");
       bool finite = true, non_negative = true;
       for (std::size_t k = 0; k < r.state.h.size(); ++k) {
         finite = finite && std::isfinite(r.state.h[k]) && std::isfinite(r.state.hu[k]) && std::isfinite(r.state.hv[k]);
@@ -400,21 +416,85 @@ TEST(CudaForcing, FloatRunsStayFiniteAndNonNegative) {
       EXPECT_GT(r.moved.rain, 0.0) << what;
       EXPECT_TRUE(std::isfinite(r.moved.infiltration) && std::isfinite(r.moved.sources)) << what;
       expect_balance(r, 1e-4, what);  // the mass balance's float tolerance
+     }
     }
   }
 }
 
 #ifdef SHALLOWS_HAVE_CUDA
-// First order with forcing runs the plain kernels (the lagged kernel would
-// store the next rhs before the forcing changes the state); without, the
-// default stays the lagged kernel.
-TEST(CudaForcing, FirstOrderWithForcingRunsThePlainKernels) {
+// First order: the lagged kernel applies rain, infiltration and a Manning
+// map itself; a source (shared by all its cells after the step) or a side
+// that follows a series (its ghosts feed the rhs the lagged kernel stores
+// for the next step) need the plain kernels.
+TEST(CudaForcing, FirstOrderForcingPicksItsKernels) {
   SHALLOWS_REQUIRE_GPU();
   const CudaOptions lagged{};
   Problem p = rain_basin(Scheme::roe1, 1e-4);
+  EXPECT_EQ(make_cuda_backend(p, options("cuda"), lagged)->stats().kernel, "lagged");
+  p.forcing.sources.push_back({"well", {5}, TimeSeries::constant(1.0)});
+  EXPECT_EQ(make_cuda_backend(p, options("cuda"), lagged)->stats().kernel, "plain");
+  p.forcing.sources.clear();
+  p.bc(Side::west) = {BoundaryKind::level, 1.0};
+  p.forcing.boundary[static_cast<int>(Side::west)] = TimeSeries{{0, 2}, {1.0, 1.4}};
   EXPECT_EQ(make_cuda_backend(p, options("cuda"), lagged)->stats().kernel, "plain");
   p.forcing = {};
   EXPECT_EQ(make_cuda_backend(p, options("cuda"), lagged)->stats().kernel, "lagged");
+}
+
+// The lagged kernel's forcing gives the plain kernels' bits: the state, each
+// cell's infiltration and the maxima, in both precisions, with a dry rim and
+// an island, over 70 steps or more; its accounts, summed in another order,
+// agree to round-off.
+TEST(CudaForcing, LaggedKernelForcesAsThePlainOnes) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision precision : {Precision::double_precision, Precision::single_precision}) {
+    for (InfiltrationModel model : {InfiltrationModel::green_ampt, InfiltrationModel::initial_constant}) {
+      const std::string what = std::string(precision == Precision::single_precision ? "float" : "double") +
+                               (model == InfiltrationModel::green_ampt ? ", Green-Ampt" : ", initial + constant");
+      const Problem p = everything(Scheme::roe1, precision, model, false);
+      BackendOptions o = options("cuda");
+      o.track_maxima = true;
+      CudaOptions plain_kernels;
+      plain_kernels.kernel = "plain";
+      auto lagged = make_cuda_backend(p, o, CudaOptions{});
+      auto plain = make_cuda_backend(p, o, plain_kernels);
+      ASSERT_EQ(lagged->stats().kernel, "lagged");
+      ASSERT_EQ(plain->stats().kernel, "plain");
+      const double t_end = 6;
+      const AdvanceResult a = lagged->advance(0.0, t_end, 1 << 30), b = plain->advance(0.0, t_end, 1 << 30);
+      EXPECT_EQ(a.t, t_end) << what;
+      EXPECT_EQ(a.steps, b.steps) << what;
+      EXPECT_GE(a.steps, 70) << what;
+      Fields fa, fb;
+      lagged->read_state(fa);
+      plain->read_state(fb);
+      EXPECT_TRUE(test_support::bitwise_equal(fa.h, fb.h)) << what;
+      EXPECT_TRUE(test_support::bitwise_equal(fa.hu, fb.hu)) << what;
+      EXPECT_TRUE(test_support::bitwise_equal(fa.hv, fb.hv)) << what;
+      Maxima ma, mb;
+      lagged->read_maxima(ma);
+      plain->read_maxima(mb);
+      EXPECT_TRUE(test_support::bitwise_equal(ma.max_h, mb.max_h)) << what;
+      EXPECT_TRUE(test_support::bitwise_equal(ma.max_speed, mb.max_speed)) << what;
+      EXPECT_TRUE(test_support::bitwise_equal(ma.arrival_time, mb.arrival_time)) << what;
+      ForcingState sa, sb;
+      lagged->read_forcing_state(sa);
+      plain->read_forcing_state(sb);
+      ASSERT_EQ(sa.infiltration.size(), static_cast<std::size_t>(p.grid.cells())) << what;
+      EXPECT_EQ(sa.infiltration, sb.infiltration) << what;
+      ASSERT_EQ(sa.rain_rows.size(), sb.rain_rows.size()) << what;
+      for (std::size_t j = 0; j < sa.rain_rows.size(); ++j) {
+        EXPECT_LE(rel(sa.rain_rows[j], sb.rain_rows[j]), 1e-14) << what << ", row " << j;
+        EXPECT_LE(rel(sa.infiltration_rows[j], sb.infiltration_rows[j]), 1e-14) << what << ", row " << j;
+      }
+      const ForcingVolumes va = lagged->forcing_volumes(), vb = plain->forcing_volumes();
+      std::printf("  %s: %lld steps, rain %.17g / %.17g, infiltration %.17g / %.17g m^3\n", what.c_str(),
+                  static_cast<long long>(a.steps), va.rain, vb.rain, va.infiltration, vb.infiltration);
+      EXPECT_GT(va.infiltration, 0.0) << what;
+      EXPECT_LE(rel(va.rain, vb.rain), 1e-14) << what;
+      EXPECT_LE(rel(va.infiltration, vb.infiltration), 1e-14) << what;
+    }
+  }
 }
 
 // A source that names a cell outside the grid, or one cell twice, is refused by name.

@@ -15,7 +15,10 @@ namespace shallows {
 struct CudaOptions {
   // lagged: one pass per step that also stores the next step's rhs;
   // plain: thread per cell, rate kernel + update kernel (the reference; taken
-  // whatever is asked on several ranks and with forcing, Problem::forcing).
+  // whatever is asked on several ranks where the halo is too narrow for
+  // lagged, and with sources, sides that follow a series, boundary segments
+  // or passive scalars; lagged applies rain, infiltration and a Manning map
+  // itself).
   std::string kernel = "lagged";
   bool dry_skip = true;          // skip chunks that are dry with dry neighbours (all but plain)
   bool compact = true;           // with dry_skip: launch warps only for the chunks listed on the device

@@ -116,8 +116,8 @@ class SideAccount {
 // its forcing's state, and its sides' account in ForcingState::boundary.
 template <class Real>
 void read_forcing_and_sides(const forcing::ForcingDevice<Real>& forcing, const SideAccount& sides, ForcingState& out,
-                            cudaStream_t stream) {
-  forcing.read(out, stream);
+                            cudaStream_t stream, int parity = 0) {
+  forcing.read(out, stream, parity);
   sides.read_into(out, stream);
 }
 

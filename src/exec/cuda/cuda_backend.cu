@@ -146,18 +146,21 @@ class CudaExecutor final : public CudaBackend {
         // (of the state the lagged kernel made, or between the plain rate
         // and update kernels).
         distributed_(p.owned.cells() > 0),
-        // Plain with forcing: the lagged kernel stores the next step's rhs
-        // from the state before the forcing changes it. Plain skips no dry
-        // chunk, so rain falls on dry ones as well. Passive scalars are
+        // The lagged kernel applies the cell forcing itself (rain,
+        // infiltration, a Manning map: ForcingDevice::marches); sources and
+        // sides that follow a series need the plain kernels, after whose
+        // update the forcing kernels change the state. Passive scalars are
         // transported by the plain update kernel, which also knows boundary
         // segments. On a rank, lagged needs a halo one cell wider than k
         // steps use (lagged_fits_halo).
-        kind_(p.forcing.active() || !p.scalars.empty() || !p.segments.empty() ||
+        kind_((p.forcing.active() && !cudax::forcing::ForcingDevice<Real>::marches(p.forcing)) ||
+                      !p.scalars.empty() || !p.segments.empty() ||
                       (distributed_ && !lagged_fits_halo(p, o.halo_steps))
                   ? KernelKind::plain
                   : parse_kernel(co.kernel)),
-        // On ranks too: unpack_box sets the flags of the chunks a halo touches.
-        dry_skip_(co.dry_skip && kind_ != KernelKind::plain),
+        // On ranks too: unpack_box sets the flags of the chunks a halo
+        // touches. Never with forcing: rain falls on dry chunks as well.
+        dry_skip_(co.dry_skip && kind_ != KernelKind::plain && !p.forcing.active()),
         compact_(dry_skip_ && co.compact),
         track_maxima_(o.track_maxima),
         arrival_threshold_(o.arrival_threshold),
@@ -199,13 +202,15 @@ class CudaExecutor final : public CudaBackend {
     if (dry_skip_) need += 3 * chunks;
     if (compact_) need += chunks * sizeof(unsigned) + 3 * sizeof(unsigned);
     if (track_maxima_) need += padded * (2 * sizeof(Real) + sizeof(double));
-    need += cudax::forcing::ForcingDevice<Real>::bytes(p);
+    // The lagged kernel's forcing keeps row parts per strip of chunks.
+    const index_t march_strips = lagged && p.forcing.active() ? cg_step_.strips : 0;
+    need += cudax::forcing::ForcingDevice<Real>::bytes(p, march_strips);
     char what[160];
     std::snprintf(what, sizeof what, "a %lldx%lld grid in %s", static_cast<long long>(grid_.nx),
                   static_cast<long long>(grid_.ny), sizeof(Real) == 4 ? "float" : "double");
     cudax::require_free_memory(need, what);
     // First: it checks the forcing's sizes and cells, before the stream and pinned buffers exist.
-    forcing_ = cudax::forcing::ForcingDevice<Real>(p);
+    forcing_ = cudax::forcing::ForcingDevice<Real>(p, march_strips);
     boundary_ = p.forcing.boundary;
     boundary_series_ = p.forcing.has_boundary_series() || segments_follow_series(p.segments);
     segment_specs_ = p.segments;
@@ -308,6 +313,7 @@ class CudaExecutor final : public CudaBackend {
     plain_.segments = segments_.get();
     plain_.segment_count = static_cast<int>(p.segments.size());
     plain_.scalar_segment = scalar_segment_.get();
+    if (march_strips > 0) march_ = forcing_.march();
 
     {
       const PaddedFields<Real> f = make_padded_fields<Real>(p);
@@ -435,7 +441,9 @@ class CudaExecutor final : public CudaBackend {
   ForcingVolumes forcing_volumes() const override { return forcing_.volumes(stream_); }
 
   void read_forcing_state(ForcingState& out) const override {
-    cudax::read_forcing_and_sides(forcing_, sides_, out, stream_);
+    // The lagged kernel's infiltration follows the state's buffers.
+    const int parity = march_.strips > 0 ? fetch_ctrl().parity : 0;
+    cudax::read_forcing_and_sides(forcing_, sides_, out, stream_, parity);
   }
 
   void load_forcing_state(const ForcingState& in) override {
@@ -721,16 +729,17 @@ class CudaExecutor final : public CudaBackend {
     }
   }
 
-  template <int kMinBlocks, bool kRanked, bool kMaxima>
+  template <int kMinBlocks, bool kRanked, bool kMaxima, bool kForcing = false>
   void launch_lagged_with(const Launch& a) {
-    cudax::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima>
-        <<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a);
+    cudax::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima, kForcing>
+        <<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a, march_);
     SHALLOWS_CUDA_CHECK_LAUNCH("lagged_kernel");
   }
 
   template <bool kMaxima>
   void launch_lagged_tracking(const Launch& a) {
     if (distributed_) return launch_lagged_with<0, true, kMaxima>(a);
+    if (march_.strips > 0) return launch_lagged_with<0, false, kMaxima, true>(a);
     switch (min_blocks_) {
       case 2: launch_lagged_with<2, false, kMaxima>(a); break;
       case 4: launch_lagged_with<4, false, kMaxima>(a); break;
@@ -800,6 +809,7 @@ class CudaExecutor final : public CudaBackend {
   DeviceArray<Real> max_h_, max_speed_;
   DeviceArray<double> arrival_;
   cudax::forcing::ForcingDevice<Real> forcing_;
+  cudax::forcing::MarchForcing<Real> march_{};  // the lagged kernel's forcing (strips = 0: none)
   std::array<TimeSeries, 4> boundary_;  // Forcing::boundary
   bool boundary_series_ = false;
   // Water in and out through each side (boundary_flow.cuh), on one process when a side is not a wall.

@@ -129,19 +129,63 @@ __device__ __forceinline__ double block_sum(double v, double* s) {
   return r;
 }
 
+// What a step's rain is in every cell before the cell's own scale: the
+// series' depth over [t0, t1], or the stack's frames that overlap it; one
+// thread of a block finds it (trivial, for shared memory).
+struct StepRain {
+  double depth;
+  FrameRange over;
+};
+
+template <class Real>
+__device__ __forceinline__ StepRain step_rain(const CellArgs<Real>& A, double t0, double t1) {
+  return {series_integral(A.rain, t0, t1), frames_over(A.frames, t0, t1)};
+}
+
+// One active cell's forcing over [t0, t0 + dt] (apply_cell_forcing with the
+// cell's rain, map and soil; `cell`: row-major interior index), for
+// cell_forcing_kernel and the lagged step kernel alike. F: the cell's
+// cumulative infiltration, updated.
+template <class Real>
+__device__ __forceinline__ State<Real> force_cell(const CellArgs<Real>& A, const StepRain& rain, index_t cell,
+                                                  double t0, double dt, State<Real> q, double& F,
+                                                  ForcingDepths& moved) {
+  CellForcing f;
+  f.rain = A.frames.n > 0 ? frames_rain_depth(A.frames, rain.over, cell, t0, t0 + dt)
+                          : A.rain_scale.at(cell, 1.0) * rain.depth;
+  f.manning = A.manning.at(cell, -1.0);
+  f.model = A.model;
+  f.p0 = A.p0.at(cell, 0.0);
+  f.p1 = A.p1.at(cell, 0.0);
+  f.p2 = A.p2.at(cell, 0.0);
+  return apply_cell_forcing(q, f, dt, A.phys, F, moved);
+}
+
+// The cell forcing as the first-order lagged step kernel applies it, to each
+// state it makes (step_kernels.cuh), so that the rhs it stores is the forced
+// state's. The kernel computes a ring of cells around its chunk that the
+// neighbouring chunks compute too, so the cumulative infiltration ping-pongs
+// with the state: read from infiltrated[parity of the input], written to the
+// other. Each step's row accounts come in parts, one per strip of chunks,
+// summed in strip order into the rows by march_rows_kernel: the same bits
+// run after run.
+template <class Real>
+struct MarchForcing {
+  CellArgs<Real> cell;           // its `infiltrated` unused
+  double* infiltrated[2] = {};   // null without infiltration
+  double* part_rain = nullptr;   // [strip * ny + row]: this step's rain depth over the strip's cells of the row
+  double* part_infiltration = nullptr;
+  index_t strips = 0;
+};
+
 // Row blockIdx.x: friction from the map, rain, infiltration of its active cells.
 template <class Real, class Clock>
 __global__ void __launch_bounds__(kThreads) cell_forcing_kernel(const CellArgs<Real> A, const Clock clock) {
   const StepWindow<Real> w = clock.window();
   if (!w.taken) return;
-  __shared__ double rain_depth;
-  __shared__ FrameRange over;
+  __shared__ StepRain rain;
   __shared__ double sum_buf[kThreads];
-  const double t1 = w.t0 + w.dt;
-  if (threadIdx.x == 0) {
-    rain_depth = series_integral(A.rain, w.t0, t1);
-    over = frames_over(A.frames, w.t0, t1);
-  }
+  if (threadIdx.x == 0) rain = step_rain(A, w.t0, w.t0 + w.dt);
   __syncthreads();
   const index_t j = blockIdx.x;
   double rain_sum = 0, infiltration_sum = 0;
@@ -149,18 +193,10 @@ __global__ void __launch_bounds__(kThreads) cell_forcing_kernel(const CellArgs<R
     const index_t k = A.g.index(i, j);
     if (math::is_nan(A.z[k])) continue;
     const index_t cell = j * A.g.nx + i;
-    CellForcing f;
-    f.rain = A.frames.n > 0 ? frames_rain_depth(A.frames, over, cell, w.t0, t1)
-                            : A.rain_scale.at(cell, 1.0) * rain_depth;
-    f.manning = A.manning.at(cell, -1.0);
-    f.model = A.model;
-    f.p0 = A.p0.at(cell, 0.0);
-    f.p1 = A.p1.at(cell, 0.0);
-    f.p2 = A.p2.at(cell, 0.0);
     double F = A.infiltrated ? A.infiltrated[cell] : 0.0;
     ForcingDepths moved;
     const double h_before = static_cast<double>(w.h[k]);
-    const State<Real> q = apply_cell_forcing(State<Real>{w.h[k], w.hu[k], w.hv[k]}, f, w.dt, A.phys, F, moved);
+    const State<Real> q = force_cell(A, rain, cell, w.t0, w.dt, State<Real>{w.h[k], w.hu[k], w.hv[k]}, F, moved);
     for (int s = 0; s < A.scalars.scalars; ++s) {
       Real* hc = A.scalars.at(s, w.parity);
       hc[k] = static_cast<Real>(forced_scalar(static_cast<double>(hc[k]), h_before, moved, A.scalars.rain_c[s]));
@@ -178,6 +214,22 @@ __global__ void __launch_bounds__(kThreads) cell_forcing_kernel(const CellArgs<R
     A.row_rain[j] += rain_sum;
     A.row_infiltration[j] += infiltration_sum;
   }
+}
+
+// After a lagged step with forcing: each row's parts, strips in order, added to the row's accounts.
+template <class Real, class Clock>
+__global__ void __launch_bounds__(kThreads) march_rows_kernel(const MarchForcing<Real> M, const Clock clock) {
+  if (!clock.window().taken) return;
+  const index_t ny = M.cell.g.ny;
+  const index_t j = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (j >= ny) return;
+  double rain = 0, infiltration = 0;
+  for (index_t s = 0; s < M.strips; ++s) {
+    rain += M.part_rain[s * ny + j];
+    infiltration += M.part_infiltration[s * ny + j];
+  }
+  M.cell.row_rain[j] += rain;
+  M.cell.row_infiltration[j] += infiltration;
 }
 
 // Source order[first + blockIdx.x]: its volume over the step shared between its cells.
@@ -236,8 +288,19 @@ class ForcingDevice {
  public:
   ForcingDevice() = default;
 
-  // Checks and uploads p.forcing; waits for the copies.
-  explicit ForcingDevice(const Problem& p) : grid_(p.grid), area_(p.grid.dx * p.grid.dy) {
+  // Whether the lagged step kernel can apply f (MarchForcing): cell forcing
+  // alone. A source shares its volume by the weights of all its cells after
+  // the step, and a side's series changes the ghosts the kernel already used
+  // for the next rhs.
+  static bool marches(const Forcing& f) {
+    return f.forces_cells() && f.sources.empty() && !f.has_boundary_series();
+  }
+
+  // Checks and uploads p.forcing; waits for the copies. march_strips > 0:
+  // the lagged step kernel applies the cell forcing (marches(p.forcing)),
+  // with that many strips of chunks.
+  explicit ForcingDevice(const Problem& p, index_t march_strips = 0)
+      : grid_(p.grid), area_(p.grid.dx * p.grid.dy) {
     const Forcing& f = p.forcing;
     active_ = f.active();
     if (!active_) return;
@@ -270,6 +333,21 @@ class ForcingDevice {
     SHALLOWS_CUDA_CHECK(cudaMemset(rows_.get(), 0, 2 * ny * sizeof(double)));
     cell_.row_rain = rows_.get();
     cell_.row_infiltration = rows_.get() + ny;
+    if (march_strips > 0) {
+      if (!marches(f)) throw std::logic_error("ForcingDevice: this forcing cannot be applied by the lagged kernel");
+      march_.strips = march_strips;
+      const auto parts = static_cast<std::size_t>(march_strips) * ny;
+      parts_ = DeviceArray<double>(2 * parts);
+      SHALLOWS_CUDA_CHECK(cudaMemset(parts_.get(), 0, 2 * parts * sizeof(double)));
+      march_.part_rain = parts_.get();
+      march_.part_infiltration = parts_.get() + parts;
+      if (infiltrated_.size() > 0) {
+        infiltrated_next_ = DeviceArray<double>(cells);
+        SHALLOWS_CUDA_CHECK(cudaMemset(infiltrated_next_.get(), 0, cells * sizeof(double)));
+        march_.infiltrated[0] = infiltrated_.get();
+        march_.infiltrated[1] = infiltrated_next_.get();
+      }
+    }
 
     upload_sources(f.sources);
     // Pageable copies may still be in flight; the executor's stream does not wait for the legacy stream.
@@ -278,14 +356,16 @@ class ForcingDevice {
 
   // Device memory the forcing of p takes (for require_free_memory), with
   // what the sizes would be before they are checked.
-  static std::size_t bytes(const Problem& p) {
+  static std::size_t bytes(const Problem& p, index_t march_strips = 0) {
     const Forcing& f = p.forcing;
     if (!f.active()) return 0;
+    const auto ny = static_cast<std::size_t>(p.grid.ny);
     std::size_t doubles = 2 * f.rain.rate.t.size() + f.rain.scale.size() + f.rain.frame_times.size() +
-                          f.rain.frames.size() + f.manning.size() + 2 * static_cast<std::size_t>(p.grid.ny);
+                          f.rain.frames.size() + f.manning.size() + 2 * ny +
+                          2 * static_cast<std::size_t>(march_strips) * ny;
     if (f.infiltration.model != InfiltrationModel::none) {
       doubles += f.infiltration.p0.size() + f.infiltration.p1.size() + f.infiltration.p2.size() +
-                 static_cast<std::size_t>(p.grid.cells());
+                 static_cast<std::size_t>(p.grid.cells()) * (march_strips > 0 ? 2 : 1);
     }
     std::size_t other = 0;
     for (const VolumeSource& s : f.sources) {
@@ -296,6 +376,13 @@ class ForcingDevice {
   }
 
   bool active() const { return active_; }
+
+  // What the lagged step kernel takes (constructed with march_strips > 0).
+  MarchForcing<Real> march() const {
+    MarchForcing<Real> m = march_;
+    m.cell = cell_;
+    return m;
+  }
 
   // The executor's padded bed (NaN: an inactive cell, which gets no forcing), once it is allocated.
   void set_bed(const Real* z) { cell_.z = z; }
@@ -318,7 +405,12 @@ class ForcingDevice {
   template <class Clock>
   void launch(const Clock& clock, cudaStream_t stream) const {
     if (!active_) return;
-    if (cell_pass_) {
+    if (cell_pass_ && march_.strips > 0) {
+      // The lagged kernel forced the cells; its row parts go into the accounts.
+      const auto blocks = static_cast<unsigned>((grid_.ny + kThreads - 1) / kThreads);
+      march_rows_kernel<Real, Clock><<<blocks, kThreads, 0, stream>>>(march(), clock);
+      SHALLOWS_CUDA_CHECK_LAUNCH("forcing march_rows_kernel");
+    } else if (cell_pass_) {
       cell_forcing_kernel<Real, Clock><<<static_cast<unsigned>(grid_.ny), kThreads, 0, stream>>>(cell_, clock);
       SHALLOWS_CUDA_CHECK_LAUNCH("forcing cell_forcing_kernel");
     }
@@ -333,7 +425,9 @@ class ForcingDevice {
   // Backend::read_forcing_state: each cell's infiltration (empty without
   // infiltration), the per-row accounts and the per-source volumes, as the
   // CPU executor keeps them (all empty without forcing). Synchronises stream.
-  void read(ForcingState& out, cudaStream_t stream) const { read(out, true, stream); }
+  // parity: the buffer parity of the current state (the lagged kernel's
+  // infiltration follows it).
+  void read(ForcingState& out, cudaStream_t stream, int parity = 0) const { read(out, true, stream, parity); }
 
   // Backend::forcing_volumes: the accounts summed on the host in row and
   // source order (ForcingState::volumes, as on the CPU). Synchronises stream.
@@ -352,6 +446,7 @@ class ForcingDevice {
     if (!active_) return;
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
     infiltrated_.upload(in.infiltration.data(), in.infiltration.size());
+    if (infiltrated_next_.size() > 0) infiltrated_next_.upload(in.infiltration.data(), in.infiltration.size());
     rows_.upload(in.rain_rows.data(), ny);
     SHALLOWS_CUDA_CHECK(cudaMemcpy(cell_.row_infiltration, in.infiltration_rows.data(), ny * sizeof(double),
                                    cudaMemcpyHostToDevice));
@@ -361,7 +456,7 @@ class ForcingDevice {
   }
 
  private:
-  void read(ForcingState& out, bool with_infiltration, cudaStream_t stream) const {
+  void read(ForcingState& out, bool with_infiltration, cudaStream_t stream, int parity = 0) const {
     out = {};
     if (!active_) return;
     const auto ny = static_cast<std::size_t>(grid_.ny);
@@ -369,7 +464,8 @@ class ForcingDevice {
       v.resize(n);
       if (n > 0) SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(v.data(), d, n * sizeof(double), cudaMemcpyDeviceToHost, stream));
     };
-    if (with_infiltration) fetch(out.infiltration, infiltrated_.get(), infiltrated_.size());
+    const DeviceArray<double>& F = parity != 0 && infiltrated_next_.size() > 0 ? infiltrated_next_ : infiltrated_;
+    if (with_infiltration) fetch(out.infiltration, F.get(), F.size());
     fetch(out.rain_rows, cell_.row_rain, ny);
     fetch(out.infiltration_rows, cell_.row_infiltration, ny);
     fetch(out.sources, moved_.get(), moved_.size());
@@ -483,10 +579,12 @@ class ForcingDevice {
   bool active_ = false;
   bool cell_pass_ = false;  // Forcing::forces_cells: the pass over the cells
   CellArgs<Real> cell_{};
+  MarchForcing<Real> march_{};  // strips = 0: the cell pass is cell_forcing_kernel's
   SourceArgs<Real> source_{};
   std::size_t source_count_ = 0;
   std::vector<int> level_start_;  // launch l runs order[level_start_[l] .. level_start_[l + 1])
   DeviceArray<double> rain_t_, rain_v_, rain_scale_, frame_t_, frames_, manning_, p_[3], infiltrated_, rows_;
+  DeviceArray<double> infiltrated_next_, parts_;  // the lagged kernel's (MarchForcing)
   DeviceArray<int> order_, knot_start_;
   DeviceArray<index_t> cell_start_, cells_;
   DeviceArray<double> source_t_, source_v_, moved_;

@@ -29,7 +29,10 @@
 //    edge is evaluated once per step; 13 values per cell-update. Its kMaxima
 //    instance also grows the run's maxima (solver/cell_maxima.hpp) with the
 //    cells it writes: 2 more values read per cell-update, and stored where
-//    they grow.
+//    they grow. Its kForcing instance applies the cell forcing (rain,
+//    infiltration, a Manning map: forcing::MarchForcing) to each state it
+//    makes, before that state's edges, so the rhs it stores is the forced
+//    state's.
 //  * plain_rate_kernel + plain_update_kernel ("plain"): one thread per cell,
 //    neighbours read from global memory (L1/L2), each edge evaluated by both
 //    of its cells: the simple reference the lagged kernel is tested against.
@@ -56,6 +59,7 @@
 #include "shallows/physics/cell_update.hpp"
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/cell_maxima.hpp"
+#include "forcing_kernels.cuh"
 #include "warp.cuh"
 
 namespace shallows::cudax {
@@ -530,10 +534,14 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
 // only (the halo's are another rank's, and stale at the block's edge).
 // kMaxima: grows the maxima of the cells it writes with their state n+1 at
 // time t_max (a kernel of its own: the benchmark's keeps its registers).
-template <class Real, bool kRanked, bool kMaxima>
+// kForcing: forces each state n+1 cell over the step from t0 (M, rain;
+// dt_full: the step's dt in double, as the forcing takes it).
+template <class Real, bool kRanked, bool kMaxima, bool kForcing>
 __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P, int parity, Real dt, double t_max,
                                                            int i0, int j0, int jend, int lane, bool& dry_all,
-                                                           Real& gain_sum) {
+                                                           Real& gain_sum, const forcing::MarchForcing<Real>& M,
+                                                           const forcing::StepRain& rain, double t0,
+                                                           double dt_full) {
   // Column and row numbers in 32 bits (no device holds a grid 2^31 cells
   // wide), linear offsets in 64.
   const int nx = static_cast<int>(P.nx), ny = static_cast<int>(P.ny);
@@ -556,18 +564,23 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
   const bool west_strip = i0 == 0;
   const bool east_strip = i0 + 30 >= nx;
   const index_t pitch = P.pitch;
+  // The forcing's infiltration of state n and n+1, row-major interior cells.
+  const double* __restrict__ F_in = kForcing ? M.infiltrated[parity] : nullptr;
+  double* __restrict__ F_out = kForcing ? M.infiltrated[1 - parity] : nullptr;
 
   // State n and its rhs of row j (offset k of (i, j)) for this lane's
   // interior cell (ghost rows and columns only need the bed).
   struct Row {
     Cell<Real> q;
     State<Real> rhs;
+    double F;  // kForcing: the cell's infiltration so far
   };
   const auto load = [&](int j, index_t k, bool inside) {
-    Row w{{Real(0), Real(0), Real(0), quiet_nan(Real(0))}, {Real(0), Real(0), Real(0)}};
+    Row w{{Real(0), Real(0), Real(0), quiet_nan(Real(0))}, {Real(0), Real(0), Real(0)}, 0.0};
     if (inside || (in_domain && j >= 0 && j < ny)) {
       w.q = {h[k], hu[k], hv[k], P.z[k]};
       w.rhs = {rh[k], rhu[k], rhv[k]};
+      if (kForcing && F_in) w.F = F_in[static_cast<index_t>(j) * nx + i];
     } else if (in_padded && j >= -Grid::ghost && j < ny + Grid::ghost) {
       w.q.z = P.z[k];
     }
@@ -611,9 +624,15 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
     const Real z = cur.q.z;
     State<Real> q1;
     Real gain = Real(0);
+    double F1 = 0;
+    [[maybe_unused]] ForcingDepths moved{};
     if (inside || (r >= 0 && r < ny)) {
       if ((inside || in_domain) && !math::is_nan(z)) {
         q1 = advance_cell(st(cur.q), cur.rhs, dt, P.phys, gain);
+        if constexpr (kForcing) {
+          F1 = cur.F;
+          q1 = forcing::force_cell(M.cell, rain, static_cast<index_t>(r) * nx + i, t0, dt_full, q1, F1, moved);
+        }
       } else {
         q1 = st(cur.q);
       }
@@ -675,6 +694,21 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
           if (grew & kMaxSpeedGrew) P.max_speed[k] = max_speed;
           if (grew & kArrived) P.arrival[k] = t_max;
         }
+        if (kForcing && F_out && (inside || in_domain) && !math::is_nan(z)) F_out[static_cast<index_t>(r) * nx + i] = F1;
+      }
+      if constexpr (kForcing) {
+        // The row's part of the step's accounts: its cells of this strip, by a fixed tree.
+        const bool mine = inside ? lane >= 1 && lane < 31 : tile_lane;
+        double rain_part = mine ? moved.rain : 0.0, infiltration_part = mine ? moved.infiltration : 0.0;
+        for (int d = 16; d > 0; d >>= 1) {
+          rain_part += __shfl_down_sync(kFullMask, rain_part, d);
+          infiltration_part += __shfl_down_sync(kFullMask, infiltration_part, d);
+        }
+        if (lane == 0) {
+          const index_t part = static_cast<index_t>(i0 / P.cg.width) * ny + r;
+          M.part_rain[part] = rain_part;
+          M.part_infiltration[part] = infiltration_part;
+        }
       }
     }
     q1_prev = q1;
@@ -697,9 +731,12 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
 // one-cell ring; the state n+1 edges then give the rhs of the chunk's cells
 // for the next step, stored, and their CFL rate. Each edge is evaluated
 // once (plus the ring's), at the price of 6 more values moved per cell.
-template <class Real, bool kRanked, bool kMaxima>
+template <class Real, bool kRanked, bool kMaxima, bool kForcing>
 __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P, int parity, Real dt, double t_max,
-                                                           index_t sx, index_t cy, int lane, index_t chunk) {
+                                                           index_t sx, index_t cy, int lane, index_t chunk,
+                                                           const forcing::MarchForcing<Real>& M,
+                                                           const forcing::StepRain& rain, double t0,
+                                                           double dt_full) {
   const int nx = static_cast<int>(P.nx), ny = static_cast<int>(P.ny);
   const int i0 = static_cast<int>(sx) * P.cg.width;
   const int j0 = static_cast<int>(cy) * P.cg.rows;
@@ -714,7 +751,8 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
   bool dry_all = true;
   Real gain = Real(0);
   const unsigned long long best =
-      lagged_march<Real, kRanked, kMaxima>(P, parity, dt, t_max, i0, j0, jend, lane, dry_all, gain);
+      lagged_march<Real, kRanked, kMaxima, kForcing>(P, parity, dt, t_max, i0, j0, jend, lane, dry_all, gain, M, rain,
+                                                     t0, dt_full);
   warp_add_nonzero(P.gain, static_cast<double>(gain));
   if (P.dry_skip) {
     const bool d = __all_sync(kFullMask, dry_all) && !next_to_level_side(P, sx, cy);
@@ -727,13 +765,23 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
 }
 
 // kMinBlocks: resident blocks per SM to compile for (0: MinBlocks<Real>),
-// a tuning knob (CudaOptions::min_blocks); kRanked, kMaxima: lagged_march.
-template <class Real, int kMinBlocks, bool kRanked, bool kMaxima>
+// a tuning knob (CudaOptions::min_blocks); kRanked, kMaxima, kForcing:
+// lagged_march (M: its forcing, unused without).
+template <class Real, int kMinBlocks, bool kRanked, bool kMaxima, bool kForcing>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : MinBlocks<Real>::value)
-    lagged_kernel(const Params<Real> P, const Launch A) {
+    lagged_kernel(const Params<Real> P, const Launch A, const forcing::MarchForcing<Real> M) {
   const Ctrl c = P.ctrl[A.slot];
   double dt = 0, t_max = 0;
-  if (!step_prologue<Real, false>(P, A, c, dt, t_max)) return;
+  if (!step_prologue<Real, false>(P, A, c, dt, t_max)) return;  // the whole grid, or none of it
+  // The step's start as step_prologue takes it (t_max = t0 + dt).
+  const double t0 = A.use_t_in ? A.t_in : c.t;
+  forcing::StepRain rain{};
+  if constexpr (kForcing) {
+    __shared__ forcing::StepRain block_rain;
+    if (threadIdx.x == 0) block_rain = forcing::step_rain(M.cell, t0, t0 + dt);
+    __syncthreads();
+    rain = block_rain;
+  }
   const int lane = threadIdx.x & 31;
   const index_t gw = static_cast<index_t>(blockIdx.x) * kBlockWarps + (threadIdx.x >> 5);
   index_t chunk = 0;
@@ -741,7 +789,8 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : M
   if (warp_chunk(P, A.slot, gw, chunk)) {
     const index_t cy = chunk / P.cg.strips;
     const index_t sx = chunk - cy * P.cg.strips;
-    best = lagged_chunk<Real, kRanked, kMaxima>(P, c.parity, static_cast<Real>(dt), t_max, sx, cy, lane, chunk);
+    best = lagged_chunk<Real, kRanked, kMaxima, kForcing>(P, c.parity, static_cast<Real>(dt), t_max, sx, cy, lane,
+                                                          chunk, M, rain, t0, dt);
   }
   block_max_to(best, &P.ctrl[(A.slot + 1) % 3].rate_bits);
 }
