@@ -26,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <map>
 #include <stdexcept>
@@ -166,15 +167,19 @@ __device__ __forceinline__ State<Real> force_cell(const CellArgs<Real>& A, const
 // state's. The kernel computes a ring of cells around its chunk that the
 // neighbouring chunks compute too, so the cumulative infiltration ping-pongs
 // with the state: read from infiltrated[parity of the input], written to the
-// other. Each step's row accounts come in parts, one per strip of chunks,
-// summed in strip order into the rows by march_rows_kernel: the same bits
-// run after run.
+// other. The rain a row gets does not depend on the state: march_rows_kernel
+// adds the step's depth times the row's sum of rain scales over its active
+// cells (or, from a stack, each overlapping frame's row sum of rates times
+// the overlap). Each step's infiltration comes in parts, one per strip of
+// chunks, added in strip order to the rows by march_rows_kernel: the same
+// bits run after run.
 template <class Real>
 struct MarchForcing {
-  CellArgs<Real> cell;           // its `infiltrated` unused
-  double* infiltrated[2] = {};   // null without infiltration
-  double* part_rain = nullptr;   // [strip * ny + row]: this step's rain depth over the strip's cells of the row
-  double* part_infiltration = nullptr;
+  CellArgs<Real> cell;                      // its `infiltrated` unused
+  double* infiltrated[2] = {};              // null without infiltration
+  double* part_infiltration = nullptr;      // [strip * ny + row]: this step's infiltrated depth over the strip's cells
+  const double* row_rain_scale = nullptr;   // per row: the rain scales of its active cells summed (no stack)
+  const double* row_frame_rate = nullptr;   // [frame * ny + row]: a frame's rates over the row's active cells
   index_t strips = 0;
 };
 
@@ -216,20 +221,31 @@ __global__ void __launch_bounds__(kThreads) cell_forcing_kernel(const CellArgs<R
   }
 }
 
-// After a lagged step with forcing: each row's parts, strips in order, added to the row's accounts.
+// After a lagged step with forcing: each row's rain, and its infiltration
+// parts (strips in order), added to the row's accounts.
 template <class Real, class Clock>
 __global__ void __launch_bounds__(kThreads) march_rows_kernel(const MarchForcing<Real> M, const Clock clock) {
-  if (!clock.window().taken) return;
+  const StepWindow<Real> w = clock.window();
+  if (!w.taken) return;
   const index_t ny = M.cell.g.ny;
   const index_t j = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (j >= ny) return;
-  double rain = 0, infiltration = 0;
-  for (index_t s = 0; s < M.strips; ++s) {
-    rain += M.part_rain[s * ny + j];
-    infiltration += M.part_infiltration[s * ny + j];
+  const double t1 = w.t0 + w.dt;
+  const StepRain rain = step_rain(M.cell, w.t0, t1);
+  double fallen = 0;
+  if (M.cell.frames.n > 0) {
+    for (int k = rain.over.first; k <= rain.over.last; ++k) {
+      fallen += M.row_frame_rate[static_cast<index_t>(k) * ny + j] * frame_overlap(M.cell.frames, k, w.t0, t1);
+    }
+  } else {
+    fallen = rain.depth * M.row_rain_scale[j];
   }
-  M.cell.row_rain[j] += rain;
-  M.cell.row_infiltration[j] += infiltration;
+  M.cell.row_rain[j] += fallen;
+  if (M.part_infiltration) {
+    double infiltration = 0;
+    for (index_t s = 0; s < M.strips; ++s) infiltration += M.part_infiltration[s * ny + j];
+    M.cell.row_infiltration[j] += infiltration;
+  }
 }
 
 // Source order[first + blockIdx.x]: its volume over the step shared between its cells.
@@ -336,12 +352,12 @@ class ForcingDevice {
     if (march_strips > 0) {
       if (!marches(f)) throw std::logic_error("ForcingDevice: this forcing cannot be applied by the lagged kernel");
       march_.strips = march_strips;
-      const auto parts = static_cast<std::size_t>(march_strips) * ny;
-      parts_ = DeviceArray<double>(2 * parts);
-      SHALLOWS_CUDA_CHECK(cudaMemset(parts_.get(), 0, 2 * parts * sizeof(double)));
-      march_.part_rain = parts_.get();
-      march_.part_infiltration = parts_.get() + parts;
+      upload_row_rain(p);
       if (infiltrated_.size() > 0) {
+        const auto parts = static_cast<std::size_t>(march_strips) * ny;
+        parts_ = DeviceArray<double>(parts);
+        SHALLOWS_CUDA_CHECK(cudaMemset(parts_.get(), 0, parts * sizeof(double)));
+        march_.part_infiltration = parts_.get();
         infiltrated_next_ = DeviceArray<double>(cells);
         SHALLOWS_CUDA_CHECK(cudaMemset(infiltrated_next_.get(), 0, cells * sizeof(double)));
         march_.infiltrated[0] = infiltrated_.get();
@@ -361,8 +377,8 @@ class ForcingDevice {
     if (!f.active()) return 0;
     const auto ny = static_cast<std::size_t>(p.grid.ny);
     std::size_t doubles = 2 * f.rain.rate.t.size() + f.rain.scale.size() + f.rain.frame_times.size() +
-                          f.rain.frames.size() + f.manning.size() + 2 * ny +
-                          2 * static_cast<std::size_t>(march_strips) * ny;
+                          f.rain.frames.size() + f.manning.size() + 2 * ny;
+    if (march_strips > 0) doubles += (static_cast<std::size_t>(march_strips) + 1 + f.rain.frame_times.size()) * ny;
     if (f.infiltration.model != InfiltrationModel::none) {
       doubles += f.infiltration.p0.size() + f.infiltration.p1.size() + f.infiltration.p2.size() +
                  static_cast<std::size_t>(p.grid.cells()) * (march_strips > 0 ? 2 : 1);
@@ -511,6 +527,28 @@ class ForcingDevice {
     return {d.get(), static_cast<index_t>(v.size())};
   }
 
+  // MarchForcing's row sums of the rain's scales (or of each frame's rates)
+  // over the active cells.
+  void upload_row_rain(const Problem& p) {
+    const Rain& r = p.forcing.rain;
+    const auto nx = static_cast<std::size_t>(grid_.nx), ny = static_cast<std::size_t>(grid_.ny);
+    const std::size_t frames = r.has_frames() ? r.frame_times.size() : 0;
+    std::vector<double> sums((frames > 0 ? frames : 1) * ny, 0.0);
+    for (std::size_t j = 0; j < ny; ++j) {
+      for (std::size_t i = 0; i < nx; ++i) {
+        const std::size_t c = j * nx + i;
+        if (std::isnan(p.z[c])) continue;
+        if (frames > 0) {
+          for (std::size_t k = 0; k < frames; ++k) sums[k * ny + j] += r.frames[k * nx * ny + c];
+        } else {
+          sums[j] += r.scale.empty() ? 1.0 : (r.scale.size() == 1 ? r.scale[0] : r.scale[c]);
+        }
+      }
+    }
+    row_rain_ = upload(sums);
+    if (frames > 0) march_.row_frame_rate = row_rain_.get(); else march_.row_rain_scale = row_rain_.get();
+  }
+
   // The sources' cells and discharges, concatenated, and the launches: a
   // source runs in the launch after the last one holding an earlier source
   // that shares a cell with it, so each cell sees the sources in order.
@@ -584,7 +622,7 @@ class ForcingDevice {
   std::size_t source_count_ = 0;
   std::vector<int> level_start_;  // launch l runs order[level_start_[l] .. level_start_[l + 1])
   DeviceArray<double> rain_t_, rain_v_, rain_scale_, frame_t_, frames_, manning_, p_[3], infiltrated_, rows_;
-  DeviceArray<double> infiltrated_next_, parts_;  // the lagged kernel's (MarchForcing)
+  DeviceArray<double> infiltrated_next_, parts_, row_rain_;  // the lagged kernel's (MarchForcing)
   DeviceArray<int> order_, knot_start_;
   DeviceArray<index_t> cell_start_, cells_;
   DeviceArray<double> source_t_, source_v_, moved_;

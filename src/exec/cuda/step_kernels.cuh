@@ -573,14 +573,12 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
   struct Row {
     Cell<Real> q;
     State<Real> rhs;
-    double F;  // kForcing: the cell's infiltration so far
   };
   const auto load = [&](int j, index_t k, bool inside) {
-    Row w{{Real(0), Real(0), Real(0), quiet_nan(Real(0))}, {Real(0), Real(0), Real(0)}, 0.0};
+    Row w{{Real(0), Real(0), Real(0), quiet_nan(Real(0))}, {Real(0), Real(0), Real(0)}};
     if (inside || (in_domain && j >= 0 && j < ny)) {
       w.q = {h[k], hu[k], hv[k], P.z[k]};
       w.rhs = {rh[k], rhu[k], rhv[k]};
-      if (kForcing && F_in) w.F = F_in[static_cast<index_t>(j) * nx + i];
     } else if (in_padded && j >= -Grid::ghost && j < ny + Grid::ghost) {
       w.q.z = P.z[k];
     }
@@ -624,14 +622,20 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
     const Real z = cur.q.z;
     State<Real> q1;
     Real gain = Real(0);
-    double F1 = 0;
-    [[maybe_unused]] ForcingDepths moved{};
+    // kForcing: this lane's infiltrated depth, if it owns the cell.
+    [[maybe_unused]] double infiltrated = 0;
     if (inside || (r >= 0 && r < ny)) {
       if ((inside || in_domain) && !math::is_nan(z)) {
         q1 = advance_cell(st(cur.q), cur.rhs, dt, P.phys, gain);
         if constexpr (kForcing) {
-          F1 = cur.F;
-          q1 = forcing::force_cell(M.cell, rain, static_cast<index_t>(r) * nx + i, t0, dt_full, q1, F1, moved);
+          const index_t cell = static_cast<index_t>(r) * nx + i;
+          double F = F_in ? F_in[cell] : 0.0;
+          ForcingDepths moved;
+          q1 = forcing::force_cell(M.cell, rain, cell, t0, dt_full, q1, F, moved);
+          if (r >= j0 && r < jend && (inside ? lane >= 1 && lane < 31 : tile_lane)) {
+            if (F_out) F_out[cell] = F;
+            infiltrated = moved.infiltration;
+          }
         }
       } else {
         q1 = st(cur.q);
@@ -654,6 +658,13 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
     if (!inside && r == 0) {
       q1_prev = ghost_state(q1, z, Side::south, P.bc[2]);
       p1_prev = cell_primitive(q1_prev, z_prev, P.phys);
+    }
+    if constexpr (kForcing) {
+      // The row's part of the step's infiltration: this strip's cells, by a fixed tree.
+      if (F_out && r >= j0 && r < jend) {
+        for (int d = 16; d > 0; d >>= 1) infiltrated += __shfl_down_sync(kFullMask, infiltrated, d);
+        if (lane == 0) M.part_infiltration[static_cast<index_t>(i0 / P.cg.width) * ny + r] = infiltrated;
+      }
     }
     const CellPrimitive<Real> p1 = cell_primitive(q1, z, P.phys);
 
@@ -693,21 +704,6 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
           if (grew & kMaxDepthGrew) P.max_h[k] = max_h;
           if (grew & kMaxSpeedGrew) P.max_speed[k] = max_speed;
           if (grew & kArrived) P.arrival[k] = t_max;
-        }
-        if (kForcing && F_out && (inside || in_domain) && !math::is_nan(z)) F_out[static_cast<index_t>(r) * nx + i] = F1;
-      }
-      if constexpr (kForcing) {
-        // The row's part of the step's accounts: its cells of this strip, by a fixed tree.
-        const bool mine = inside ? lane >= 1 && lane < 31 : tile_lane;
-        double rain_part = mine ? moved.rain : 0.0, infiltration_part = mine ? moved.infiltration : 0.0;
-        for (int d = 16; d > 0; d >>= 1) {
-          rain_part += __shfl_down_sync(kFullMask, rain_part, d);
-          infiltration_part += __shfl_down_sync(kFullMask, infiltration_part, d);
-        }
-        if (lane == 0) {
-          const index_t part = static_cast<index_t>(i0 / P.cg.width) * ny + r;
-          M.part_rain[part] = rain_part;
-          M.part_infiltration[part] = infiltration_part;
         }
       }
     }
