@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shallows/exec/cuda_backend.hpp"
@@ -468,15 +469,19 @@ TEST(CudaForcing, LaggedKernelForcesAsThePlainOnes) {
       Fields fa, fb;
       lagged->read_state(fa);
       plain->read_state(fb);
-      EXPECT_TRUE(test_support::bitwise_equal(fa.h, fb.h)) << what;
-      EXPECT_TRUE(test_support::bitwise_equal(fa.hu, fb.hu)) << what;
-      EXPECT_TRUE(test_support::bitwise_equal(fa.hv, fb.hv)) << what;
       Maxima ma, mb;
       lagged->read_maxima(ma);
       plain->read_maxima(mb);
-      EXPECT_TRUE(test_support::bitwise_equal(ma.max_h, mb.max_h)) << what;
-      EXPECT_TRUE(test_support::bitwise_equal(ma.max_speed, mb.max_speed)) << what;
-      EXPECT_TRUE(test_support::bitwise_equal(ma.arrival_time, mb.arrival_time)) << what;
+      const std::pair<const char*, std::pair<const std::vector<double>*, const std::vector<double>*>> fields[] = {
+          {"h", {&fa.h, &fb.h}},
+          {"hu", {&fa.hu, &fb.hu}},
+          {"hv", {&fa.hv, &fb.hv}},
+          {"max_h", {&ma.max_h, &mb.max_h}},
+          {"max_speed", {&ma.max_speed, &mb.max_speed}},
+          {"arrival_time", {&ma.arrival_time, &mb.arrival_time}}};
+      for (const auto& [name, pair] : fields) {
+        EXPECT_TRUE(test_support::bitwise_equal(*pair.first, *pair.second)) << what << ", " << name;
+      }
       ForcingState sa, sb;
       lagged->read_forcing_state(sa);
       plain->read_forcing_state(sb);
