@@ -217,32 +217,41 @@ TEST(CudaForcing, AgreesWithCpuWithEverythingOn) {
   }
 }
 
+// The rain of p from a stack of four frames, step-wise and different in
+// every cell (the first from before the start, one change inside a step);
+// returns the volume that falls on active cells by t_end (>= 4.41 s).
+double rain_from_stack(Problem& p, double t_end) {
+  Rain& rain = p.forcing.rain;
+  rain.rate = {};
+  rain.scale = {};
+  rain.frame_times = {-1.0, 1.37, 2.9, 4.41};
+  const double holds[4] = {1.37, 2.9 - 1.37, 4.41 - 2.9, t_end - 4.41};
+  const auto cells = static_cast<std::size_t>(p.grid.cells());
+  rain.frames.resize(4 * cells);
+  double fallen = 0;
+  for (std::size_t k = 0; k < 4; ++k) {
+    for (std::size_t c = 0; c < cells; ++c) {
+      const double rate = 1e-3 * (1 + 0.5 * std::sin(0.11 * double(c) + double(k)));
+      rain.frames[k * cells + c] = rate;
+      if (!std::isnan(p.z[c])) fallen += rate * holds[k];
+    }
+  }
+  return fallen * p.grid.dx * p.grid.dy;
+}
+
 // Radar rainfall on the GPU: the rain of everything() from a stack of four
 // frames, step-wise and different in every cell (the first from before the
 // start, one change inside a step), agrees with the CPU executor to
 // round-off, the volumes included; the rain that fell is the stack's exact
-// step-wise integral.
+// step-wise integral. Without the sources, first order runs the lagged
+// kernel, which sums each frame's rates per row once.
 TEST(CudaForcing, RainStackAgreesWithCpu) {
   SHALLOWS_REQUIRE_GPU();
   for (Scheme scheme : {Scheme::roe1, Scheme::roe3}) {
-    Problem p = everything(scheme, Precision::double_precision, InfiltrationModel::green_ampt);
-    Rain& rain = p.forcing.rain;
-    rain.rate = {};
-    rain.scale = {};
-    rain.frame_times = {-1.0, 1.37, 2.9, 4.41};
+   for (bool sources : {true, false}) {
+    Problem p = everything(scheme, Precision::double_precision, InfiltrationModel::green_ampt, sources);
     const double t_end = 6;
-    const double holds[4] = {1.37, 2.9 - 1.37, 4.41 - 2.9, t_end - 4.41};
-    const auto cells = static_cast<std::size_t>(p.grid.cells());
-    rain.frames.resize(4 * cells);
-    double fallen = 0;
-    for (std::size_t k = 0; k < 4; ++k) {
-      for (std::size_t c = 0; c < cells; ++c) {
-        const double rate = 1e-3 * (1 + 0.5 * std::sin(0.11 * double(c) + double(k)));
-        rain.frames[k * cells + c] = rate;
-        if (!std::isnan(p.z[c])) fallen += rate * holds[k];
-      }
-    }
-    fallen *= p.grid.dx * p.grid.dy;
+    const double fallen = rain_from_stack(p, t_end);
     const Outcome cpu = run(p, "cpu", t_end), gpu = run(p, "cuda", t_end);
     const double dh = rel_l1(gpu.state.h, cpu.state.h), dhu = rel_l1(gpu.state.hu, cpu.state.hu),
                  df = rel_l1(gpu.infiltration, cpu.infiltration);
@@ -257,6 +266,7 @@ TEST(CudaForcing, RainStackAgreesWithCpu) {
     EXPECT_LE(rel(gpu.moved.infiltration, cpu.moved.infiltration), 1e-12) << scheme_name(scheme);
     EXPECT_LE(rel(gpu.moved.rain, fallen), 1e-12) << scheme_name(scheme);
     expect_balance(gpu, 1e-12, std::string("gpu stack ") + scheme_name(scheme));
+   }
   }
 }
 
@@ -444,15 +454,19 @@ TEST(CudaForcing, FirstOrderForcingPicksItsKernels) {
 
 // The lagged kernel's forcing gives the plain kernels' bits: the state, each
 // cell's infiltration and the maxima, in both precisions, with a dry rim and
-// an island, over 70 steps or more; its accounts, summed in another order,
-// agree to round-off.
+// an island, over 70 steps or more, the rain from a series scaled per cell
+// or from a stack of frames; its accounts, summed in another order, agree to
+// round-off.
 TEST(CudaForcing, LaggedKernelForcesAsThePlainOnes) {
   SHALLOWS_REQUIRE_GPU();
   for (Precision precision : {Precision::double_precision, Precision::single_precision}) {
     for (InfiltrationModel model : {InfiltrationModel::green_ampt, InfiltrationModel::initial_constant}) {
+     for (bool stack : {false, true}) {
       const std::string what = std::string(precision == Precision::single_precision ? "float" : "double") +
-                               (model == InfiltrationModel::green_ampt ? ", Green-Ampt" : ", initial + constant");
-      const Problem p = everything(Scheme::roe1, precision, model, false);
+                               (model == InfiltrationModel::green_ampt ? ", Green-Ampt" : ", initial + constant") +
+                               (stack ? ", rain stack" : "");
+      Problem p = everything(Scheme::roe1, precision, model, false);
+      if (stack) rain_from_stack(p, 6);
       BackendOptions o = options("cuda");
       o.track_maxima = true;
       CudaOptions plain_kernels;
@@ -498,6 +512,7 @@ TEST(CudaForcing, LaggedKernelForcesAsThePlainOnes) {
       EXPECT_GT(va.infiltration, 0.0) << what;
       EXPECT_LE(rel(va.rain, vb.rain), 1e-14) << what;
       EXPECT_LE(rel(va.infiltration, vb.infiltration), 1e-14) << what;
+     }
     }
   }
 }
