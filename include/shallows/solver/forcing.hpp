@@ -22,6 +22,13 @@ struct TimeSeries {
   static TimeSeries constant(double value) { return {{0.0}, {value}}; }
 };
 
+// A per-cell input as Forcing keeps it: v[k], or v[0] for a uniform value,
+// or dflt where v is empty.
+inline double per_cell(const std::vector<double>& v, std::size_t k, double dflt) {
+  if (v.empty()) return dflt;
+  return v.size() == 1 ? v[0] : v[k];
+}
+
 struct Rain {
   TimeSeries rate;            // m/s; empty: no rain
   std::vector<double> scale;  // per cell, times rate (a rain raster gives its rates here and rate = 1); empty: 1

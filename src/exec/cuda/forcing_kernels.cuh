@@ -232,15 +232,10 @@ __global__ void __launch_bounds__(kThreads) march_rows_kernel(const MarchForcing
   if (j >= ny) return;
   const double t1 = w.t0 + w.dt;
   const StepRain rain = step_rain(M.cell, w.t0, t1);
-  double fallen = 0;
-  if (M.cell.frames.n > 0) {
-    for (int k = rain.over.first; k <= rain.over.last; ++k) {
-      fallen += M.row_frame_rate[static_cast<index_t>(k) * ny + j] * frame_overlap(M.cell.frames, k, w.t0, t1);
-    }
-  } else {
-    fallen = rain.depth * M.row_rain_scale[j];
-  }
-  M.cell.row_rain[j] += fallen;
+  // A stack's row sums are a stack of ny "cells": a row's rain is a cell's.
+  const RainFrames rows{M.cell.frames.t, M.row_frame_rate, M.cell.frames.n, ny};
+  M.cell.row_rain[j] += M.cell.frames.n > 0 ? frames_rain_depth(rows, rain.over, j, w.t0, t1)
+                                            : rain.depth * M.row_rain_scale[j];
   if (M.part_infiltration) {
     double infiltration = 0;
     for (index_t s = 0; s < M.strips; ++s) infiltration += M.part_infiltration[s * ny + j];
@@ -541,7 +536,7 @@ class ForcingDevice {
         if (frames > 0) {
           for (std::size_t k = 0; k < frames; ++k) sums[k * ny + j] += r.frames[k * nx * ny + c];
         } else {
-          sums[j] += r.scale.empty() ? 1.0 : (r.scale.size() == 1 ? r.scale[0] : r.scale[c]);
+          sums[j] += shallows::per_cell(r.scale, c, 1.0);
         }
       }
     }

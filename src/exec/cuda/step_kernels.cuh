@@ -769,10 +769,10 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : M
   const Ctrl c = P.ctrl[A.slot];
   double dt = 0, t_max = 0;
   if (!step_prologue<Real, false>(P, A, c, dt, t_max)) return;  // the whole grid, or none of it
-  // The step's start as step_prologue takes it (t_max = t0 + dt).
-  const double t0 = A.use_t_in ? A.t_in : c.t;
   forcing::StepRain rain{};
+  double t0 = 0;  // kForcing: the step's start as step_prologue takes it (t_max = t0 + dt)
   if constexpr (kForcing) {
+    t0 = A.use_t_in ? A.t_in : c.t;
     __shared__ forcing::StepRain block_rain;
     if (threadIdx.x == 0) block_rain = forcing::step_rain(M.cell, t0, t0 + dt);
     __syncthreads();

@@ -24,12 +24,6 @@
 
 namespace shallows::detail {
 
-// v[k], or v[0] for a uniform value, or dflt where v is empty.
-inline double per_cell(const std::vector<double>& v, std::size_t k, double dflt) {
-  if (v.empty()) return dflt;
-  return v.size() == 1 ? v[0] : v[k];
-}
-
 // A rain stack's sizes: one rate per cell and frame, frames in time order.
 inline void check_frames(const Rain& r, std::size_t cells) {
   if (r.frames.size() != r.frame_times.size() * cells) {
