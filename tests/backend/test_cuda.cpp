@@ -584,6 +584,72 @@ TEST(CudaBackend, MaximaAgreeWithCpu) {
   }
 }
 
+// The lagged kernel grows the maxima every other step, with both of that
+// step's states, and catches up before they are read: maxima read after any
+// number of steps (one at a time, in batches, a batch stopped by its target
+// with steps left over) are the CPU's bits, arrival times included.
+TEST(CudaBackend, MaximaReadAfterAnyStepAgreeWithCpu) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = s004_t2(prec, 64);
+    BackendOptions o;
+    o.track_maxima = true;
+    o.arrival_threshold = 0.05;
+    o.kind = "cpu";
+    auto cpu = make_backend(p, o);
+    o.kind = "cuda";
+    auto gpu = make_cuda_backend(p, o, CudaOptions{});
+    double tc = 0, tg = 0;
+    index_t taken = 0;
+    Maxima before;
+    int grown_reads = 0;
+    const auto compare = [&](const std::string& when) {
+      const std::string what = std::string(precision_name(prec)) + " after " + std::to_string(taken) + " steps (" +
+                               when + ")";
+      ASSERT_EQ(tg, tc) << what;
+      Maxima mc, mg;
+      cpu->read_maxima(mc);
+      gpu->read_maxima(mg);
+      EXPECT_TRUE(bitwise_equal(mg.max_h, mc.max_h)) << what << ": max_h";
+      EXPECT_TRUE(bitwise_equal(mg.max_speed, mc.max_speed)) << what << ": max_speed";
+      EXPECT_TRUE(bitwise_equal(mg.arrival_time, mc.arrival_time)) << what << ": arrival_time";
+      if (!before.max_h.empty() && !bitwise_equal(before.max_h, mc.max_h)) ++grown_reads;
+      before = mc;
+    };
+    // Single steps, odd and even counts between reads.
+    for (int n : {1, 1, 2, 3, 1}) {
+      for (int k = 0; k < n; ++k) {
+        tc += cpu->step(tc, 1.0);
+        tg += gpu->step(tg, 1.0);
+        ++taken;
+      }
+      compare("single steps");
+    }
+    // Batches of odd and even sizes.
+    for (index_t n : {1, 2, 5, 4, 7}) {
+      const AdvanceResult rc = cpu->advance(tc, p.t_end, n);
+      const CudaAdvance rg = gpu->advance(tg, p.t_end, n);
+      ASSERT_EQ(rg.steps, rc.steps);
+      tc = rc.t;
+      tg = rg.t;
+      taken += rc.steps;
+      compare("a batch");
+    }
+    // To a target reached inside a batch (the launches after it do nothing).
+    for (double target : {tc + 0.013, tc + 0.05}) {
+      const AdvanceResult rc = cpu->advance(tc, target, 1 << 20);
+      const CudaAdvance rg = gpu->advance(tg, target, 1 << 20);
+      ASSERT_EQ(rg.steps, rc.steps);
+      tc = rc.t;
+      tg = rg.t;
+      taken += rc.steps;
+      compare("to a target");
+    }
+    EXPECT_GE(grown_reads, 8) << "the maxima should grow between most reads";
+    EXPECT_TRUE(std::any_of(before.arrival_time.begin(), before.arrival_time.end(), [](double a) { return a > 0; }));
+  }
+}
+
 // Manning friction (a cube root per wet cell and step), every boundary kind,
 // inactive cells and dry fronts: the GPU gives the CPU's bits in the fields
 // and in every maximum, the NaN of cells never reached included, so output

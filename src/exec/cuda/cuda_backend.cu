@@ -328,7 +328,7 @@ class CudaExecutor final : public CudaBackend {
       SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_speed_.get(), 0, padded * sizeof(Real), stream_));
       // "Never arrived": the host's quiet NaN, so that output files hold the CPU run's bits.
       arrival_.fill_async(std::numeric_limits<double>::quiet_NaN(), stream_);
-      launch_maxima(0, true, 0.0);
+      launch_maxima(0, cudax::MaximaOf::fixed, 0.0);
     }
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
@@ -398,6 +398,7 @@ class CudaExecutor final : public CudaBackend {
   }
 
   void load_maxima(const Maxima& in) override {
+    maxima_behind_ = false;
     if (track_maxima_) cudax::upload_grid_maxima(grid_, in, max_h_, max_speed_, arrival_, stream_);
   }
 
@@ -412,6 +413,11 @@ class CudaExecutor final : public CudaBackend {
   }
 
   void read_maxima(Maxima& out) const override {
+    if (maxima_behind_) {
+      // The current state may come from a step without maxima (launch_lagged).
+      launch_maxima(slot_, cudax::MaximaOf::current, 0.0);
+      maxima_behind_ = false;
+    }
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     out = Maxima{};
     if (!track_maxima_) return;
@@ -598,6 +604,8 @@ class CudaExecutor final : public CudaBackend {
       SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
     }
     slot_ = 0;
+    maxima_pair_next_ = false;
+    maxima_behind_ = false;  // the maxima hold this state (the constructor's) or are loaded next (a restart's)
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(ctrl_.get(), 0, 3 * sizeof(Ctrl), stream_));
     if (compact_) SHALLOWS_CUDA_CHECK(cudaMemsetAsync(list_count_.get(), 0, 3 * sizeof(unsigned), stream_));
     if (dry_skip_) {
@@ -677,7 +685,7 @@ class CudaExecutor final : public CudaBackend {
     SHALLOWS_CUDA_CHECK_LAUNCH("plain_update_kernel");
     slot_ = (slot_ + 1) % 3;
     ++steps_launched_;
-    if (track_maxima_) launch_maxima(slot_, false, 0.0);
+    if (track_maxima_) launch_maxima(slot_, cudax::MaximaOf::step, 0.0);
   }
 
   // The kernels of one step from slot_ (a no-op on the device once the
@@ -717,8 +725,8 @@ class CudaExecutor final : public CudaBackend {
     }
     slot_ = (slot_ + 1) % 3;
     ++steps_launched_;
-    // The lagged kernel grew the maxima itself; the plain kernels and the forcing leave them to maxima_kernel.
-    if (track_maxima_ && kind_ != KernelKind::lagged) launch_maxima(slot_, false, 0.0);
+    // The lagged kernel grows the maxima itself (launch_lagged); the plain kernels leave them to maxima_kernel.
+    if (track_maxima_ && kind_ != KernelKind::lagged) launch_maxima(slot_, cudax::MaximaOf::step, 0.0);
   }
 
   void launch_plain_update(const Launch& a) {
@@ -748,16 +756,24 @@ class CudaExecutor final : public CudaBackend {
     }
   }
 
+  // With maxima, every other step runs the kMaxima instance, which grows
+  // them with both of its states; the steps between run the benchmark's.
   void launch_lagged(const Launch& a) {
-    if (track_maxima_) return launch_lagged_tracking<true>(a);
-    launch_lagged_tracking<false>(a);
+    if (!track_maxima_) return launch_lagged_tracking<false>(a);
+    if (maxima_pair_next_) {
+      launch_lagged_tracking<true>(a);
+    } else {
+      launch_lagged_tracking<false>(a);
+      maxima_behind_ = true;
+    }
+    maxima_pair_next_ = !maxima_pair_next_;
   }
 
-  void launch_maxima(int slot, bool fixed, double t) {
+  void launch_maxima(int slot, cudax::MaximaOf of, double t) const {
     const unsigned threads = 256;
     const index_t cells = grid_.cells();
     const auto blocks = static_cast<unsigned>(std::min<index_t>((cells + threads - 1) / threads, 65536));
-    cudax::maxima_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, slot, fixed ? 1 : 0, t);
+    cudax::maxima_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, slot, of, t);
     SHALLOWS_CUDA_CHECK_LAUNCH("maxima_kernel");
   }
 
@@ -775,6 +791,10 @@ class CudaExecutor final : public CudaBackend {
   bool dry_skip_;
   bool compact_;
   bool track_maxima_;
+  // The lagged kernel's maxima (launch_lagged): whether the next step grows
+  // them, and whether a state since the last catch-up may be ungrown.
+  bool maxima_pair_next_ = false;
+  mutable bool maxima_behind_ = false;
   double arrival_threshold_;
   int device_;
   int min_blocks_;

@@ -27,12 +27,15 @@
 //    so state n+1 is a point-wise update of the chunk plus a one-cell ring;
 //    the edges of state n+1 give the next rhs (stored) and the rate. Each
 //    edge is evaluated once per step; 13 values per cell-update. Its kMaxima
-//    instance also grows the run's maxima (solver/cell_maxima.hpp) with the
-//    cells it writes: 2 more values read per cell-update, and stored where
-//    they grow. Its kForcing instance applies the cell forcing (rain,
-//    infiltration, a Manning map: forcing::MarchForcing) to each state it
-//    makes, before that state's edges, so the rhs it stores is the forced
-//    state's.
+//    instance also grows the run's maxima (solver/cell_maxima.hpp) with both
+//    states of the cells it writes, n (loaded anyway) and n+1: 2 more values
+//    read per cell-update, stored where they grow. A run launches it every
+//    other step and the benchmark's instance in between, so the maxima cost
+//    1 value per cell-update; maxima_kernel catches up with a state left
+//    ungrown before the maxima are read. Its kForcing instance applies the
+//    cell forcing (rain, infiltration, a Manning map: forcing::MarchForcing)
+//    to each state it makes, before that state's edges, so the rhs it stores
+//    is the forced state's.
 //  * plain_rate_kernel + plain_update_kernel ("plain"): one thread per cell,
 //    neighbours read from global memory (L1/L2), each edge evaluated by both
 //    of its cells: the simple reference the lagged kernel is tested against.
@@ -532,8 +535,11 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
 // whether its cells are dry fixed points.
 // kRanked: a rank of a distributed run, whose rate counts its owned cells
 // only (the halo's are another rank's, and stale at the block's edge).
-// kMaxima: grows the maxima of the cells it writes with their state n+1 at
-// time t_max (a kernel of its own: the benchmark's keeps its registers).
+// kMaxima: grows the maxima of the cells it writes with their state n, at
+// t_now (the time the step that made it gave the maxima), then with state
+// n+1 at t_max (a kernel of its own: the benchmark's keeps its registers).
+// Growing with a state grown before changes nothing (grow_cell_maxima), so
+// the host may launch it after a step of either kind.
 // kForcing: forces each state n+1 cell over the step from t0 (M, rain;
 // dt_full: the step's dt in double, as the forcing takes it).
 template <class Real, bool kRanked, bool kMaxima, bool kForcing>
@@ -541,7 +547,7 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
                                                            int i0, int j0, int jend, int lane, bool& dry_all,
                                                            Real& gain_sum, const forcing::MarchForcing<Real>& M,
                                                            const forcing::StepRain& rain, double t0,
-                                                           double dt_full) {
+                                                           double dt_full, double t_now) {
   // Column and row numbers in 32 bits (no device holds a grid 2^31 cells
   // wide), linear offsets in 64.
   const int nx = static_cast<int>(P.nx), ny = static_cast<int>(P.ny);
@@ -698,12 +704,15 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
         hvo[k] = q1.hv;
         gain_sum += gain;  // cells this chunk owns only (the ring is another chunk's)
         dry_all = dry_all && (math::is_nan(z) || dry_fixed(q1, P.phys.h_dry));
-        if (kMaxima) {
+        if constexpr (kMaxima) {  // constexpr: the benchmark's instance compiles as without maxima
+          // State n first: it arrives before n+1 (which then cannot arrive).
+          int grew = grow_cell_maxima(st(cur.q), P.phys.h_dry, P.arrival_threshold, max_h, max_speed);
+          const double arrived_at = grew & kArrived ? t_now : t_max;
           // p1's velocity is grow_cell_maxima's (cell_primitive's) for a wet cell.
-          const int grew = grow_cell_maxima(p1.h, p1.u, p1.v, P.phys.h_dry, P.arrival_threshold, max_h, max_speed);
+          grew |= grow_cell_maxima(p1.h, p1.u, p1.v, P.phys.h_dry, P.arrival_threshold, max_h, max_speed);
           if (grew & kMaxDepthGrew) P.max_h[k] = max_h;
           if (grew & kMaxSpeedGrew) P.max_speed[k] = max_speed;
-          if (grew & kArrived) P.arrival[k] = t_max;
+          if (grew & kArrived) P.arrival[k] = arrived_at;
         }
       }
     }
@@ -732,7 +741,7 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
                                                            index_t sx, index_t cy, int lane, index_t chunk,
                                                            const forcing::MarchForcing<Real>& M,
                                                            const forcing::StepRain& rain, double t0,
-                                                           double dt_full) {
+                                                           double dt_full, double t_now) {
   const int nx = static_cast<int>(P.nx), ny = static_cast<int>(P.ny);
   const int i0 = static_cast<int>(sx) * P.cg.width;
   const int j0 = static_cast<int>(cy) * P.cg.rows;
@@ -748,7 +757,7 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
   Real gain = Real(0);
   const unsigned long long best =
       lagged_march<Real, kRanked, kMaxima, kForcing>(P, parity, dt, t_max, i0, j0, jend, lane, dry_all, gain, M, rain,
-                                                     t0, dt_full);
+                                                     t0, dt_full, t_now);
   warp_add_nonzero(P.gain, static_cast<double>(gain));
   if (P.dry_skip) {
     const bool d = __all_sync(kFullMask, dry_all) && !next_to_level_side(P, sx, cy);
@@ -786,7 +795,7 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : M
     const index_t cy = chunk / P.cg.strips;
     const index_t sx = chunk - cy * P.cg.strips;
     best = lagged_chunk<Real, kRanked, kMaxima, kForcing>(P, c.parity, static_cast<Real>(dt), t_max, sx, cy, lane,
-                                                          chunk, M, rain, t0, dt);
+                                                          chunk, M, rain, t0, dt, c.t_max);
   }
   block_max_to(best, &P.ctrl[(A.slot + 1) % 3].rate_bits);
 }
@@ -951,15 +960,21 @@ __global__ void box_dry_flags_kernel(const Params<Real> P, int parity, CellBox b
   P.same[chunk] = 0;
 }
 
-// Maxima as CpuBackend::update_maxima, for the states the lagged kernel
-// does not make (the initial one, the plain steps'): time t_fixed when
-// use_fixed, else the time of the step that filled slot `slot` (nothing if no
-// step was taken).
+// Which state maxima_kernel grows the maxima with, at what time.
+enum class MaximaOf : int {
+  step,     // slot's state at its step's t_max; nothing if the launch that filled it took no step
+  fixed,    // slot's state at t_fixed (the initial state)
+  current,  // slot's state at its t_max, taken or not: the lagged kernel's catch-up
+};
+
+// Maxima as CpuBackend::update_maxima, for the states no step kernel grew
+// them with (the initial one, the plain kernels' steps, the lagged kernel's
+// steps between its kMaxima ones).
 template <class Real>
-__global__ void maxima_kernel(const Params<Real> P, int slot, int use_fixed, double t_fixed) {
+__global__ void maxima_kernel(const Params<Real> P, int slot, MaximaOf of, double t_fixed) {
   const Ctrl c = P.ctrl[slot];
-  if (!use_fixed && !c.stepped) return;
-  const double t = use_fixed ? t_fixed : c.t_max;
+  if (of == MaximaOf::step && !c.stepped) return;
+  const double t = of == MaximaOf::fixed ? t_fixed : c.t_max;
   const index_t cells = P.nx * P.ny;
   const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
   for (index_t n = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; n < cells; n += stride) {
