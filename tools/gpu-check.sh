@@ -20,8 +20,9 @@
 #             S004-T1 8192^2 on
 #             `shallows run` plain, with forcing, with forcing and two passive scalars
 #             without and with rain, Green-Ampt and a Manning map (cell-updates/s over the stepping)
-#   runpath   S004-T1 8192^2 on `shallows run` with an output every ~200 steps (maxima tracked; no format, and
-#             VTK), against `shallows bench` on the same grid: cell-updates/s over the stepping, and their ratio
+#   runpath   S004-T1 8192^2 on `shallows run` with an output every ~200 steps (a gauge alone: no maxima; VTK:
+#             maxima tracked), against `shallows bench` on the same grid: cell-updates/s over the stepping, and
+#             their ratio
 #   variants  S004-T1 at 4096^2 and 8192^2 with both kernels (lagged, plain)
 #   bench     S004-T1 at 1024^2..8192^2 and S004-T2 at 4096^2 (skip on/off, time per
 #             step against the wet area), default kernel
@@ -261,7 +262,7 @@ stage_runpath() {
       times=$(grep -E '"(steps|setup_seconds|stepping_seconds|output_wait_seconds|finish_seconds)"' "$out/summary.json" |
         tr -d ' ,\n')
       note "S004-T1 ${n}^2 $p run path ($label): $rate cell-updates/s, bench $bench_rate, ratio $(awk -v a="$rate" -v b="$bench_rate" 'BEGIN { printf "%.3f", a / b }'); $times"
-      echo "| $(date -u +%F) | $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) | $COMMIT | s004-t1 | ${n}x${n} | $p | run path ($label) | $rate | - | shallows run, an output every 0.035 s (~200 steps), maxima tracked; bench $bench_rate in the same call |" >>"$ROWS"
+      echo "| $(date -u +%F) | $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) | $COMMIT | s004-t1 | ${n}x${n} | $p | run path ($label) | $rate | - | shallows run, an output every 0.035 s (~200 steps), $([[ $label == vtk ]] && echo "maxima tracked" || echo "no maxima (gauges write none)"); bench $bench_rate in the same call |" >>"$ROWS"
     done
   done
 }

@@ -25,6 +25,7 @@ struct OutputWriter::Impl {
   std::size_t frames = 0;
   bool finished = false;
   bool derived = false;  // some writer needs the float fields
+  bool maxima = false;   // some writer writes the maxima
   Frame frame;
 };
 
@@ -122,7 +123,10 @@ void OutputWriter::open(const OutputSettings& settings, const std::vector<double
   if (vtk) impl_->writers.push_back(detail::make_vtk_writer(ctx));
   if (png) impl_->writers.push_back(detail::make_png_writer(ctx));
   if (geotiff) impl_->writers.push_back(detail::make_geotiff_writer(ctx));
-  for (const auto& w : impl_->writers) impl_->derived = impl_->derived || w->needs_derived();
+  for (const auto& w : impl_->writers) {
+    impl_->derived = impl_->derived || w->needs_derived();
+    impl_->maxima = impl_->maxima || w->needs_maxima();
+  }
 }
 
 OutputWriter::~OutputWriter() = default;  // writers close their files, leave .part names
@@ -180,14 +184,18 @@ bool OutputWriter::writes_fields(const OutputSettings& settings) {
   return !settings.formats.empty() || !settings.gauges.empty();
 }
 
+bool OutputWriter::writes_maxima(const OutputSettings& settings) { return !settings.formats.empty(); }
+
 void OutputWriter::finish(const Maxima& maxima) {
   Impl& im = *impl_;
   if (im.finished) throw std::logic_error("OutputWriter::finish called twice");
   im.finished = true;
   if (im.writers.empty()) return;
-  check_size(maxima.max_h, im.ctx, "maxima.max_h");
-  check_size(maxima.max_speed, im.ctx, "maxima.max_speed");
-  check_size(maxima.arrival_time, im.ctx, "maxima.arrival_time");
+  if (im.maxima) {
+    check_size(maxima.max_h, im.ctx, "maxima.max_h");
+    check_size(maxima.max_speed, im.ctx, "maxima.max_speed");
+    check_size(maxima.arrival_time, im.ctx, "maxima.arrival_time");
+  }
   for (const auto& w : im.writers) w->finish(maxima);
 }
 

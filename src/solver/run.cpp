@@ -287,8 +287,9 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   // Without a format or gauge the state never leaves the device: no snapshot,
   // no maxima read back. The choice is the same on every rank (collectives).
   const bool keep_frames = io::OutputWriter::writes_fields(c.output);
-  // Maxima are kept for the files and for a checkpoint (its restart goes on with them).
-  backend_options.track_maxima = backend_options.track_maxima && (keep_frames || checkpoints);
+  // Maxima are kept for the formats' files (gauges write none) and for a checkpoint (its restart goes on with them).
+  const bool keep_maxima = io::OutputWriter::writes_maxima(c.output) || checkpoints;
+  backend_options.track_maxima = backend_options.track_maxima && keep_maxima;
   if (mpi::size() > 1 && (checkpoints || !options.restart.empty()))
     throw io::InputError("checkpoints and --restart run on one MPI rank only (output.checkpoint_every, "
                      "output.checkpoint_wall, --restart)");

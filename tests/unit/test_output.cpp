@@ -445,6 +445,23 @@ TEST_F(OutputTest, GaugeOutsideTheDomainIsNamed) {
   EXPECT_FALSE(fs::exists(dir_));  // failed before making anything
 }
 
+// Gauges write no maxima, so a run with gauges alone does not track them
+// (run_case): the writer finishes with none; a format still needs them.
+TEST_F(OutputTest, GaugesAloneFinishWithoutMaxima) {
+  EXPECT_FALSE(OutputWriter::writes_maxima(settings({})));
+  EXPECT_TRUE(OutputWriter::writes_maxima(settings({"vtk"})));
+  {
+    OutputWriter w(settings({}), make_grid(), make_bed(), h_dry);
+    w.write(t0, make_fields(0));
+    EXPECT_NO_THROW(w.finish(Maxima{}));
+  }
+  EXPECT_TRUE(part_files(dir_).empty());
+  EXPECT_EQ(split(slurp(dir_ / "gauges.csv"), '\n').size(), 2u);
+  OutputWriter v(settings({"vtk"}), make_grid(), make_bed(), h_dry);
+  v.write(t0, make_fields(0));
+  EXPECT_THROW(v.finish(Maxima{}), std::invalid_argument);
+}
+
 TEST_F(OutputTest, BadSettingsAndSizesAreRejected) {
   EXPECT_THROW(OutputWriter(settings({"hdf4"}), make_grid(), make_bed(), h_dry), InputError);
   EXPECT_THROW(OutputWriter(settings({}), make_grid(), std::vector<double>(3), h_dry), std::invalid_argument);

@@ -39,7 +39,10 @@ class OutputWriter {
   void write(double time, const Fields& fields, const VolumeAccount& account = {});
   // Whether write() and finish() use their fields (a format or a gauge asks for them).
   static bool writes_fields(const OutputSettings& settings);
-  // End of run: maxima fields (NetCDF, PNG of max depth), closes and renames files.
+  // Whether finish() uses the maxima (a format does; gauges alone do not).
+  static bool writes_maxima(const OutputSettings& settings);
+  // End of run: maxima fields (NetCDF, PNG of max depth), closes and renames files. With gauges
+  // alone the maxima may be empty.
   void finish(const Maxima& maxima);
 
  private:
