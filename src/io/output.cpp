@@ -26,6 +26,9 @@ struct OutputWriter::Impl {
   bool finished = false;
   bool derived = false;  // some writer needs the float fields
   bool maxima = false;   // some writer writes the maxima
+  // Gauges alone: write() takes the values of these cells only (gauge_cells()).
+  bool gauges_only = false;
+  std::vector<std::size_t> gauge_cells;
   Frame frame;
 };
 
@@ -118,7 +121,11 @@ void OutputWriter::open(const OutputSettings& settings, const std::vector<double
   std::filesystem::create_directories(settings.dir, ec);
   if (ec) throw std::runtime_error("cannot create output folder " + settings.dir.string() + ": " + ec.message());
 
-  if (gauges) impl_->writers.push_back(detail::make_gauge_writer(ctx, std::move(gauge_cells)));
+  if (gauges) {
+    impl_->gauges_only = !(netcdf || vtk || png || geotiff) && gauge_cells.size() < ctx.cells();
+    if (impl_->gauges_only) impl_->gauge_cells = gauge_cells;
+    impl_->writers.push_back(detail::make_gauge_writer(ctx, std::move(gauge_cells), impl_->gauges_only));
+  }
   if (netcdf) impl_->writers.push_back(detail::make_netcdf_writer(ctx));
   if (vtk) impl_->writers.push_back(detail::make_vtk_writer(ctx));
   if (png) impl_->writers.push_back(detail::make_png_writer(ctx));
@@ -135,14 +142,33 @@ void OutputWriter::write(double time, const Fields& fields, const VolumeAccount&
   Impl& im = *impl_;
   if (im.finished) throw std::logic_error("OutputWriter::write after finish()");
   const std::size_t n = im.ctx.cells();
-  check_size(fields.h, im.ctx, "fields.h");
-  check_size(fields.hu, im.ctx, "fields.hu");
-  check_size(fields.hv, im.ctx, "fields.hv");
+  if (im.gauges_only && fields.h.size() == n) {
+    // The whole state: its gauges' cells.
+    for (const std::vector<double>* v : {&fields.h, &fields.hu, &fields.hv}) check_size(*v, im.ctx, "fields");
+    for (const std::vector<double>& hc : fields.hc) check_size(hc, im.ctx, "fields.hc");
+    const auto pick = [&](const std::vector<double>& all) {
+      std::vector<double> v;
+      for (std::size_t c : im.gauge_cells) v.push_back(all[c]);
+      return v;
+    };
+    Fields at{pick(fields.h), pick(fields.hu), pick(fields.hv), {}};
+    for (const std::vector<double>& hc : fields.hc) at.hc.push_back(pick(hc));
+    return write(time, at, account);
+  }
+  const auto check = [&](const std::vector<double>& v, const char* what) {
+    if (!im.gauges_only) return check_size(v, im.ctx, what);
+    if (v.size() != im.gauge_cells.size())
+      throw std::invalid_argument(std::string("OutputWriter: ") + what + " has " + std::to_string(v.size()) +
+                                  " values, the gauges " + std::to_string(im.gauge_cells.size()));
+  };
+  check(fields.h, "fields.h");
+  check(fields.hu, "fields.hu");
+  check(fields.hv, "fields.hv");
   const std::size_t scalars = im.ctx.settings.scalars.size();
   if (fields.hc.size() != scalars)
     throw std::invalid_argument("OutputWriter: fields.hc holds " + std::to_string(fields.hc.size()) +
                                 " passive scalars, the outputs " + std::to_string(scalars));
-  for (const std::vector<double>& hc : fields.hc) check_size(hc, im.ctx, "fields.hc");
+  for (const std::vector<double>& hc : fields.hc) check(hc, "fields.hc");
   if (im.writers.empty()) {
     ++im.frames;
     return;
@@ -185,6 +211,15 @@ bool OutputWriter::writes_fields(const OutputSettings& settings) {
 }
 
 bool OutputWriter::writes_maxima(const OutputSettings& settings) { return !settings.formats.empty(); }
+
+bool OutputWriter::writes_gauges_only(const OutputSettings& settings) {
+  return settings.formats.empty() && !settings.gauges.empty();
+}
+
+const std::vector<std::size_t>& OutputWriter::gauge_cells() const {
+  static const std::vector<std::size_t> none;
+  return impl_->gauges_only ? impl_->gauge_cells : none;
+}
 
 void OutputWriter::finish(const Maxima& maxima) {
   Impl& im = *impl_;

@@ -146,7 +146,8 @@ std::unique_ptr<FormatWriter> make_vtk_writer(const Context& ctx);
 std::unique_ptr<FormatWriter> make_png_writer(const Context& ctx);
 std::unique_ptr<FormatWriter> make_geotiff_writer(const Context& ctx);
 // cells: gauge_cells(ctx), found once (a pass over a large mesh).
-std::unique_ptr<FormatWriter> make_gauge_writer(const Context& ctx, std::vector<std::size_t> cells);
+// sparse: the frames hold the gauges' cells alone, in gauge order (OutputWriter::gauge_cells).
+std::unique_ptr<FormatWriter> make_gauge_writer(const Context& ctx, std::vector<std::size_t> cells, bool sparse);
 
 // Index of the cell holding each gauge; throws InputError naming a gauge that
 // is outside the domain, unnamed, named twice or named with CSV separators.

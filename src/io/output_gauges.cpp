@@ -75,7 +75,8 @@ namespace {
 
 class GaugeWriter final : public FormatWriter {
  public:
-  GaugeWriter(const Context& ctx, std::vector<std::size_t> cells) : ctx_(ctx), cells_(std::move(cells)) {
+  GaugeWriter(const Context& ctx, std::vector<std::size_t> cells, bool sparse)
+      : ctx_(ctx), cells_(std::move(cells)), sparse_(sparse) {
     const fs::path final_path = ctx.settings.dir / "gauges.csv";
     if (ctx.resuming()) {
       cut_rows(reopen_part(final_path), ctx.resume_times.size());
@@ -100,15 +101,16 @@ class GaugeWriter final : public FormatWriter {
   void write(const Frame& frame) override {
     const Fields& f = *frame.raw;
     std::string row = format_number(frame.time);
-    for (std::size_t k : cells_) {
-      const CellValues c = cell_values(f.h[k], f.hu[k], f.hv[k], ctx_.z[k], ctx_.h_dry);
+    for (std::size_t g = 0; g < cells_.size(); ++g) {
+      const std::size_t k = cells_[g], at = sparse_ ? g : k;  // the cell; its values in the frame
+      const CellValues c = cell_values(f.h[at], f.hu[at], f.hv[at], ctx_.z[k], ctx_.h_dry);
       for (double v : {c.h, c.u, c.v, c.eta}) {
         row += ',';
         row += format_number(v);
       }
       for (const std::vector<double>& hc : f.hc) {
         row += ',';
-        row += format_number(cell_concentration(hc[k], f.h[k], ctx_.z[k]));
+        row += format_number(cell_concentration(hc[at], f.h[at], ctx_.z[k]));
       }
     }
     row += '\n';
@@ -137,13 +139,14 @@ class GaugeWriter final : public FormatWriter {
 
   const Context& ctx_;
   std::vector<std::size_t> cells_;
+  bool sparse_;
   std::unique_ptr<AtomicFile> file_;
 };
 
 }  // namespace
 
-std::unique_ptr<FormatWriter> make_gauge_writer(const Context& ctx, std::vector<std::size_t> cells) {
-  return std::make_unique<GaugeWriter>(ctx, std::move(cells));
+std::unique_ptr<FormatWriter> make_gauge_writer(const Context& ctx, std::vector<std::size_t> cells, bool sparse) {
+  return std::make_unique<GaugeWriter>(ctx, std::move(cells), sparse);
 }
 
 }  // namespace shallows::io::detail

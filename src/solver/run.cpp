@@ -287,6 +287,7 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   // Without a format or gauge the state never leaves the device: no snapshot,
   // no maxima read back. The choice is the same on every rank (collectives).
   const bool keep_frames = io::OutputWriter::writes_fields(c.output);
+  const bool gauges_only = io::OutputWriter::writes_gauges_only(c.output);
   // Maxima are kept for the formats' files (gauges write none) and for a checkpoint (its restart goes on with them).
   const bool keep_maxima = io::OutputWriter::writes_maxima(c.output) || checkpoints;
   backend_options.track_maxima = backend_options.track_maxima && keep_maxima;
@@ -345,7 +346,12 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
       const BoundaryFlow sides = sim.backend().boundary_flow();
       const VolumeAccount account{sim.volume(),       positivity_so_far(), moved.rain, moved.infiltration,
                                   moved.sources,      sides.in,            sides.out};
-      Snapshot snapshot = sim.snapshot();
+      // Gauges alone take their cells, not the whole state (a copy of it is what the writer would wait on).
+      // Either call reads the state once on every rank (collective).
+      static const std::vector<std::size_t> no_cells;
+      const bool cells_only = writer ? !writer->gauge_cells().empty() : gauges_only;
+      Snapshot snapshot = cells_only ? Snapshot(sim.backend().read_cells(writer ? writer->gauge_cells() : no_cells))
+                                     : sim.snapshot();
       if (frames) frames->write(frame_times[written], std::move(snapshot), account);
     }
     ++written;

@@ -584,6 +584,35 @@ TEST(CudaBackend, MaximaAgreeWithCpu) {
   }
 }
 
+// Gauges alone: read_cells copies the listed cells of the current state,
+// the bits read_state gives, whichever buffer holds it.
+TEST(CudaBackend, ReadCellsAreTheStatesCells) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = s004_t2(prec, 96);
+    auto gpu = make_cuda_backend(p, plain_options("cuda"), CudaOptions{});
+    const std::vector<std::vector<std::size_t>> lists{{0, 96 * 96 - 1, 4700, 4700, 95}, {4801, 12}};
+    double t = 0;
+    for (int steps : {0, 1, 4, 7}) {
+      if (steps > 0) t = gpu->advance(t, p.t_end, steps).t;
+      Fields all;
+      gpu->read_state(all);
+      for (const auto& cells : lists) {
+        const Fields f = gpu->read_cells(cells);
+        ASSERT_EQ(f.h.size(), cells.size());
+        for (std::size_t k = 0; k < cells.size(); ++k) {
+          const std::string what = std::string(precision_name(prec)) + " after " + std::to_string(steps) +
+                                   " steps, cell " + std::to_string(cells[k]);
+          EXPECT_TRUE(bitwise_equal({f.h[k]}, {all.h[cells[k]]})) << what;
+          EXPECT_TRUE(bitwise_equal({f.hu[k]}, {all.hu[cells[k]]})) << what;
+          EXPECT_TRUE(bitwise_equal({f.hv[k]}, {all.hv[cells[k]]})) << what;
+        }
+      }
+    }
+    EXPECT_THROW(gpu->read_cells({96 * 96}), std::out_of_range);
+  }
+}
+
 // The lagged kernel grows the maxima every other step, with both of that
 // step's states, and catches up before they are read: maxima read after any
 // number of steps (one at a time, in batches, a batch stopped by its target

@@ -4,6 +4,7 @@
 // code, and leaves existing files alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cmath>
@@ -36,6 +37,21 @@ TEST(Cli, RunWritesOutputsAndSummary) {
   EXPECT_TRUE(fs::exists(out / "output.pvd"));
   EXPECT_TRUE(fs::exists(out / "gauges.csv"));
   EXPECT_NE(r.output.find("cell-updates/s"), std::string::npos);
+}
+
+// Gauges alone read their cells, not the whole state (Backend::read_cells),
+// and keep no maxima: the same gauges.csv as a run that also writes VTK.
+TEST(Cli, GaugesAloneWriteWhatTheyWriteBesideAFormat) {
+  const fs::path alone = temp_dir("gauges-alone"), beside = temp_dir("gauges-beside");
+  const std::string run = "run " + kCase + " --threads 2 --set time.end=0.5 --set time.output_every=0.1 ";
+  const Result a = shell(run + "--output " + alone.string() + " --set 'output.format=[]'");
+  ASSERT_EQ(a.code, 0) << a.output;
+  const Result b = shell(run + "--output " + beside.string() + " --set 'output.format=[\"vtk\"]'");
+  ASSERT_EQ(b.code, 0) << b.output;
+  const std::string rows = read(alone / "gauges.csv");
+  EXPECT_EQ(rows, read(beside / "gauges.csv"));
+  EXPECT_EQ(std::count(rows.begin(), rows.end(), '\n'), 7) << rows;  // header, t = 0 and five outputs
+  EXPECT_FALSE(fs::exists(alone / "output.pvd"));
 }
 
 // summary.json's "key": number, or NaN when the key is missing.

@@ -462,6 +462,44 @@ TEST_F(OutputTest, GaugesAloneFinishWithoutMaxima) {
   EXPECT_THROW(v.finish(Maxima{}), std::invalid_argument);
 }
 
+// Gauges alone take the values of their cells only (gauge_cells(), in gauge
+// order): the same rows as a writer given the whole state.
+TEST_F(OutputTest, GaugesAloneTakeTheirCellsOnly) {
+  EXPECT_TRUE(OutputWriter::writes_gauges_only(settings({})));
+  EXPECT_FALSE(OutputWriter::writes_gauges_only(settings({"vtk"})));
+  std::string whole;
+  {
+    OutputSettings s = settings({"vtk"});
+    OutputWriter w(s, make_grid(), make_bed(), h_dry);
+    EXPECT_TRUE(w.gauge_cells().empty());
+    w.write(t0, make_fields(0));
+    w.write(t1, make_fields(1));
+    w.finish(make_maxima());
+    whole = slurp(dir_ / "gauges.csv");
+  }
+  fs::remove_all(dir_);
+  OutputWriter w(settings({}), make_grid(), make_bed(), h_dry);
+  const std::vector<std::size_t> cells = w.gauge_cells();
+  ASSERT_EQ(cells.size(), 3u);
+  EXPECT_EQ(cells[0], static_cast<std::size_t>(at(1, 2)));
+  const auto pick = [&](const Fields& all) {
+    Fields f;
+    for (std::size_t c : cells) {
+      f.h.push_back(all.h[c]);
+      f.hu.push_back(all.hu[c]);
+      f.hv.push_back(all.hv[c]);
+    }
+    return f;
+  };
+  w.write(t0, pick(make_fields(0)));
+  w.write(t1, make_fields(1));  // the whole state still does
+  Fields short_by_one = pick(make_fields(1));
+  short_by_one.hv.pop_back();
+  EXPECT_THROW(w.write(t1, short_by_one), std::invalid_argument);
+  w.finish(Maxima{});
+  EXPECT_EQ(slurp(dir_ / "gauges.csv"), whole);
+}
+
 TEST_F(OutputTest, BadSettingsAndSizesAreRejected) {
   EXPECT_THROW(OutputWriter(settings({"hdf4"}), make_grid(), make_bed(), h_dry), InputError);
   EXPECT_THROW(OutputWriter(settings({}), make_grid(), std::vector<double>(3), h_dry), std::invalid_argument);

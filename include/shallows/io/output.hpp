@@ -41,6 +41,11 @@ class OutputWriter {
   static bool writes_fields(const OutputSettings& settings);
   // Whether finish() uses the maxima (a format does; gauges alone do not).
   static bool writes_maxima(const OutputSettings& settings);
+  // Gauges and no format: write() may take the values of gauge_cells() alone,
+  // in that order (Backend::read_cells), instead of the whole state.
+  static bool writes_gauges_only(const OutputSettings& settings);
+  // Empty unless gauges only (and fewer gauges than cells).
+  const std::vector<std::size_t>& gauge_cells() const;
   // End of run: maxima fields (NetCDF, PNG of max depth), closes and renames files. With gauges
   // alone the maxima may be empty.
   void finish(const Maxima& maxima);

@@ -106,6 +106,12 @@ class Backend {
   // waits until one of two outstanding ones is taken or destroyed, so a
   // thread must not hold two untaken snapshots and ask for a third).
   virtual Snapshot snapshot();
+  // The state of the listed interior cells, in that order (h[k] is that of
+  // cells[k]): what gauges alone need of an output. The default picks them
+  // from read_state (so it is collective where read_state is: on several
+  // ranks rank 0 gets them, the others nothing); the CUDA grid executor
+  // copies those cells alone.
+  virtual Fields read_cells(const std::vector<std::size_t>& cells) const;
   virtual void read_maxima(Maxima& out) const = 0;
   // A state and maxima read before (read_state, read_maxima) put back, for a
   // restart: the state is stored in the run's precision, so a value read out

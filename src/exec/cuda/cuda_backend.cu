@@ -383,6 +383,21 @@ class CudaExecutor final : public CudaBackend {
       cudax::download_interior(grid_, hc_[2 * s + static_cast<std::size_t>(c.parity)], out.hc[s]);
   }
 
+  // Gauges alone: the listed cells of the current state, not the whole of it.
+  Fields read_cells(const std::vector<std::size_t>& cells) const override {
+    const Ctrl c = fetch_ctrl();
+    std::vector<const Real*> fields{h_[c.parity].get(), hu_[c.parity].get(), hv_[c.parity].get()};
+    for (std::size_t s = 0; s < hc_.size() / 2; ++s)
+      fields.push_back(hc_[2 * s + static_cast<std::size_t>(c.parity)].get());
+    std::vector<std::vector<double>> v = gather_.read(grid_, cells, fields, stream_);
+    Fields out;
+    out.h = std::move(v[0]);
+    out.hu = std::move(v[1]);
+    out.hv = std::move(v[2]);
+    for (std::size_t f = 3; f < v.size(); ++f) out.hc.push_back(std::move(v[f]));
+    return out;
+  }
+
   void load_state(const Fields& in) override {
     const auto cells = static_cast<std::size_t>(grid_.cells());
     check_load_size(fields_sized(in, cells) && scalars_sized(in, hc_.size() / 2, cells), "load_state");
@@ -838,6 +853,7 @@ class CudaExecutor final : public CudaBackend {
   index_t steps_launched_ = 0;
   // Last: destroyed first, after the destructor has synchronised stream_.
   cudax::SnapshotStager<Real> stager_{grid_};
+  mutable cudax::CellGather<Real> gather_;  // read_cells
 };
 
 } // namespace

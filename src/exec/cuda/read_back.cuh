@@ -3,6 +3,8 @@
 // Device fields back to the host as the Backend interface gives them, shared
 // by the CUDA executors. The caller synchronises its stream first.
 #include <cstddef>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "device_array.cuh"
@@ -37,6 +39,59 @@ void download_state(const Grid& g, const DeviceArray<Real>& h, const DeviceArray
   download_interior(g, hu, out.hu);
   download_interior(g, hv, out.hv);
 }
+
+// The values of listed cells of padded fields: out[k] = field[offsets[k]].
+template <class Real>
+__global__ void gather_cells_kernel(const Real* __restrict__ field, const index_t* __restrict__ offsets,
+                                    std::size_t n, Real* __restrict__ out) {
+  const std::size_t k = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (k < n) out[k] = field[offsets[k]];
+}
+
+// Backend::read_cells for padded device fields: the listed interior cells
+// (row-major numbers) of each field, in double, one small copy per field
+// instead of the whole state. Keeps the last list's offsets on the device.
+template <class Real>
+class CellGather {
+ public:
+  std::vector<std::vector<double>> read(const Grid& g, const std::vector<std::size_t>& cells,
+                                        const std::vector<const Real*>& fields, cudaStream_t stream) {
+    const std::size_t n = cells.size();
+    std::vector<std::vector<double>> out(fields.size());
+    if (n == 0) return out;
+    if (cells != cells_) {
+      std::vector<index_t> offsets;
+      for (std::size_t c : cells) {
+        if (c >= static_cast<std::size_t>(g.cells()))
+          throw std::out_of_range("read_cells: cell " + std::to_string(c) + " of a grid of " +
+                                  std::to_string(g.cells()));
+        const auto k = static_cast<index_t>(c);
+        offsets.push_back(g.index(k % g.nx, k / g.nx));
+      }
+      SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
+      offsets_ = DeviceArray<index_t>(n);
+      offsets_.upload(offsets.data(), n);
+      values_ = DeviceArray<Real>(n * fields.size());
+      cells_ = cells;
+    }
+    const auto blocks = static_cast<unsigned>((n + 127) / 128);
+    for (std::size_t f = 0; f < fields.size(); ++f) {
+      gather_cells_kernel<Real><<<blocks, 128, 0, stream>>>(fields[f], offsets_.get(), n, values_.get() + f * n);
+      SHALLOWS_CUDA_CHECK_LAUNCH("gather_cells_kernel");
+    }
+    std::vector<Real> host(n * fields.size());
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(host.data(), values_.get(), host.size() * sizeof(Real),
+                                        cudaMemcpyDeviceToHost, stream));
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (std::size_t f = 0; f < fields.size(); ++f) out[f].assign(host.begin() + f * n, host.begin() + (f + 1) * n);
+    return out;
+  }
+
+ private:
+  std::vector<std::size_t> cells_;
+  DeviceArray<index_t> offsets_;
+  DeviceArray<Real> values_;
+};
 
 // One double (an accumulator such as the positivity account); synchronises the stream.
 inline double read_scalar(const DeviceArray<double>& value, cudaStream_t stream) {
