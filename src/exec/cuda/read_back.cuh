@@ -71,8 +71,11 @@ class CellGather {
       SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
       offsets_ = DeviceArray<index_t>(n);
       offsets_.upload(offsets.data(), n);
-      values_ = DeviceArray<Real>(n * fields.size());
       cells_ = cells;
+    }
+    if (values_.size() < n * fields.size()) {
+      SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
+      values_ = DeviceArray<Real>(n * fields.size());
     }
     const auto blocks = static_cast<unsigned>((n + 127) / 128);
     for (std::size_t f = 0; f < fields.size(); ++f) {
