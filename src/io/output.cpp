@@ -122,7 +122,7 @@ void OutputWriter::open(const OutputSettings& settings, const std::vector<double
   if (ec) throw std::runtime_error("cannot create output folder " + settings.dir.string() + ": " + ec.message());
 
   if (gauges) {
-    impl_->gauges_only = !(netcdf || vtk || png || geotiff) && gauge_cells.size() < ctx.cells();
+    impl_->gauges_only = writes_gauges_only(settings) && gauge_cells.size() < ctx.cells();
     if (impl_->gauges_only) impl_->gauge_cells = gauge_cells;
     impl_->writers.push_back(detail::make_gauge_writer(ctx, std::move(gauge_cells), impl_->gauges_only));
   }
@@ -130,10 +130,8 @@ void OutputWriter::open(const OutputSettings& settings, const std::vector<double
   if (vtk) impl_->writers.push_back(detail::make_vtk_writer(ctx));
   if (png) impl_->writers.push_back(detail::make_png_writer(ctx));
   if (geotiff) impl_->writers.push_back(detail::make_geotiff_writer(ctx));
-  for (const auto& w : impl_->writers) {
-    impl_->derived = impl_->derived || w->needs_derived();
-    impl_->maxima = impl_->maxima || w->needs_maxima();
-  }
+  for (const auto& w : impl_->writers) impl_->derived = impl_->derived || w->needs_derived();
+  impl_->maxima = writes_maxima(settings);
 }
 
 OutputWriter::~OutputWriter() = default;  // writers close their files, leave .part names
@@ -144,16 +142,10 @@ void OutputWriter::write(double time, const Fields& fields, const VolumeAccount&
   const std::size_t n = im.ctx.cells();
   if (im.gauges_only && fields.h.size() == n) {
     // The whole state: its gauges' cells.
-    for (const std::vector<double>* v : {&fields.h, &fields.hu, &fields.hv}) check_size(*v, im.ctx, "fields");
+    check_size(fields.hu, im.ctx, "fields.hu");
+    check_size(fields.hv, im.ctx, "fields.hv");
     for (const std::vector<double>& hc : fields.hc) check_size(hc, im.ctx, "fields.hc");
-    const auto pick = [&](const std::vector<double>& all) {
-      std::vector<double> v;
-      for (std::size_t c : im.gauge_cells) v.push_back(all[c]);
-      return v;
-    };
-    Fields at{pick(fields.h), pick(fields.hu), pick(fields.hv), {}};
-    for (const std::vector<double>& hc : fields.hc) at.hc.push_back(pick(hc));
-    return write(time, at, account);
+    return write(time, cells_of(fields, im.gauge_cells), account);
   }
   const auto check = [&](const std::vector<double>& v, const char* what) {
     if (!im.gauges_only) return check_size(v, im.ctx, what);
@@ -210,6 +202,7 @@ bool OutputWriter::writes_fields(const OutputSettings& settings) {
   return !settings.formats.empty() || !settings.gauges.empty();
 }
 
+// Every format writes the maxima at the end; gauges do not.
 bool OutputWriter::writes_maxima(const OutputSettings& settings) { return !settings.formats.empty(); }
 
 bool OutputWriter::writes_gauges_only(const OutputSettings& settings) {

@@ -133,8 +133,6 @@ class FormatWriter {
  public:
   virtual ~FormatWriter() = default;
   virtual bool needs_derived() const { return true; }
-  // Whether finish() writes the maxima (every format; gauges do not).
-  virtual bool needs_maxima() const { return true; }
   virtual void write(const Frame& frame) = 0;
   virtual void finish(const Maxima& maxima) = 0;
 };

@@ -96,7 +96,6 @@ class GaugeWriter final : public FormatWriter {
   }
 
   bool needs_derived() const override { return false; }
-  bool needs_maxima() const override { return false; }
 
   void write(const Frame& frame) override {
     const Fields& f = *frame.raw;

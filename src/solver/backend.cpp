@@ -32,20 +32,10 @@ Snapshot Backend::snapshot() {
 }
 
 Fields Backend::read_cells(const std::vector<std::size_t>& cells) const {
-  Fields all, out;
+  Fields all;
   read_state(all);
-  if (all.h.empty()) return out;  // a rank other than 0
-  const auto pick = [&](const std::vector<double>& from) {
-    std::vector<double> v;
-    v.reserve(cells.size());
-    for (std::size_t k : cells) v.push_back(from.at(k));
-    return v;
-  };
-  out.h = pick(all.h);
-  out.hu = pick(all.hu);
-  out.hv = pick(all.hv);
-  for (const std::vector<double>& hc : all.hc) out.hc.push_back(pick(hc));
-  return out;
+  if (all.h.empty()) return {};  // a rank other than 0
+  return cells_of(all, cells);
 }
 
 AdvanceResult Backend::advance(double t, double target, index_t max_steps) {

@@ -2,6 +2,7 @@
 #pragma once
 // Host copies of a backend's state and run maxima, interior cells only,
 // row-major (j * nx + i), in double whatever the run's precision.
+#include <cstddef>
 #include <vector>
 
 namespace shallows {
@@ -12,6 +13,20 @@ struct Fields {
   // (the conserved state; concentration() gives c).
   std::vector<std::vector<double>> hc;
 };
+
+// The listed cells of `all`, in the list's order (h[k] is all.h[cells[k]]);
+// throws std::out_of_range for a cell beyond the fields.
+inline Fields cells_of(const Fields& all, const std::vector<std::size_t>& cells) {
+  const auto pick = [&](const std::vector<double>& from) {
+    std::vector<double> v;
+    v.reserve(cells.size());
+    for (std::size_t k : cells) v.push_back(from.at(k));
+    return v;
+  };
+  Fields out{pick(all.h), pick(all.hu), pick(all.hv), {}};
+  for (const std::vector<double>& hc : all.hc) out.hc.push_back(pick(hc));
+  return out;
+}
 
 struct Maxima {
   std::vector<double> max_h;         // largest depth seen (m)
