@@ -674,6 +674,21 @@ TEST(CudaBackend, MaximaReadAfterAnyStepAgreeWithCpu) {
       taken += rc.steps;
       compare("to a target");
     }
+    // Targets and step limits in a row with no read between, as a run's
+    // outputs between maxima reads: a batch's last launches take no step,
+    // and the state of its last step must still be grown before the next
+    // advance steps on from it.
+    for (int r = 0; r < 8; ++r) {
+      const double target = r % 2 == 0 ? tc + 0.0021 * (r + 1) : p.t_end;
+      const index_t limit = r % 2 == 0 ? index_t(1) << 20 : index_t(r);
+      const AdvanceResult rc = cpu->advance(tc, target, limit);
+      const CudaAdvance rg = gpu->advance(tg, target, limit);
+      ASSERT_EQ(rg.steps, rc.steps);
+      tc = rc.t;
+      tg = rg.t;
+      taken += rc.steps;
+    }
+    compare("targets and step limits in a row");
     EXPECT_GE(grown_reads, 8) << "the maxima should grow between most reads";
     EXPECT_TRUE(std::any_of(before.arrival_time.begin(), before.arrival_time.end(), [](double a) { return a > 0; }));
   }

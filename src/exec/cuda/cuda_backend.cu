@@ -369,10 +369,13 @@ class CudaExecutor final : public CudaBackend {
     if (!(t < target) || max_steps <= 0) return {t, 0, 0};
     // The host sets a time series' value in each launch: one step at a time.
     if (boundary_series_) return Backend::advance(t, target, max_steps);
-    return cudax::advance_from_slot(
+    const MaximaPairing before{maxima_pair_next_, maxima_behind_, steps_launched_};
+    const AdvanceResult r = cudax::advance_from_slot(
         t, target, max_steps, &ctrl_.get()[slot_], host_in_, stream_,
         [&] { launch_step(Launch{slot_, 0, 0.0, target, std::numeric_limits<double>::infinity(), max_steps}); },
         [&] { return fetch_ctrl(); }, [&](double at) { return not_finite(at); });
+    realign_maxima(before, r.steps);
+    return r;
   }
 
   void read_state(Fields& out) const override {
@@ -782,6 +785,31 @@ class CudaExecutor final : public CudaBackend {
       maxima_behind_ = true;
     }
     maxima_pair_next_ = !maxima_pair_next_;
+  }
+
+  // launch_lagged's pairing at the start of an advance.
+  struct MaximaPairing {
+    bool pair_next, behind;
+    index_t launched;
+  };
+
+  // launch_lagged alternates by launch, but a batch's last launches may take
+  // no step (its target or step limit reached): the pairing then follows
+  // the steps taken, so that the state of the last one is grown (behind)
+  // before the next step overwrites it, or by the kMaxima launch that takes
+  // the next step.
+  void realign_maxima(const MaximaPairing& before, index_t taken) {
+    const index_t launched = steps_launched_ - before.launched;
+    if (!track_maxima_ || kind_ != KernelKind::lagged || taken == launched) return;
+    if (taken == 0) {
+      maxima_pair_next_ = before.pair_next;
+      maxima_behind_ = before.behind;
+      return;
+    }
+    // Launch k of the advance ran the kMaxima instance if before.pair_next == (k even).
+    const bool last_grown = before.pair_next == ((taken - 1) % 2 == 0);
+    maxima_pair_next_ = !last_grown;
+    maxima_behind_ = !last_grown;
   }
 
   void launch_maxima(int slot, cudax::MaximaOf of, double t) const {
