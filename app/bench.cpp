@@ -5,7 +5,7 @@
 // precision. Prints a table; --append adds the rows to a results file.
 // Timings never feed a pass/fail test.
 //
-// Under mpirun the S004 workloads run distributed (exec/mpi) at each halo
+// Under mpirun the S004 workloads (and S003-T3, third order) run distributed (exec/mpi) at each halo
 // width k, and the table splits a step's time per rank into compute, the
 // rate's all-reduce, pack/unpack, posting the messages and waiting for them.
 //
@@ -207,7 +207,7 @@ void run_cpu(const Config& cfg, const std::vector<std::string>& precisions, cons
   }
 }
 
-// Under mpirun: S004 distributed over the job's ranks at each halo width k
+// Under mpirun: S004 (or S003-T3, roe3) distributed over the job's ranks at each halo width k
 // (weak: n x n cells per rank, S004 tiled over the process grid; else n x n
 // in all). Each column of a step's split is the largest over the ranks (the
 // slowest rank sets the pace), per step, after a warm-up; halo B/step is
@@ -229,7 +229,9 @@ void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, cons
         ranks_x = pg.px;
         ranks_y = pg.py;
       }
-      const Problem p = weak ? s004(cfg.case_name, n, precision, ranks_x, ranks_y) : s004(cfg.case_name, n, precision);
+      const Problem p = cfg.case_name == "s003-t3" ? s003_t3(n, Scheme::roe3, precision)
+                        : weak ? s004(cfg.case_name, n, precision, ranks_x, ranks_y)
+                               : s004(cfg.case_name, n, precision);
       for (int k : halo_steps) {
         BackendOptions options;
         options.kind = cfg.backend;
@@ -667,9 +669,13 @@ int bench_command(const BenchOptions& o) {
   try {
     for (const Job& job : jobs) {
       if (mpi::active()) {
-        if (!job.case_name.starts_with("s004-t") || job.case_name.ends_with("-mesh")) {
-          throw std::runtime_error("under mpirun the workloads are s004-t1 and s004-t2 (grids); not " + job.case_name);
+        const bool grid_case = (job.case_name.starts_with("s004-t") && !job.case_name.ends_with("-mesh")) ||
+                               job.case_name == "s003-t3";
+        if (!grid_case) {
+          throw std::runtime_error("under mpirun the workloads are s004-t1, s004-t2 and s003-t3 (grids); not " +
+                                   job.case_name);
         }
+        if (o.weak && job.case_name == "s003-t3") throw std::runtime_error("--weak tiles the S004 workloads only");
         cfg.case_name = job.case_name;
         const std::vector<int> ks = o.halo_steps.empty() ? std::vector<int>{1, 2, 4, 8} : o.halo_steps;
         run_mpi(cfg, precisions, job.sizes, ks, o.ranks_x, o.ranks_y, o.weak, rows);

@@ -36,13 +36,15 @@
 #             per cell-update by opcode and by source line (ncu source page,
 #             tools/ncu_lines.py), float and double, S004-T1 4096^2
 #   lines3    the same for one stage of the roe3 march kernel, S003-T3 2048^2
-#   scaling   (2 GPUs, one rank each) S000-T1 outputs on 2-4 ranks over the GPUs against one rank; weak scaling
+#   scaling   (2 GPUs, one rank each) S000-T1 and S003-T3 (roe3) outputs on 2-4 ranks over the GPUs against one
+#             rank; weak scaling
 #             (8192^2 per GPU, S004-T1 and S004-T2) and strong scaling (S004-T1 16384^2) against one GPU, float
 #             and double, k = 1, 2, 4, 8 (SCALING_K, SCALING_SECONDS)
-#   mpi       ranks sharing the first GPU (mpirun): S000-T1, S000-T2 and a case with every boundary type and
-#             Manning friction on 2, 3, 4 ranks at k = 1, 4, every output file the same bytes as one rank;
-#             then S004-T1 at 8192^2, 1 rank against 2 ranks: a step's split into compute, reduce, pack,
-#             exchange and wait (shallows bench under mpirun)
+#   mpi       ranks sharing the first GPU (mpirun): S000-T1, S000-T2, a case with every boundary type and
+#             Manning friction (first and third order) and S003-T3 (roe3) on 2, 3, 4 ranks at k = 1, 4, every
+#             output file the same bytes as one rank; then S004-T1 at 8192^2 and S003-T3 (roe3) at 4096^2,
+#             1 rank against 2 ranks: a step's split into compute, reduce, pack, exchange and wait (shallows
+#             bench under mpirun)
 #   table     the summary (always printed last)
 # Environment: OUT (log folder; default $BUILD/gpu-check), BUILD (default
 # build-gpu), CUDA_ARCH, CUDA_FLAGS (default -lineinfo), JOBS, CPU_THREADS (default 4), BENCH_SECONDS
@@ -305,6 +307,9 @@ stage_mpi() {
     "s000-t1 float|$REPO/cases/s000-t1/case.toml -p float"
     "s000-t2 float (wet/dry)|$REPO/cases/s000-t2/case.toml -p float"
     "inflow, level, open, wall, Manning, dry land|$REPO/tests/data/mpi/boundaries.toml"
+    "s003-t3 roe3 float (80^2)|$REPO/cases/s003-t3/case.toml -p float --set domain.nx=80 --set domain.ny=80"
+    "s003-t3 roe3 double (80^2)|$REPO/cases/s003-t3/case.toml --set domain.nx=80 --set domain.ny=80"
+    "inflow, level, open, wall, Manning, dry land, roe3 float (96x40)|$REPO/tests/data/mpi/boundaries.toml -p float --set numerics.scheme=\"roe3\" --set domain.nx=96 --set time.end=5"
   )
   local r i=0
   for r in "${runs[@]}"; do
@@ -316,6 +321,10 @@ stage_mpi() {
   bench -c s004-t1 -n 8192 -p float,double -s 2
   mpi_run "$mpirun" --oversubscribe -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 8192 -p float,double -s 2 \
     --halo-steps 1,4 || fail "mpi: bench on 2 ranks"
+  # Third order: S003-T3 4096^2, the same (a halo of 6 k cells).
+  bench -c s003-t3 -n 4096 -p float,double -s 2
+  mpi_run "$mpirun" --oversubscribe -np 2 "$SHALLOWS" bench -b cuda -c s003-t3 -n 4096 -p float,double -s 2 \
+    --halo-steps 1,2 || fail "mpi: roe3 bench on 2 ranks"
   mpi_table
 }
 
@@ -337,7 +346,7 @@ MPI_LOG_SEEN=0
 mpi_table() {
   note "| case | backend | ranks | process grid | threads | k | precision | cells | steps | seconds | cell-updates/s | compute ms | reduce ms | pack ms | exchange ms | wait ms | halo B/step |"
   note "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-  tail -n +$((MPI_LOG_SEEN + 1)) "$OUT/mpi.log" | grep -E '^\| s004-t[12] \| cuda\+mpi' | tee -a "$SUMMARY" || true
+  tail -n +$((MPI_LOG_SEEN + 1)) "$OUT/mpi.log" | grep -E '^\| s00(4-t[12]|3-t3) \| cuda(-roe3)?\+mpi' | tee -a "$SUMMARY" || true
   MPI_LOG_SEEN=$(wc -l <"$OUT/mpi.log")
 }
 
@@ -360,6 +369,8 @@ stage_scaling() {
     compare_ranks "scaling: S000-T1 $p" "over $gpus GPUs" "$mpirun" "$BUILD/gpu-check-scaling/s000-$p" \
       "$REPO/cases/s000-t1/case.toml" -p "$p"
   done
+  compare_ranks "scaling: S003-T3 roe3 float (80^2)" "over $gpus GPUs" "$mpirun" "$BUILD/gpu-check-scaling/s003" \
+    "$REPO/cases/s003-t3/case.toml" -p float --set domain.nx=80 --set domain.ny=80
   bench -c s004-t1 -n 8192,16384 -p float,double -s "$s"
   bench -c s004-t2 -n 8192 -p float,double -s "$s"
   bench -c s004-t2 -n 8192 -p float,double -s "$s" --dry-skip 0

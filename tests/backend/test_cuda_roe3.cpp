@@ -3,7 +3,8 @@
 // executor (S003-T3, and an odd-sized grid with masked cells and every
 // boundary kind), batched advance against single steps, output snapshots,
 // C-property with and without dry islands in both precisions, mass
-// conservation behind walls, a small run for compute-sanitizer. Every test
+// conservation behind walls, a rank's path (rate reducer, halo boxes), a
+// small run for compute-sanitizer. Every test
 // skips where no CUDA device is present.
 #include <gtest/gtest.h>
 
@@ -152,6 +153,67 @@ TEST(CudaRoe3, BatchedAdvanceEqualsSingleSteps) {
   EXPECT_EQ(fb.h, fs.h);
   EXPECT_EQ(fb.hu, fs.hu);
   EXPECT_EQ(fb.hv, fs.hv);
+}
+
+// The path of a distributed run's rank (Problem::owned set): each step's
+// rate goes through the reducer between two graphs, and halo boxes pack and
+// unpack the state. Owning the whole grid, with the reducer passing the rate
+// on, it steps as one process does, bit for bit; a box packed from one
+// executor and unpacked into another carries its cells.
+TEST(CudaRoe3, RankPathStepsAsOneProcess) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    const Problem p = s003_t3(prec, 48);
+    Problem ranked = p;
+    ranked.owned = CellBox{0, 0, p.grid.nx, p.grid.ny};
+    auto one = make_backend(p, options("cuda"));
+    auto rank = make_backend(ranked, options("cuda"));
+    int reductions = 0;
+    rank->set_rate_reducer([&](double rate) {
+      ++reductions;
+      return rate;
+    });
+    double t = 0;
+    for (int n = 0; n < 40; ++n) {
+      const double dt = one->step(t, 1e30);
+      EXPECT_EQ(rank->step(t, 1e30), dt) << precision_name(prec) << " step " << n;
+      t += dt;
+    }
+    EXPECT_EQ(reductions, 40) << precision_name(prec);
+    Fields a, b;
+    one->read_state(a);
+    rank->read_state(b);
+    EXPECT_EQ(a.h, b.h) << precision_name(prec);
+    EXPECT_EQ(a.hu, b.hu) << precision_name(prec);
+    EXPECT_EQ(a.hv, b.hv) << precision_name(prec);
+
+    // A box of the moved state into a fresh executor (still the initial state).
+    const CellBox box{5, 7, 30, 19};
+    auto fresh = make_backend(ranked, options("cuda"));
+    Fields initial;
+    fresh->read_state(initial);
+    const std::size_t bytes = rank->box_bytes(box);
+    ASSERT_EQ(bytes, 3 * static_cast<std::size_t>(box.cells()) * (prec == Precision::single_precision ? 4 : 8));
+    Backend::HostBuffer buffer = rank->host_buffer(bytes);
+    rank->pack_box(box, buffer.get());
+    fresh->unpack_box(box, buffer.get());
+    fresh->refresh_ghosts();
+    Fields c;
+    fresh->read_state(c);
+    std::size_t inside = 0, outside_changed = 0;
+    for (index_t j = 0; j < p.grid.ny; ++j) {
+      for (index_t i = 0; i < p.grid.nx; ++i) {
+        const auto k = static_cast<std::size_t>(j * p.grid.nx + i);
+        if (box.contains(i, j)) {
+          inside += c.h[k] == b.h[k] && c.hu[k] == b.hu[k] && c.hv[k] == b.hv[k];
+        } else {
+          outside_changed += c.h[k] != initial.h[k] || c.hu[k] != initial.hu[k];
+        }
+      }
+    }
+    EXPECT_EQ(inside, static_cast<std::size_t>(box.cells())) << precision_name(prec);
+    EXPECT_EQ(outside_changed, 0u) << precision_name(prec);
+  }
 }
 
 // An output snapshot holds the state of its time while the run steps on.

@@ -477,26 +477,17 @@ class CudaExecutor final : public CudaBackend {
   BoundaryFlow boundary_flow() const override { return sides_.total(stream_); }
 
   // Halo rectangles of the current state: h, hu, hv (distributed runs with
-  // scalars or forcing are refused).
-  std::size_t box_bytes(const CellBox& box) const override {
-    return 3 * static_cast<std::size_t>(box.cells()) * sizeof(Real);
-  }
+  // scalars or forcing are refused), packed on the device (HaloBoxes).
+  std::size_t box_bytes(const CellBox& box) const override { return cudax::HaloBoxes<Real>::bytes(box); }
 
-  // Packed on the device (box_copy_kernel), then one copy to the host.
   void pack_box(const CellBox& box, std::byte* out) const override {
-    Real* packed = box_stage(box);
-    launch_box_copy<true>(box, packed, fetch_ctrl().parity);
-    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(out, packed, box_bytes(box), cudaMemcpyDeviceToHost, stream_));
-    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    halo_.pack(grid_, box, box_fields(fetch_ctrl().parity), out, stream_);
   }
 
-  // One copy to the device, unpacked there before the next step (stream
-  // order; the copy reads `in` until refresh_ghosts).
+  // Unpacked before the next step (stream order; the copy reads `in` until refresh_ghosts).
   void unpack_box(const CellBox& box, const std::byte* in) override {
-    Real* packed = box_stage(box);
     const int parity = fetch_ctrl().parity;
-    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(packed, in, box_bytes(box), cudaMemcpyHostToDevice, stream_));
-    launch_box_copy<false>(box, packed, parity);
+    halo_.unpack(grid_, box, box_fields(parity), in, stream_);
     if (dry_skip_) {
       const auto blocks = static_cast<unsigned>((cg_step_.chunks_over(box).cells() + 127) / 128);
       cudax::box_dry_flags_kernel<Real><<<blocks, 128, 0, stream_>>>(base_, parity, box);
@@ -551,11 +542,7 @@ class CudaExecutor final : public CudaBackend {
     return halo_chunks_;
   }
 
-  HostBuffer host_buffer(std::size_t bytes) const override {
-    void* p = nullptr;
-    SHALLOWS_CUDA_CHECK(cudaMallocHost(&p, bytes));
-    return HostBuffer(static_cast<std::byte*>(p), [](std::byte* q) { cudaFreeHost(q); });
-  }
+  HostBuffer host_buffer(std::size_t bytes) const override { return cudax::pinned_host_buffer(bytes); }
 
   CudaStats stats() const override {
     CudaStats s;
@@ -660,21 +647,9 @@ class CudaExecutor final : public CudaBackend {
 
   // The device buffer of a packed box: one per box (the two boxes of an
   // exchange phase are unpacked by kernels queued one after the other).
-  Real* box_stage(const CellBox& box) const {
-    for (const auto& [b, buffer] : box_stages_)
-      if (b.i0 == box.i0 && b.j0 == box.j0 && b.i1 == box.i1 && b.j1 == box.j1) return buffer.get();
-    box_stages_.emplace_back(box, DeviceArray<Real>(3 * static_cast<std::size_t>(box.cells())));
-    return box_stages_.back().second.get();
-  }
-
-  // h, hu, hv of the state in buffer `parity` into (pack) or out of a packed box.
-  template <bool pack>
-  void launch_box_copy(const CellBox& box, Real* packed, int parity) const {
-    const cudax::BoxFields<Real> f{{h_[parity].get(), hu_[parity].get(), hv_[parity].get()}};
-    const index_t n = box.cells() * 3;
-    const auto blocks = static_cast<unsigned>(std::min<index_t>((n + 255) / 256, 4096));
-    cudax::box_copy_kernel<Real, pack><<<blocks, 256, 0, stream_>>>(grid_, box, f, packed);
-    SHALLOWS_CUDA_CHECK_LAUNCH("box_copy_kernel");
+  // h, hu, hv of the state in buffer `parity`, for the halo boxes.
+  cudax::BoxFields<Real> box_fields(int parity) const {
+    return {{h_[parity].get(), hu_[parity].get(), hv_[parity].get()}};
   }
 
   // A rank's step: the slot's own rate (of its owned cells, from the kernel
@@ -849,7 +824,7 @@ class CudaExecutor final : public CudaBackend {
   Ctrl* host_in_ = nullptr;
   Ctrl* host_out_ = nullptr;
   DeviceArray<Real> h_[2], hu_[2], hv_[2], z_;
-  mutable std::vector<std::pair<CellBox, DeviceArray<Real>>> box_stages_;  // box_stage
+  cudax::HaloBoxes<Real> halo_;  // a rank's halo boxes on the device
   std::vector<CellBox> unpacked_;         // boxes unpacked since refresh_ghosts (lagged kernel)
   DeviceArray<unsigned> halo_chunks_;     // halo_chunks
   // Passive scalars: h c of scalar s in hc_[2 s + parity], their device

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -34,6 +35,7 @@
 #include "cuda_check.cuh"
 #include "device_array.cuh"
 #include "forcing_kernels.cuh"
+#include "halo_kernels.cuh"
 #include "read_back.cuh"
 #include "roe3_kernels.cuh"
 #include "snapshot_stager.cuh"
@@ -94,11 +96,16 @@ class CudaRoe3Backend final : public CudaBackend {
         prm_(roe3::make_params<Real>(physics_, p.grid.dx, p.grid.dy)),
         cfl_(p.cfl),
         track_maxima_(o.track_maxima),
-        arrival_threshold_(o.arrival_threshold) {
+        arrival_threshold_(o.arrival_threshold),
+        // A rank of a distributed run: the host all-reduces each step's rate
+        // between stage 1's march and dt_kernel (two graphs per step).
+        distributed_(p.owned.cells() > 0),
+        owned_(p.owned_cells()) {
     if (grid_.nx <= 0 || grid_.ny <= 0) throw std::runtime_error("CUDA backend: empty grid");
-    if (p.owned.cells() > 0) {
-      throw std::runtime_error("CUDA backend: the third-order scheme runs on one rank only so far; "
-                               "use --backend cpu or a single rank");
+    if (distributed_ && (p.forcing.active() || !p.segments.empty() || !p.scalars.empty())) {
+      throw std::runtime_error(
+          "CUDA backend: rain, infiltration, sources, Manning maps, boundary segments and passive scalars run on "
+          "one GPU rank only so far (on several ranks: --backend cpu)");
     }
     const int count = cuda_device_count();
     if (co.device < 0 || co.device >= count) {
@@ -161,7 +168,8 @@ class CudaRoe3Backend final : public CudaBackend {
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 bed_kernel");
     if (!p.scalars.empty()) upload_scalars(p);
     side_blocks_ = static_cast<int>(blocks_for(std::max(grid_.nx, grid_.ny), cudax::forcing::kThreads));
-    sides_ = cudax::SideAccount(!closed_domain(p), 3 * 8 * static_cast<std::size_t>(side_blocks_));
+    // One process only: a rank's block edges are not sides (its account would be NaN anyway).
+    sides_ = cudax::SideAccount(!closed_domain(p) && !distributed_, 3 * 8 * static_cast<std::size_t>(side_blocks_));
     ctrl_ = DeviceArray<Roe3Ctrl>(1);
     gain_ = DeviceArray<double>(1);
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(gain_.get(), 0, sizeof(double), stream_));
@@ -193,6 +201,7 @@ class CudaRoe3Backend final : public CudaBackend {
   ~CudaRoe3Backend() override {
     if (stream_) cudaStreamSynchronize(stream_);
     if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+    if (rate_graph_exec_) cudaGraphExecDestroy(rate_graph_exec_);
     if (stream_) cudaStreamDestroy(stream_);
     if (host_ctrl_) cudaFreeHost(host_ctrl_);
   }
@@ -204,6 +213,18 @@ class CudaRoe3Backend final : public CudaBackend {
 
   double step(double t, double dt_max) override {
     set_limits(t, std::numeric_limits<double>::infinity(), dt_max, 1);
+    if (distributed_) {
+      // Stage 1's march left this rank's rate of U^n (owned cells); dt needs all ranks'.
+      SHALLOWS_CUDA_CHECK(cudaGraphLaunch(rate_graph_exec_, stream_));
+      const Roe3Ctrl r = fetch_ctrl();
+      if (r.bad) throw not_finite(t);
+      double local = 0;
+      std::memcpy(&local, &r.rate_bits, sizeof local);  // the bits of a non-negative double (march_kernel)
+      const double global = reduce_rate(local);
+      std::memcpy(&host_ctrl_->rate_bits, &global, sizeof global);
+      SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&ctrl_.get()->rate_bits, &host_ctrl_->rate_bits,
+                                          sizeof(unsigned long long), cudaMemcpyHostToDevice, stream_));
+    }
     launch_steps(1);
     const Roe3Ctrl c = fetch_ctrl();
     if (c.status != 0) throw not_finite(c.t);
@@ -212,6 +233,7 @@ class CudaRoe3Backend final : public CudaBackend {
 
   AdvanceResult advance(double t, double target, index_t max_steps) override {
     if (!(t < target) || max_steps <= 0) return {t, 0, 0};
+    if (distributed_) return Backend::advance(t, target, max_steps);  // an all-reduce per step
     set_limits(t, target, std::numeric_limits<double>::infinity(), max_steps);
     return cudax::advance_in_batches(
         t, target, max_steps, 256, [&](index_t batch) { launch_steps(batch); }, [&] { return fetch_ctrl(); },
@@ -290,6 +312,27 @@ class CudaRoe3Backend final : public CudaBackend {
 
   BoundaryFlow boundary_flow() const override { return sides_.total(stream_); }
 
+  // Halo rectangles of U^n: h, hu, hv (distributed runs with scalars or
+  // forcing are refused), packed on the device (HaloBoxes).
+  std::size_t box_bytes(const CellBox& box) const override { return cudax::HaloBoxes<Real>::bytes(box); }
+
+  void pack_box(const CellBox& box, std::byte* out) const override {
+    halo_.pack(grid_, box, box_fields(), out, stream_);
+  }
+
+  void unpack_box(const CellBox& box, const std::byte* in) override {
+    halo_.unpack(grid_, box, box_fields(), in, stream_);
+  }
+
+  // The ghost cells of U^n from the new halos; the unpacks' copies read the
+  // caller's buffers until the stream gets here.
+  void refresh_ghosts() override {
+    fill_ghosts(state(0), nullptr);
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  HostBuffer host_buffer(std::size_t bytes) const override { return cudax::pinned_host_buffer(bytes); }
+
   CudaStats stats() const override {
     CudaStats s;
     s.device = device_desc_;
@@ -310,6 +353,7 @@ class CudaRoe3Backend final : public CudaBackend {
   using MarchArgs = cudax::roe3k::MarchArgs<Real>;
 
   StateArrays<Real> state(int b) const { return {h_[b].get(), hu_[b].get(), hv_[b].get(), z_.get()}; }
+  cudax::BoxFields<Real> box_fields() const { return {{h_[0].get(), hu_[0].get(), hv_[0].get()}}; }
 
   // The scalars' buffers (three per scalar, each starting as the initial
   // h c), their device pointers, the concentrations the sides and segments
@@ -413,6 +457,7 @@ class CudaRoe3Backend final : public CudaBackend {
     a.chunks = chunks_;
     a.ctrl = ctrl_.get();
     a.gain = gain_.get();
+    a.owned = owned_;
     if (!hc_.empty()) {
       cudax::roe3k::ScalarArgs<Real>& sc = a.sc;
       sc.hc = hc_ptrs_.get();
@@ -432,7 +477,8 @@ class CudaRoe3Backend final : public CudaBackend {
   }
 
   // The kernels of one step, recorded once into a graph (they take all that
-  // varies from the device's Roe3Ctrl).
+  // varies from the device's Roe3Ctrl). A rank records two: up to stage 1's
+  // march (rate_graph_exec_), and from dt_kernel on, after the all-reduce.
   void capture_step() {
     using namespace cudax::roe3k;
     Roe3Ctrl* ctrl = ctrl_.get();
@@ -447,6 +493,10 @@ class CudaRoe3Backend final : public CudaBackend {
     const double* series_t = boundary_series_ ? t0_.get() : nullptr;
     if (series_t) fill_ghosts(state(0), ctrl, series_t);
     launch_march<0>(march_args(0, 0));
+    if (distributed_) {
+      end_capture(rate_graph_exec_);
+      SHALLOWS_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    }
     dt_kernel<<<1, 1, 0, stream_>>>(ctrl, cfl_);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 dt_kernel");
     if (hc_.empty()) {
@@ -472,9 +522,13 @@ class CudaRoe3Backend final : public CudaBackend {
     end_kernel<<<1, 1, 0, stream_>>>(ctrl);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 end_kernel");
     if (track_maxima_) launch_maxima(ctrl);
+    end_capture(graph_exec_);
+  }
+
+  void end_capture(cudaGraphExec_t& exec) {
     cudaGraph_t graph = nullptr;
     SHALLOWS_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-    const cudaError_t err = cudaGraphInstantiate(&graph_exec_, graph, 0);
+    const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
     cudaGraphDestroy(graph);
     SHALLOWS_CUDA_CHECK(err);
   }
@@ -551,6 +605,8 @@ class CudaRoe3Backend final : public CudaBackend {
   double cfl_;
   bool track_maxima_;
   double arrival_threshold_;
+  bool distributed_;
+  CellBox owned_;  // Problem::owned_cells
   std::string device_desc_;
   BoundaryCondition<Real> bc_[4];
   int rows_ = 32;
@@ -559,6 +615,7 @@ class CudaRoe3Backend final : public CudaBackend {
   long long steps_launched_ = 0;
   cudaStream_t stream_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;
+  cudaGraphExec_t rate_graph_exec_ = nullptr;  // a rank's step up to its rate (capture_step)
   Roe3Ctrl* host_ctrl_ = nullptr;
   DeviceArray<Real> h_[3], hu_[3], hv_[3];  // U^n, U1, U2
   DeviceArray<Real> z_, rh_, rhu_, rhv_;
@@ -580,6 +637,7 @@ class CudaRoe3Backend final : public CudaBackend {
   DeviceArray<Real> mass_[4];  // stage 1's edge mass fluxes (ScalarArgs::mass)
   cudax::SideAccount sides_;   // water through the sides, when one is not a wall
   int side_blocks_ = 0;        // side_rate_kernel's blocks per side
+  cudax::HaloBoxes<Real> halo_;  // a rank's halo boxes on the device
   // Last: destroyed first, after the destructor has synchronised stream_.
   cudax::SnapshotStager<Real> stager_{grid_};
 };

@@ -87,6 +87,7 @@ struct MarchArgs {
   Roe3Ctrl* ctrl;
   double* gain;           // positivity account: clamp gains (depths, carried to U^{n+1}) summed
   ScalarArgs<Real> sc;    // count = 0: no scalars
+  CellBox owned;          // the cells whose rate and finiteness count (a rank's own; else the grid)
 };
 
 __device__ __forceinline__ double warp_max(double v) {
@@ -200,7 +201,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
       if (owner && j > j0) {
         const index_t cb = g.index(i, j - 1);
         const State<Real> r = roe3::rhs_from(fx_pend, fy_pend + roe3::into_lower(s), interior_pend, prm);
-        if (!math::is_nan(A.src.z[cb])) {
+        // On a rank, the halo's cells are another rank's, and stale at the block's edge.
+        if (!math::is_nan(A.src.z[cb]) && A.owned.contains(i, j - 1)) {
           if (kStage == 0) {
             const Real cr = roe3::rate_from(sx_pend, math::max(sy_pend, roe3::pair_speed(s)), prm);
             bad = bad || !(isfinite(cr) && isfinite(r.h) && isfinite(r.hu) && isfinite(r.hv));
