@@ -2,13 +2,14 @@
 # Runs a case on one rank, then under mpirun on 2, 3 and 4 ranks with halos
 # of k = 1 and k = 4 steps, and checks that every output file (output.nc,
 # VTK, gauges) is the same bytes (output.nc: but for the accounts several
-# ranks keep none of), and that summary.json has the same steps and volumes. Usage: compare_ranks.sh SHALLOWS MPIRUN WORKDIR CASE [run options...]
+# ranks keep none of), and that summary.json has the same steps and volumes
+# (the forcing's too). Usage: compare_ranks.sh SHALLOWS MPIRUN WORKDIR CASE [run options...]
 set -euo pipefail
 shallows=$1 mpirun=$2 work=$3 case=$4
 shift 4
 export SOURCE_DATE_EPOCH=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 rm -rf "$work" && mkdir -p "$work"
-fields() { grep -E '^  "(steps|initial_volume|final_volume)"' "$1/summary.json"; }
+fields() { grep -E '^  "(steps|initial_volume|final_volume|rain_volume|infiltration_volume|source_volume)"' "$1/summary.json"; }
 # output.nc: the same bytes but for the records of the accounts that several
 # ranks do not keep (positivity_volume and the water through the sides hold
 # fill values there, as summary.json says null): both files copied without them.

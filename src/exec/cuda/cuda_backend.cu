@@ -171,10 +171,10 @@ class CudaExecutor final : public CudaBackend {
       throw std::runtime_error("CUDA backend: only the first-order scheme (roe1) runs on the GPU so far; "
                                "use --backend cpu for this case");
     }
-    if (distributed_ && (p.forcing.active() || !p.segments.empty() || !p.scalars.empty())) {
+    if (distributed_ && !p.forcing.sources.empty()) {
       throw std::runtime_error(
-          "CUDA backend: rain, infiltration, sources, Manning maps, boundary segments and passive scalars run on "
-          "one GPU rank only so far (on several ranks: --backend cpu)");
+          "CUDA backend: volume sources and inflow segments run on one GPU rank only so far (on several ranks: "
+          "--backend cpu)");
     }
     int count = cuda_device_count();
     if (device_ < 0 || device_ >= count) {
@@ -352,12 +352,8 @@ class CudaExecutor final : public CudaBackend {
                                           cudaMemcpyHostToDevice, stream_));
     }
     const Launch a{slot_, 1, t, std::numeric_limits<double>::infinity(), dt_max, std::numeric_limits<long long>::max()};
-    if (distributed_ && kind_ == KernelKind::plain) {
-      step_reduced(a, t);
-    } else {
-      if (rate_pending_) reduce_slot_rate(fetch_ctrl(), t);
-      launch_step(a);
-    }
+    if (rate_pending_) reduce_slot_rate(fetch_ctrl(), t);
+    launch_step(a);
     const Ctrl c = fetch_ctrl();
     if (c.status != 0) throw not_finite(t);
     // The lagged kernel left its local rate of the new state in the slot: the next step's dt needs all ranks'.
@@ -476,18 +472,21 @@ class CudaExecutor final : public CudaBackend {
 
   BoundaryFlow boundary_flow() const override { return sides_.total(stream_); }
 
-  // Halo rectangles of the current state: h, hu, hv (distributed runs with
-  // scalars or forcing are refused), packed on the device (HaloBoxes).
-  std::size_t box_bytes(const CellBox& box) const override { return cudax::HaloBoxes<Real>::bytes(box); }
+  // Halo rectangles of the current state: h, hu, hv, each scalar's h c and
+  // the infiltrated depths, packed on the device (HaloBoxes).
+  std::size_t box_bytes(const CellBox& box) const override {
+    return cudax::HaloBoxes<Real>::bytes(box, 3 + hc_.size() / 2, forcing_.infiltrated() ? 1 : 0);
+  }
 
   void pack_box(const CellBox& box, std::byte* out) const override {
-    halo_.pack(grid_, box, box_fields(fetch_ctrl().parity), out, stream_);
+    const int parity = fetch_ctrl().parity;
+    halo_.pack(grid_, box, box_fields(parity), infiltration_field(parity), out, stream_);
   }
 
   // Unpacked before the next step (stream order; the copy reads `in` until refresh_ghosts).
   void unpack_box(const CellBox& box, const std::byte* in) override {
     const int parity = fetch_ctrl().parity;
-    halo_.unpack(grid_, box, box_fields(parity), in, stream_);
+    halo_.unpack(grid_, box, box_fields(parity), infiltration_field(parity), in, stream_);
     if (dry_skip_) {
       const auto blocks = static_cast<unsigned>((cg_step_.chunks_over(box).cells() + 127) / 128);
       cudax::box_dry_flags_kernel<Real><<<blocks, 128, 0, stream_>>>(base_, parity, box);
@@ -649,7 +648,16 @@ class CudaExecutor final : public CudaBackend {
   // exchange phase are unpacked by kernels queued one after the other).
   // h, hu, hv of the state in buffer `parity`, for the halo boxes.
   cudax::BoxFields<Real> box_fields(int parity) const {
-    return {{h_[parity].get(), hu_[parity].get(), hv_[parity].get()}};
+    cudax::BoxFields<Real> f{{h_[parity].get(), hu_[parity].get(), hv_[parity].get()}};
+    for (std::size_t s = 0; s < hc_.size() / 2; ++s) f.f.push_back(hc_[2 * s + static_cast<std::size_t>(parity)].get());
+    return f;
+  }
+
+  cudax::BoxFields<double> infiltration_field(int parity) const {
+    cudax::BoxFields<double> f;
+    f.padded = false;  // row-major over the interior
+    if (double* F = forcing_.infiltrated(parity)) f.f.push_back(F);
+    return f;
   }
 
   // A rank's step: the slot's own rate (of its owned cells, from the kernel
@@ -666,19 +674,6 @@ class CudaExecutor final : public CudaBackend {
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&ctrl_.get()[slot_].rate_bits, &host_in_->rate_bits,
                                         sizeof(unsigned long long), cudaMemcpyHostToDevice, stream_));
     rate_pending_ = false;
-  }
-
-  // One plain step whose rate is all-reduced on the host between the rate
-  // and the update kernel (Backend::set_rate_reducer).
-  void step_reduced(const Launch& a, double t) {
-    cudax::plain_rate_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a, 1);
-    SHALLOWS_CUDA_CHECK_LAUNCH("plain_rate_kernel");
-    reduce_slot_rate(fetch_ctrl(), t);
-    launch_plain_update(a);
-    SHALLOWS_CUDA_CHECK_LAUNCH("plain_update_kernel");
-    slot_ = (slot_ + 1) % 3;
-    ++steps_launched_;
-    if (track_maxima_) launch_maxima(slot_, cudax::MaximaOf::step, 0.0);
   }
 
   // The kernels of one step from slot_ (a no-op on the device once the
@@ -702,6 +697,8 @@ class CudaExecutor final : public CudaBackend {
       case KernelKind::plain:
         cudax::plain_rate_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a, 1);
         SHALLOWS_CUDA_CHECK_LAUNCH("plain_rate_kernel");
+        // A rank (one step per launch, Backend::set_rate_reducer): all ranks' rate before the update decides dt.
+        if (distributed_) reduce_slot_rate(fetch_ctrl(), a.t_in);
         launch_plain_update(a);
         SHALLOWS_CUDA_CHECK_LAUNCH("plain_update_kernel");
         break;
@@ -739,7 +736,10 @@ class CudaExecutor final : public CudaBackend {
 
   template <bool kMaxima>
   void launch_lagged_tracking(const Launch& a) {
-    if (distributed_) return launch_lagged_with<0, true, kMaxima>(a);
+    if (distributed_) {
+      if (march_.strips > 0) return launch_lagged_with<0, true, kMaxima, true>(a);
+      return launch_lagged_with<0, true, kMaxima>(a);
+    }
     if (march_.strips > 0) return launch_lagged_with<0, false, kMaxima, true>(a);
     switch (min_blocks_) {
       case 2: launch_lagged_with<2, false, kMaxima>(a); break;

@@ -98,6 +98,7 @@ struct CellArgs {
   double* row_rain;          // per row: rain depth summed over its cells and the steps
   double* row_infiltration;  // per row: infiltrated depth, likewise
   ScalarArgs<Real> scalars;
+  CellBox owned;             // the cells the accounts count (a rank's own; else the grid)
 };
 
 template <class Real>
@@ -210,8 +211,10 @@ __global__ void __launch_bounds__(kThreads) cell_forcing_kernel(const CellArgs<R
     w.hu[k] = q.hu;
     w.hv[k] = q.hv;
     if (A.infiltrated) A.infiltrated[cell] = F;
-    rain_sum += moved.rain;
-    infiltration_sum += moved.infiltration;
+    if (A.owned.contains(i, j)) {
+      rain_sum += moved.rain;
+      infiltration_sum += moved.infiltration;
+    }
   }
   rain_sum = block_sum(rain_sum, sum_buf);
   infiltration_sum = block_sum(infiltration_sum, sum_buf);
@@ -319,6 +322,7 @@ class ForcingDevice {
     const auto cells = static_cast<std::size_t>(grid_.cells());
 
     cell_.g = grid_;
+    cell_.owned = p.owned_cells();
     cell_.phys = to_precision<Real>(p.physics);
     cell_.model = f.infiltration.model;
     check_series(f.rain.rate, "forcing.rain.rate");
@@ -387,6 +391,13 @@ class ForcingDevice {
   }
 
   bool active() const { return active_; }
+
+  // The infiltrated depths of the state in buffer `parity` (the lagged
+  // kernel's follow the state's parity); null without infiltration.
+  double* infiltrated(int parity = 0) const {
+    const DeviceArray<double>& F = parity != 0 && infiltrated_next_.size() > 0 ? infiltrated_next_ : infiltrated_;
+    return F.size() > 0 ? F.get() : nullptr;
+  }
 
   // What the lagged step kernel takes (constructed with march_strips > 0).
   MarchForcing<Real> march() const {
@@ -475,8 +486,7 @@ class ForcingDevice {
       v.resize(n);
       if (n > 0) SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(v.data(), d, n * sizeof(double), cudaMemcpyDeviceToHost, stream));
     };
-    const DeviceArray<double>& F = parity != 0 && infiltrated_next_.size() > 0 ? infiltrated_next_ : infiltrated_;
-    if (with_infiltration) fetch(out.infiltration, F.get(), F.size());
+    if (with_infiltration) fetch(out.infiltration, infiltrated(parity), infiltrated_.size());
     fetch(out.rain_rows, cell_.row_rain, ny);
     fetch(out.infiltration_rows, cell_.row_infiltration, ny);
     fetch(out.sources, moved_.get(), moved_.size());
@@ -529,10 +539,11 @@ class ForcingDevice {
     const auto nx = static_cast<std::size_t>(grid_.nx), ny = static_cast<std::size_t>(grid_.ny);
     const std::size_t frames = r.has_frames() ? r.frame_times.size() : 0;
     std::vector<double> sums((frames > 0 ? frames : 1) * ny, 0.0);
+    const CellBox owned = p.owned_cells();  // a rank's accounts count its own cells
     for (std::size_t j = 0; j < ny; ++j) {
       for (std::size_t i = 0; i < nx; ++i) {
         const std::size_t c = j * nx + i;
-        if (std::isnan(p.z[c])) continue;
+        if (std::isnan(p.z[c]) || !owned.contains(static_cast<index_t>(i), static_cast<index_t>(j))) continue;
         if (frames > 0) {
           for (std::size_t k = 0; k < frames; ++k) sums[k * ny + j] += r.frames[k * nx * ny + c];
         } else {

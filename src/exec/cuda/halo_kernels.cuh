@@ -19,29 +19,39 @@
 
 namespace shallows::cudax {
 
-// The padded fields a halo carries: the state h, hu, hv (the lagged
-// kernel's rhs of a halo cell is computed again after the exchange; third
-// order's stages start from the state).
-template <class Real>
+// The fields a halo carries, of one type: the state h, hu, hv and each
+// scalar's h c (Real, padded layout), or the infiltrated depth (double,
+// row-major over the interior). The lagged kernel's rhs of a halo cell is
+// computed again after the exchange; third order's stages start from U^n.
+template <class T>
 struct BoxFields {
-  Real* f[3];
+  static constexpr int kMax = 8;  // fields per launch of box_copy_kernel
+  std::vector<T*> f;
+  bool padded = true;
 };
 
-// pack: fields' box cells into `packed` (field after field, each row-major);
-// else the other way.
-template <class Real, bool pack>
-__global__ void box_copy_kernel(Grid g, CellBox box, BoxFields<Real> fields, Real* __restrict__ packed) {
+template <class T>
+struct BoxLaunch {
+  T* f[BoxFields<T>::kMax];
+  int count;
+  bool padded;
+};
+
+// pack: the fields' box cells into `packed` (field after field, each
+// row-major); else the other way.
+template <class T, bool pack>
+__global__ void box_copy_kernel(Grid g, CellBox box, BoxLaunch<T> fields, T* __restrict__ packed) {
   const index_t bnx = box.nx();
   const index_t cells = box.cells();
-  const index_t n = cells * 3;
+  const index_t n = cells * fields.count;
   for (index_t k = blockIdx.x * index_t(blockDim.x) + threadIdx.x; k < n; k += index_t(gridDim.x) * blockDim.x) {
     const auto field = static_cast<int>(k / cells);
     const index_t c = k - field * cells;
     const index_t j = c / bnx;
-    const index_t at = g.index(box.i0 + (c - j * bnx), box.j0 + j);
-    Real* f = fields.f[0];
-    f = field == 1 ? fields.f[1] : f;  // selects: no local-memory indexing of the parameter
-    f = field == 2 ? fields.f[2] : f;
+    const index_t i = box.i0 + (c - j * bnx);
+    const index_t at = fields.padded ? g.index(i, box.j0 + j) : (box.j0 + j) * g.nx + i;
+    T* f = fields.f[0];
+    for (int q = 1; q < fields.count; ++q) f = field == q ? fields.f[q] : f;  // selects: no local-memory indexing
     if (pack) {
       packed[k] = f[at];
     } else {
@@ -51,45 +61,66 @@ __global__ void box_copy_kernel(Grid g, CellBox box, BoxFields<Real> fields, Rea
 }
 
 // A rank's halo boxes on the device: one packed buffer per box (the same
-// boxes every exchange), made at its first use.
+// boxes every exchange), made at its first use; the Real fields first, then
+// the double ones.
 template <class Real>
 class HaloBoxes {
  public:
-  static std::size_t bytes(const CellBox& box) { return 3 * static_cast<std::size_t>(box.cells()) * sizeof(Real); }
+  // The doubles start 8-byte aligned after the Reals.
+  static std::size_t bytes(const CellBox& box, std::size_t reals, std::size_t doubles) {
+    const auto cells = static_cast<std::size_t>(box.cells());
+    return (cells * reals * sizeof(Real) + 7) / 8 * 8 + cells * doubles * sizeof(double);
+  }
 
-  // The box of `fields` into `out` (host, bytes(box)); synchronises the stream.
-  void pack(const Grid& g, const CellBox& box, BoxFields<Real> fields, std::byte* out, cudaStream_t stream) const {
-    Real* packed = stage(box);
-    copy<true>(g, box, fields, packed, stream);
-    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(out, packed, bytes(box), cudaMemcpyDeviceToHost, stream));
+  // The box of the fields into `out` (host, bytes(...)); synchronises the stream.
+  void pack(const Grid& g, const CellBox& box, const BoxFields<Real>& reals, const BoxFields<double>& doubles,
+            std::byte* out, cudaStream_t stream) const {
+    std::byte* packed = stage(box, reals, doubles);
+    copy<Real, true>(g, box, reals, packed, stream);
+    copy<double, true>(g, box, doubles, packed + bytes(box, reals.f.size(), 0), stream);
+    SHALLOWS_CUDA_CHECK(
+        cudaMemcpyAsync(out, packed, bytes(box, reals.f.size(), doubles.f.size()), cudaMemcpyDeviceToHost, stream));
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
-  // `in` into the box of `fields`, in stream order: the copy reads `in`
+  // `in` into the box of the fields, in stream order: the copy reads `in`
   // until the stream gets past it.
-  void unpack(const Grid& g, const CellBox& box, BoxFields<Real> fields, const std::byte* in, cudaStream_t stream) {
-    Real* packed = stage(box);
-    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(packed, in, bytes(box), cudaMemcpyHostToDevice, stream));
-    copy<false>(g, box, fields, packed, stream);
+  void unpack(const Grid& g, const CellBox& box, const BoxFields<Real>& reals, const BoxFields<double>& doubles,
+              const std::byte* in, cudaStream_t stream) {
+    std::byte* packed = stage(box, reals, doubles);
+    SHALLOWS_CUDA_CHECK(
+        cudaMemcpyAsync(packed, in, bytes(box, reals.f.size(), doubles.f.size()), cudaMemcpyHostToDevice, stream));
+    copy<Real, false>(g, box, reals, packed, stream);
+    copy<double, false>(g, box, doubles, packed + bytes(box, reals.f.size(), 0), stream);
   }
 
  private:
-  Real* stage(const CellBox& box) const {
+  std::byte* stage(const CellBox& box, const BoxFields<Real>& reals, const BoxFields<double>& doubles) const {
     for (const auto& [b, buffer] : stages_)
       if (b.i0 == box.i0 && b.j0 == box.j0 && b.i1 == box.i1 && b.j1 == box.j1) return buffer.get();
-    stages_.emplace_back(box, DeviceArray<Real>(3 * static_cast<std::size_t>(box.cells())));
+    stages_.emplace_back(box, DeviceArray<std::byte>(bytes(box, reals.f.size(), doubles.f.size())));
     return stages_.back().second.get();
   }
 
-  template <bool pack>
-  static void copy(const Grid& g, const CellBox& box, BoxFields<Real> fields, Real* packed, cudaStream_t stream) {
-    const index_t n = box.cells() * 3;
-    const auto blocks = static_cast<unsigned>(std::min<index_t>((n + 255) / 256, 4096));
-    box_copy_kernel<Real, pack><<<blocks, 256, 0, stream>>>(g, box, fields, packed);
-    SHALLOWS_CUDA_CHECK_LAUNCH("box_copy_kernel");
+  template <class T, bool pack>
+  static void copy(const Grid& g, const CellBox& box, const BoxFields<T>& fields, std::byte* packed,
+                   cudaStream_t stream) {
+    constexpr int kMax = BoxFields<T>::kMax;
+    const auto count = static_cast<int>(fields.f.size());
+    for (int first = 0; first < count; first += kMax) {
+      BoxLaunch<T> l{};
+      l.count = std::min(kMax, count - first);
+      l.padded = fields.padded;
+      for (int q = 0; q < l.count; ++q) l.f[q] = fields.f[static_cast<std::size_t>(first + q)];
+      const index_t n = box.cells() * l.count;
+      const auto blocks = static_cast<unsigned>(std::min<index_t>((n + 255) / 256, 4096));
+      T* out = reinterpret_cast<T*>(packed) + static_cast<index_t>(first) * box.cells();
+      box_copy_kernel<T, pack><<<blocks, 256, 0, stream>>>(g, box, l, out);
+      SHALLOWS_CUDA_CHECK_LAUNCH("box_copy_kernel");
+    }
   }
 
-  mutable std::vector<std::pair<CellBox, DeviceArray<Real>>> stages_;
+  mutable std::vector<std::pair<CellBox, DeviceArray<std::byte>>> stages_;
 };
 
 // Page-locked host memory for halo buffers (Backend::host_buffer): a box

@@ -102,10 +102,10 @@ class CudaRoe3Backend final : public CudaBackend {
         distributed_(p.owned.cells() > 0),
         owned_(p.owned_cells()) {
     if (grid_.nx <= 0 || grid_.ny <= 0) throw std::runtime_error("CUDA backend: empty grid");
-    if (distributed_ && (p.forcing.active() || !p.segments.empty() || !p.scalars.empty())) {
+    if (distributed_ && !p.forcing.sources.empty()) {
       throw std::runtime_error(
-          "CUDA backend: rain, infiltration, sources, Manning maps, boundary segments and passive scalars run on "
-          "one GPU rank only so far (on several ranks: --backend cpu)");
+          "CUDA backend: volume sources and inflow segments run on one GPU rank only so far (on several ranks: "
+          "--backend cpu)");
     }
     const int count = cuda_device_count();
     if (co.device < 0 || co.device >= count) {
@@ -312,16 +312,18 @@ class CudaRoe3Backend final : public CudaBackend {
 
   BoundaryFlow boundary_flow() const override { return sides_.total(stream_); }
 
-  // Halo rectangles of U^n: h, hu, hv (distributed runs with scalars or
-  // forcing are refused), packed on the device (HaloBoxes).
-  std::size_t box_bytes(const CellBox& box) const override { return cudax::HaloBoxes<Real>::bytes(box); }
+  // Halo rectangles of U^n: h, hu, hv, each scalar's h c and the
+  // infiltrated depths, packed on the device (HaloBoxes).
+  std::size_t box_bytes(const CellBox& box) const override {
+    return cudax::HaloBoxes<Real>::bytes(box, 3 + hc_.size() / 3, forcing_.infiltrated() ? 1 : 0);
+  }
 
   void pack_box(const CellBox& box, std::byte* out) const override {
-    halo_.pack(grid_, box, box_fields(), out, stream_);
+    halo_.pack(grid_, box, box_fields(), infiltration_field(), out, stream_);
   }
 
   void unpack_box(const CellBox& box, const std::byte* in) override {
-    halo_.unpack(grid_, box, box_fields(), in, stream_);
+    halo_.unpack(grid_, box, box_fields(), infiltration_field(), in, stream_);
   }
 
   // The ghost cells of U^n from the new halos; the unpacks' copies read the
@@ -353,7 +355,18 @@ class CudaRoe3Backend final : public CudaBackend {
   using MarchArgs = cudax::roe3k::MarchArgs<Real>;
 
   StateArrays<Real> state(int b) const { return {h_[b].get(), hu_[b].get(), hv_[b].get(), z_.get()}; }
-  cudax::BoxFields<Real> box_fields() const { return {{h_[0].get(), hu_[0].get(), hv_[0].get()}}; }
+  cudax::BoxFields<Real> box_fields() const {
+    cudax::BoxFields<Real> f{{h_[0].get(), hu_[0].get(), hv_[0].get()}};
+    for (std::size_t s = 0; s < hc_.size() / 3; ++s) f.f.push_back(hc_[3 * s].get());
+    return f;
+  }
+
+  cudax::BoxFields<double> infiltration_field() const {
+    cudax::BoxFields<double> f;
+    f.padded = false;  // row-major over the interior
+    if (double* F = forcing_.infiltrated()) f.f.push_back(F);
+    return f;
+  }
 
   // The scalars' buffers (three per scalar, each starting as the initial
   // h c), their device pointers, the concentrations the sides and segments

@@ -640,7 +640,8 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
           q1 = forcing::force_cell(M.cell, rain, cell, t0, dt_full, q1, F, moved);
           if (r >= j0 && r < jend && (inside ? lane >= 1 && lane < 31 : tile_lane)) {
             if (F_out) F_out[cell] = F;
-            infiltrated = moved.infiltration;
+            // A rank's accounts count its own cells.
+            infiltrated = !kRanked || P.owned.contains(i, r) ? moved.infiltration : 0.0;
           }
         }
       } else {
