@@ -41,8 +41,9 @@
 #             (8192^2 per GPU, S004-T1 and S004-T2) and strong scaling (S004-T1 16384^2) against one GPU, float
 #             and double, k = 1, 2, 4, 8 (SCALING_K, SCALING_SECONDS)
 #   mpi       ranks sharing the first GPU (mpirun): S000-T1, S000-T2, a case with every boundary type and
-#             Manning friction (first and third order), S003-T3 (roe3), and cases with rain, Green-Ampt, a
-#             Manning map, a passive scalar and a level segment (first and third order) on 2, 3, 4 ranks at
+#             Manning friction (first and third order), S003-T3 (roe3), cases with rain, Green-Ampt, a
+#             Manning map, a passive scalar and a level segment (first and third order) and with volume
+#             sources (an inflow segment, a point source, a sink; first order) on 2, 3, 4 ranks at
 #             k = 1, 4, every output file (and the forcing's volumes) the same bytes as one rank; then S004-T1 at 8192^2 and S003-T3 (roe3) at 4096^2,
 #             1 rank against 2 ranks: a step's split into compute, reduce, pack, exchange and wait (shallows
 #             bench under mpirun)
@@ -314,6 +315,8 @@ stage_mpi() {
     "rain per cell, Green-Ampt, Manning map (lagged kernel's forcing)|$REPO/tests/data/mpi/rain_soil.toml --ranks-x 1"
     "rain per cell, Green-Ampt, Manning map, float|$REPO/tests/data/mpi/rain_soil.toml --ranks-x 1 -p float"
     "passive scalar, rain, Green-Ampt, level segment|$REPO/tests/data/mpi/rain_scalar.toml --ranks-x 1"
+    "volume sources: an inflow segment over several ranks, a point source, a sink, a scalar|$REPO/tests/data/mpi/sources.toml --ranks-x 1"
+    "volume sources, float|$REPO/tests/data/mpi/sources.toml --ranks-x 1 -p float"
     "rain per cell, Green-Ampt, Manning map, roe3 (48x100)|$REPO/tests/data/mpi/rain_soil.toml --ranks-x 1 --set numerics.scheme=\"roe3\" --set domain.ny=100 --set time.end=5"
     "passive scalar, rain, Green-Ampt, level segment, roe3 float (48x100)|$REPO/tests/data/mpi/rain_scalar.toml --ranks-x 1 -p float --set numerics.scheme=\"roe3\" --set domain.ny=100 --set time.end=5"
   )

@@ -171,11 +171,6 @@ class CudaExecutor final : public CudaBackend {
       throw std::runtime_error("CUDA backend: only the first-order scheme (roe1) runs on the GPU so far; "
                                "use --backend cpu for this case");
     }
-    if (distributed_ && !p.forcing.sources.empty()) {
-      throw std::runtime_error(
-          "CUDA backend: volume sources and inflow segments run on one GPU rank only so far (on several ranks: "
-          "--backend cpu)");
-    }
     int count = cuda_device_count();
     if (device_ < 0 || device_ >= count) {
       throw std::runtime_error("CUDA backend: device " + std::to_string(device_) + " requested, " +
@@ -706,7 +701,7 @@ class CudaExecutor final : public CudaBackend {
     if (forcing_.active()) {
       forcing_.launch(StepClock<Real>{ctrl_.get(), a.slot, a.use_t_in, a.t_in, {h_[0].get(), h_[1].get()},
                                       {hu_[0].get(), hu_[1].get()}, {hv_[0].get(), hv_[1].get()}},
-                      stream_);
+                      stream_, sum_reducer());
     }
     if (sides_.kept()) {
       cudax::boundary_add_kernel<Real><<<1, 8, 0, stream_>>>(ctrl_.get(), (a.slot + 1) % 3, sides_.rate(),

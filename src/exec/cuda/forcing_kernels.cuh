@@ -246,12 +246,19 @@ __global__ void __launch_bounds__(kThreads) march_rows_kernel(const MarchForcing
   }
 }
 
-// Source order[first + blockIdx.x]: its volume over the step shared between its cells.
-template <class Real, class Clock>
-__global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real> A, const Clock clock, int first) {
+// Source order[first + blockIdx.x]: its volume over the step shared between
+// its cells. kSpread (a rank of a distributed run, one block): source
+// `first`, whose cells' weights and depths, every rank's, are spread[q] and
+// spread[n + q] (spread_gather_kernel, then the all-reduce); its cells
+// outside the rank's block are -1. The account counts every cell, from
+// those values, as one process does; a cell of the block is stepped by its
+// own depth.
+template <class Real, class Clock, bool kSpread = false>
+__global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real> A, const Clock clock, int first,
+                                                          const double* spread = nullptr) {
   const StepWindow<Real> w = clock.window();
   if (!w.taken) return;
-  const int src = A.order[first + static_cast<int>(blockIdx.x)];
+  const int src = kSpread ? first : A.order[first + static_cast<int>(blockIdx.x)];
   const index_t c0 = A.cell_start[src], c1 = A.cell_start[src + 1];
   __shared__ double volume;
   __shared__ double sum_buf[kThreads];
@@ -266,15 +273,20 @@ __global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real>
     const index_t cell = A.cells[c];
     return A.g.index(cell % A.g.nx, cell / A.g.nx);
   };
+  const index_t n = c1 - c0;
   double weights = 0;
   for (index_t c = c0 + threadIdx.x; c < c1; c += kThreads) {
-    weights += source_weight(static_cast<double>(w.h[at(c)]));
+    weights += kSpread ? spread[c - c0] : source_weight(static_cast<double>(w.h[at(c)]));
   }
   const double sum_w = block_sum(weights, sum_buf);
-  const int count = static_cast<int>(c1 - c0);
+  const int count = static_cast<int>(n);
   double added = 0;
   // A source's cells are distinct (checked on the host): each thread owns its cells.
   for (index_t c = c0 + threadIdx.x; c < c1; c += kThreads) {
+    if constexpr (kSpread) {
+      added += source_depth(volume, spread[c - c0], sum_w, count, A.area, spread[n + c - c0]);
+      if (A.cells[c] < 0) continue;
+    }
     const index_t k = at(c);
     const double h = static_cast<double>(w.h[k]);
     const double d = source_depth(volume, source_weight(h), sum_w, count, A.area, h);
@@ -289,10 +301,31 @@ __global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real>
       w.hu[k] = Real(0);
       w.hv[k] = Real(0);
     }
-    added += d;
+    if constexpr (!kSpread) added += d;
   }
   added = block_sum(added, sum_buf);
   if (threadIdx.x == 0) A.moved[src] += added * A.area;
+}
+
+// A rank's weights and depths of source src's cells (kSpread above): its
+// owned cells' after the step, 0 for the others (another rank's, or outside
+// the block), so that an all-reduce sum gives every cell its owner's values.
+template <class Real, class Clock>
+__global__ void spread_gather_kernel(const SourceArgs<Real> A, const Clock clock, int src, CellBox owned,
+                                     double* spread) {
+  const StepWindow<Real> w = clock.window();
+  const index_t c0 = A.cell_start[src], n = A.cell_start[src + 1] - c0;
+  for (index_t q = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; q < n;
+       q += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t cell = A.cells[c0 + q];
+    double wq = 0, hq = 0;
+    if (w.taken && cell >= 0 && owned.contains(cell % A.g.nx, cell / A.g.nx)) {
+      hq = static_cast<double>(w.h[A.g.index(cell % A.g.nx, cell / A.g.nx)]);
+      wq = source_weight(hq);
+    }
+    spread[q] = wq;
+    spread[n + q] = hq;
+  }
 }
 
 // The forcing's data on the device and its launches, owned by an executor
@@ -364,6 +397,8 @@ class ForcingDevice {
       }
     }
 
+    ranked_sources_ = p.owned.cells() > 0 && !f.sources.empty();
+    owned_ = p.owned_cells();
     upload_sources(f.sources);
     // Pageable copies may still be in flight; the executor's stream does not wait for the legacy stream.
     SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
@@ -423,9 +458,11 @@ class ForcingDevice {
     SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
-  // The kernels of one step's forcing on stream (also inside a graph capture).
+  // The kernels of one step's forcing on stream (also inside a graph capture,
+  // but for a rank's sources: reduce, Backend::set_sum_reducer's, is called
+  // for each source and step, synchronising stream).
   template <class Clock>
-  void launch(const Clock& clock, cudaStream_t stream) const {
+  void launch(const Clock& clock, cudaStream_t stream, const Backend::SumReducer& reduce = {}) const {
     if (!active_) return;
     if (cell_pass_ && march_.strips > 0) {
       // The lagged kernel forced the cells; its row parts go into the accounts.
@@ -435,6 +472,29 @@ class ForcingDevice {
     } else if (cell_pass_) {
       cell_forcing_kernel<Real, Clock><<<static_cast<unsigned>(grid_.ny), kThreads, 0, stream>>>(cell_, clock);
       SHALLOWS_CUDA_CHECK_LAUNCH("forcing cell_forcing_kernel");
+    }
+    if (ranked_sources_) {
+      // A rank: the sources one after another, in Problem order (each rank
+      // makes the same all-reduces), each with every rank's cell values.
+      for (std::size_t k = 0; k < source_count_; ++k) {
+        const auto src = static_cast<int>(k);
+        const auto n = static_cast<std::size_t>(source_cells_[k + 1] - source_cells_[k]);
+        spread_gather_kernel<Real, Clock><<<static_cast<unsigned>(std::max<std::size_t>(1, (n + 255) / 256)), 256, 0,
+                                            stream>>>(source_, clock, src, owned_, spread_.get());
+        SHALLOWS_CUDA_CHECK_LAUNCH("forcing spread_gather_kernel");
+        std::vector<double>& v = spread_host_;
+        v.resize(2 * n);
+        SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(v.data(), spread_.get(), 2 * n * sizeof(double), cudaMemcpyDeviceToHost,
+                                            stream));
+        SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
+        if (reduce) reduce(v);  // each cell has one owner: its values arrive exact
+        SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(spread_.get(), v.data(), 2 * n * sizeof(double), cudaMemcpyHostToDevice,
+                                            stream));
+        SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));  // v is reused
+        source_kernel<Real, Clock, true><<<1, kThreads, 0, stream>>>(source_, clock, src, spread_.get());
+        SHALLOWS_CUDA_CHECK_LAUNCH("forcing source_kernel (spread)");
+      }
+      return;
     }
     for (std::size_t l = 0; l + 1 < level_start_.size(); ++l) {
       const int first = level_start_[l];
@@ -570,7 +630,9 @@ class ForcingDevice {
       const VolumeSource& s = sources[k];
       const std::string name = "CUDA backend: source '" + s.name + "'";
       check_series(s.discharge, "the discharge of source '" + s.name + "'");
-      std::vector<index_t> own(s.cells);
+      std::vector<index_t> own;
+      for (index_t c : s.cells)
+        if (!(ranked_sources_ && c < 0)) own.push_back(c);  // a rank: -1 for the cells outside its block
       std::sort(own.begin(), own.end());
       const auto twice = std::adjacent_find(own.begin(), own.end());
       if (twice != own.end()) {
@@ -578,7 +640,7 @@ class ForcingDevice {
                                     std::to_string(*twice % grid_.nx) + ", j = " + std::to_string(*twice / grid_.nx) +
                                     ") twice");
       }
-      for (index_t c : s.cells) {
+      for (index_t c : own) {
         if (c < 0 || c >= grid_.cells()) {
           throw std::invalid_argument(name + " names cell " + std::to_string(c) + ", outside the grid's " +
                                       std::to_string(grid_.cells()) + " cells");
@@ -586,7 +648,7 @@ class ForcingDevice {
         const auto it = touched.find(c);
         if (it != touched.end()) level[k] = std::max(level[k], it->second);
       }
-      for (index_t c : s.cells) touched[c] = level[k] + 1;
+      for (index_t c : own) touched[c] = level[k] + 1;
       levels = std::max(levels, level[k] + 1);
       cells.insert(cells.end(), s.cells.begin(), s.cells.end());
       cell_start.push_back(static_cast<index_t>(cells.size()));
@@ -612,6 +674,11 @@ class ForcingDevice {
     knot_start_.upload(knot_start.data(), knot_start.size());
     source_t_ = upload(t);
     source_v_ = upload(v);
+    source_cells_ = cell_start;
+    std::size_t widest = 0;
+    for (std::size_t k = 0; k + 1 < cell_start.size(); ++k)
+      widest = std::max(widest, static_cast<std::size_t>(cell_start[k + 1] - cell_start[k]));
+    if (ranked_sources_) spread_ = DeviceArray<double>(2 * std::max<std::size_t>(widest, 1));
     moved_ = DeviceArray<double>(sources.size());
     if (!sources.empty()) SHALLOWS_CUDA_CHECK(cudaMemset(moved_.get(), 0, sources.size() * sizeof(double)));
     source_ = {grid_,        cell_.phys.h_dry, area_,           order_.get(),     cell_start_.get(),
@@ -627,6 +694,13 @@ class ForcingDevice {
   SourceArgs<Real> source_{};
   std::size_t source_count_ = 0;
   std::vector<int> level_start_;  // launch l runs order[level_start_[l] .. level_start_[l + 1])
+  std::vector<index_t> source_cells_;  // source k's cells: [source_cells_[k], source_cells_[k + 1]) of cells_
+  // A rank of a distributed run with sources (launch): every rank's weights
+  // and depths of one source's cells, on the device and on the host.
+  bool ranked_sources_ = false;
+  CellBox owned_{};
+  DeviceArray<double> spread_;
+  mutable std::vector<double> spread_host_;
   DeviceArray<double> rain_t_, rain_v_, rain_scale_, frame_t_, frames_, manning_, p_[3], infiltrated_, rows_;
   DeviceArray<double> infiltrated_next_, parts_, row_rain_;  // the lagged kernel's (MarchForcing)
   DeviceArray<int> order_, knot_start_;

@@ -104,8 +104,8 @@ class CudaRoe3Backend final : public CudaBackend {
     if (grid_.nx <= 0 || grid_.ny <= 0) throw std::runtime_error("CUDA backend: empty grid");
     if (distributed_ && !p.forcing.sources.empty()) {
       throw std::runtime_error(
-          "CUDA backend: volume sources and inflow segments run on one GPU rank only so far (on several ranks: "
-          "--backend cpu)");
+          "CUDA backend: volume sources and inflow segments on several GPU ranks run in first order only so far "
+          "(third order: --backend cpu)");
     }
     const int count = cuda_device_count();
     if (co.device < 0 || co.device >= count) {
