@@ -36,8 +36,8 @@
 #             per cell-update by opcode and by source line (ncu source page,
 #             tools/ncu_lines.py), float and double, S004-T1 4096^2
 #   lines3    the same for one stage of the roe3 march kernel, S003-T3 2048^2
-#   scaling   (2 GPUs, one rank each) S000-T1 and S003-T3 (roe3) outputs on 2-4 ranks over the GPUs against one
-#             rank; weak scaling
+#   scaling   (2 GPUs, one rank each) S000-T1, S003-T3 (roe3), rain with soil and a Manning map, and volume
+#             sources with a scalar: outputs on 2-4 ranks over the GPUs against one rank; weak scaling
 #             (8192^2 per GPU, S004-T1 and S004-T2) and strong scaling (S004-T1 16384^2) against one GPU, float
 #             and double, k = 1, 2, 4, 8 (SCALING_K, SCALING_SECONDS)
 #   mpi       ranks sharing the first GPU (mpirun): S000-T1, S000-T2, a case with every boundary type and
@@ -380,6 +380,10 @@ stage_scaling() {
   done
   compare_ranks "scaling: S003-T3 roe3 float (80^2)" "over $gpus GPUs" "$mpirun" "$BUILD/gpu-check-scaling/s003" \
     "$REPO/cases/s003-t3/case.toml" -p float --set domain.nx=80 --set domain.ny=80
+  compare_ranks "scaling: rain, Green-Ampt, Manning map" "over $gpus GPUs" "$mpirun" \
+    "$BUILD/gpu-check-scaling/rain-soil" "$REPO/tests/data/mpi/rain_soil.toml" --ranks-x 1
+  compare_ranks "scaling: volume sources, a scalar" "over $gpus GPUs" "$mpirun" "$BUILD/gpu-check-scaling/sources" \
+    "$REPO/tests/data/mpi/sources.toml" --ranks-x 1
   bench -c s004-t1 -n 8192,16384 -p float,double -s "$s"
   bench -c s004-t2 -n 8192 -p float,double -s "$s"
   bench -c s004-t2 -n 8192 -p float,double -s "$s" --dry-skip 0
