@@ -764,10 +764,6 @@ TimeSeries series_file(const Reader& rd, const std::string& key, const toml::nod
   return s;
 }
 
-const std::string scalars_on_mesh =
-    "passive scalars ([[scalar]] and concentrations) run on Cartesian grids only so far; this case runs on a mesh "
-    "([mesh])";
-
 // concentration = { salt = 35.0 } in table t (key `at`): the concentration of
 // the water it brings, per scalar of Problem::scalars (0 for those it does not name).
 std::vector<double> read_concentrations(const Reader& rd, const toml::table& t, const std::string& at,
@@ -834,7 +830,6 @@ BoundaryCondition<double> read_boundary(const Reader& rd, const toml::table& b, 
   bc.kind = kind_of(*type, key + ".type");
   // The values themselves are read in parse_case, once the scalars are known (read_concentrations).
   if (t.contains("concentration")) {
-    if (!series) rd.fail_at(key + ".concentration", scalars_on_mesh);
     if (bc.kind == BoundaryKind::wall || bc.kind == BoundaryKind::open)
       rd.fail_at(key + ".concentration", "only used by types \"inflow\" and \"level\" (water that enters through "
                                          "the side), not \"" + *type + "\" (an open side lets out the water inside)");
@@ -1538,7 +1533,7 @@ bool variable_name(const std::string& s) {
          std::all_of(s.begin(), s.end(), [&](char ch) { return alpha(ch) || digit(ch) || ch == '_'; });
 }
 
-// [[scalar]]: passive scalars (grids), into p.scalars with their
+// [[scalar]]: passive scalars, into p.scalars with their
 // initial concentration; returns their output variables. Read before the
 // boundaries and the forcing, whose concentrations name them.
 std::vector<ScalarOutput> read_scalars(const Reader& rd, const toml::node& n, const fs::path& base_dir,
@@ -1547,7 +1542,6 @@ std::vector<ScalarOutput> read_scalars(const Reader& rd, const toml::node& n, co
   if (!a) rd.fail_type("scalar", "an array of tables [[scalar]] with name and initial", n);
   std::vector<ScalarOutput> outputs;
   if (a->empty()) return outputs;
-  if (at.mesh) rd.fail_at("scalar", scalars_on_mesh);
   for (std::size_t k = 0; k < a->size(); ++k) {
     const std::string key = "scalar[" + std::to_string(k) + "]";
     const toml::table* t = a->get(k)->as_table();
@@ -1785,6 +1779,13 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
                                                    (groups.empty() ? "none" : groups) + ")");
         }
         p.mesh_boundary[static_cast<std::size_t>(group)] = read_boundary(rd, *b, name, base_dir, nullptr);
+        if (!v.is_table()) continue;
+        const std::vector<double> given = read_concentrations(rd, *v.as_table(), dotted("boundary", name), p.scalars);
+        for (std::size_t q = 0; q < given.size(); ++q) {
+          std::vector<double>& groups = p.scalars[q].groups;
+          groups.resize(mesh->boundary_names.size(), 0.0);
+          groups[static_cast<std::size_t>(group)] = given[q];
+        }
       }
     }
     p.mesh = mesh;

@@ -110,8 +110,6 @@ void OutputWriter::open(const OutputSettings& settings, const std::vector<double
   if (geotiff) (void)detail::make_geotiff_writer(ctx);  // throws: no GDAL
 #endif
   if (geotiff && ctx.mesh) throw InputError("output.format: geotiff writes Cartesian grids only, not meshes");
-  if (ctx.mesh && !settings.scalars.empty())
-    throw std::invalid_argument("OutputWriter: passive scalars run on grids only, not meshes");
   const bool gauges = !settings.gauges.empty();
   std::vector<std::size_t> gauge_cells;
   if (gauges) gauge_cells = detail::gauge_cells(ctx);  // throws for a gauge outside the domain

@@ -131,7 +131,7 @@ class NetcdfWriter final : public FormatWriter {
       var_account_[v] = define_account(account_vars[v].name, account_vars[v].long_name, "m3", dim_t);
     for (const ScalarOutput& sc : ctx.settings.scalars)
       var_mass_.push_back(define_account((sc.name + "_mass").c_str(),
-                                         "mass of " + sc.name + " on the active cells (h c summed, times dx dy)",
+                                         "mass of " + sc.name + " on the active cells (h c times the cell areas, summed)",
                                          sc.units == "1" ? "m3" : sc.units + " m3", dim_t));
     var_z_ = define({"z", "bed elevation", "altitude", "m"}, false);
 
@@ -258,7 +258,8 @@ class NetcdfWriter final : public FormatWriter {
       check(nc_put_var1_double(ncid_, var_account_[v], &index, &x), account_vars[v].name);
     }
     for (std::size_t s = 0; s < var_mass_.size(); ++s) {
-      const double mass = scalar_mass(f.raw->hc[s], ctx_.z, ctx_.grid.dx * ctx_.grid.dy);
+      const double mass = ctx_.mesh ? scalar_mass(f.raw->hc[s], ctx_.z, ctx_.mesh->cell_area)
+                                    : scalar_mass(f.raw->hc[s], ctx_.z, ctx_.grid.dx * ctx_.grid.dy);
       check(nc_put_var1_double(ncid_, var_mass_[s], &index, &mass), "write a scalar's mass");
     }
   }

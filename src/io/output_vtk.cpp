@@ -217,9 +217,12 @@ class VtkWriter final : public FormatWriter {
     }
     const std::string name = frame_name(f.index, extension_);
     if (geometry_) {
-      write_vtu(folder_ / name, *geometry_, &f.time,
-                {field("h", f.h), field("hu", f.hu), field("hv", f.hv), field("u", f.u), field("v", f.v),
-                 field("eta", f.eta), field("z", z_), {"velocity", 3, vel_.data(), n}});
+      std::vector<VtkArray> arrays{field("h", f.h),  field("hu", f.hu),   field("hv", f.hv), field("u", f.u),
+                                   field("v", f.v),  field("eta", f.eta), field("z", z_)};
+      for (std::size_t s = 0; s < f.c.size(); ++s)
+        arrays.push_back(field(ctx_.settings.scalars[s].name.c_str(), f.c[s]));
+      arrays.push_back({"velocity", 3, vel_.data(), n});
+      write_vtu(folder_ / name, *geometry_, &f.time, arrays);
     } else {
       std::vector<VtkArray> arrays{field("h", f.h), field("eta", f.eta), field("z", z_)};
       for (std::size_t s = 0; s < f.c.size(); ++s)

@@ -91,7 +91,9 @@ std::unique_ptr<Backend> make_local_backend(const Problem& problem, const Backen
   if (options.kind == "cpu") return cpu();
   if (options.kind == "cuda" || options.kind == "auto") {
 #ifdef SHALLOWS_HAVE_CUDA
-    if (cuda_available())
+    // auto: a mesh with what the GPU mesh executor does not run yet (forcing, scalars) goes to the CPU.
+    const bool gpu_mesh_lacks = problem.on_mesh() && (problem.forcing.active() || !problem.scalars.empty());
+    if (cuda_available() && !(options.kind == "auto" && gpu_mesh_lacks))
       return problem.on_mesh() ? make_cuda_mesh_backend(problem, options) : make_cuda_backend(problem, options);
     if (options.kind == "cuda") throw std::runtime_error("backend 'cuda': no CUDA device is available");
 #else
@@ -113,7 +115,6 @@ std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptio
     throw std::runtime_error(what + " so far; this run is " + run);
   };
   if (elsewhere && !problem.segments.empty()) refuse("boundary segments run on grids", elsewhere);
-  if (!problem.scalars.empty() && elsewhere) refuse("passive scalars run on grids", elsewhere);
   if (!mpi::active()) return make_local_backend(problem, options);
   BackendOptions local = options;
   int extra_halo = 0;

@@ -204,7 +204,7 @@ TEST_F(ScalarCaseTest, ConcentrationErrorsNameTheKey) {
             "through the side), not \"wall\" (an open side lets out the water inside)");
 }
 
-TEST_F(ScalarCaseTest, ThirdOrderRunsThemAndMeshesAreRefused) {
+TEST_F(ScalarCaseTest, ThirdOrderAndMeshesRunThem) {
   const io::Case third = parse(kBase + kSalt + "[numerics]\nscheme = \"roe3\"\n");
   EXPECT_EQ(third.problem.scheme, Scheme::roe3);
   EXPECT_EQ(third.problem.scalars.size(), 1u);
@@ -217,12 +217,24 @@ TEST_F(ScalarCaseTest, ThirdOrderRunsThemAndMeshesAreRefused) {
   io::write_gmsh(dir_ / "square.msh", rectangle_mesh(spec), false);
   const std::string mesh = "[mesh]\nfile = \"square.msh\"\n[initial]\nh = 1\n[time]\nend = 1\n";
   ASSERT_EQ(error_of(mesh), "");
-  const std::string on_mesh =
-      "passive scalars ([[scalar]] and concentrations) run on Cartesian grids only so far; this case runs on a mesh "
-      "([mesh])";
-  EXPECT_EQ(error_of(mesh + kSalt), "case.toml: scalar: " + on_mesh);
-  EXPECT_EQ(error_of(mesh + "[boundary]\nwest = { type = \"inflow\", discharge = 1, concentration = { salt = 1 } }\n"),
-            "case.toml: boundary.west.concentration: " + on_mesh);
+  const io::Case on_mesh = parse(mesh + kSalt);
+  ASSERT_EQ(on_mesh.problem.scalars.size(), 1u);
+  EXPECT_TRUE(on_mesh.problem.scalars[0].groups.empty());  // no group brings any: 0
+  // A boundary group's concentration, by group.
+  const io::Case inflow =
+      parse(mesh + kSalt + "[boundary]\nwest = { type = \"inflow\", discharge = 1, concentration = { salt = 1.5 } }\n");
+  const std::vector<double>& groups = inflow.problem.scalars[0].groups;
+  ASSERT_EQ(groups.size(), inflow.problem.mesh_boundary.size());
+  const int west = inflow.problem.mesh->find_boundary("west");
+  for (std::size_t g = 0; g < groups.size(); ++g) EXPECT_EQ(groups[g], g == std::size_t(west) ? 1.5 : 0.0) << g;
+  // As on a grid: no concentration on a wall or an open group, none of an unknown scalar.
+  EXPECT_NE(error_of(mesh + kSalt + "[boundary]\nwest = { type = \"open\", concentration = { salt = 1 } }\n")
+                .find("boundary.west.concentration: only used by types"),
+            std::string::npos);
+  EXPECT_NE(error_of(mesh + kSalt +
+                     "[boundary]\nwest = { type = \"inflow\", discharge = 1, concentration = { sand = 1 } }\n")
+                .find("no [[scalar]] is named 'sand'"),
+            std::string::npos);
 }
 
 TEST_F(ScalarCaseTest, FingerprintSeesTheScalars) {

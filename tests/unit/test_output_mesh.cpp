@@ -195,6 +195,36 @@ std::vector<double> read_double(int nc, const char* name, std::size_t count) {
   return v;
 }
 
+// A passive scalar on a mesh: its concentration per face and record (NaN
+// where inactive, h c / h elsewhere, however shallow), and its mass, h c times
+// each active face's area, summed.
+TEST_F(OutputMeshTest, NetcdfCarriesTheScalarsPerFace) {
+  OutputSettings s = settings({"netcdf"});
+  s.scalars = {{"salt", "g kg-1"}};
+  {
+    OutputWriter w(s, make_mesh(), make_bed(), h_dry);
+    for (int frame = 0; frame < 2; ++frame) {
+      Fields f = make_fields(frame);
+      f.hc = {{2.0 * f.h[0], 3.0 * f.h[1], 7.0}};
+      w.write(frame == 0 ? t0 : t1, f);
+    }
+    w.finish(make_maxima());
+  }
+  int nc = -1;
+  nc_ok(nc_open((dir_ / "output.nc").c_str(), NC_NOWRITE, &nc));
+  const int salt = var_id(nc, "salt");
+  EXPECT_EQ(var_dims(nc, salt), (std::vector<std::string>{"time", "nMesh_face"}));
+  EXPECT_EQ(nc_text(nc, salt, "units"), "g kg-1");
+  EXPECT_EQ(nc_text(nc, salt, "location"), "face");
+  const std::vector<float> c = read_float(nc, "salt", 6);
+  EXPECT_FLOAT_EQ(c[3 + tri_dry], 2.0f);  // a dry face keeps its concentration
+  EXPECT_FLOAT_EQ(c[3 + quad], 3.0f);
+  EXPECT_TRUE(std::isnan(c[3 + tri_off]) || c[3 + tri_off] > 1e30f);  // inactive: fill value
+  const std::vector<double> mass = read_double(nc, "salt_mass", 2);
+  EXPECT_DOUBLE_EQ(mass[1], 2.0 * 5e-4 * 50 + 3.0 * quad_depth(1) * 200);  // areas 50 and 200; the inactive face not
+  nc_close(nc);
+}
+
 TEST_F(OutputMeshTest, NetcdfFollowsUgrid) {
   run(settings({"netcdf"}));
   ASSERT_TRUE(fs::exists(dir_ / "output.nc"));
@@ -414,9 +444,6 @@ TEST_F(OutputMeshTest, BadMeshAndSizesAreRejected) {
   auto broken = std::make_shared<UnstructuredMesh>(*make_mesh());
   broken->cell_nodes[5] = 6;  // no node 6
   EXPECT_THROW(OutputWriter(settings({}), broken, make_bed(), h_dry), std::invalid_argument);
-  OutputSettings with_scalars = settings({});
-  with_scalars.scalars = {{"salt", "1"}};  // passive scalars run on grids only
-  EXPECT_THROW(OutputWriter(with_scalars, make_mesh(), make_bed(), h_dry), std::invalid_argument);
   OutputWriter w(settings({}), make_mesh(), make_bed(), h_dry);
   Fields f = make_fields(0);
   f.h.push_back(1);

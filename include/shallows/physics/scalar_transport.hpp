@@ -104,6 +104,27 @@ SHALLOWS_HD Real transported_concentration(const ScalarStencil<Real>& s, Real h,
   return math::min(math::max(c1, lo), hi);
 }
 
+// A mesh cell's concentration after a step (first order; the same
+// arguments as transported_concentration, for a polygon): out[k] is the water
+// its edge k (in slot order) takes out of it over the step per unit area,
+// dt F |e| / A (negative where water comes in), beyond[k] the concentration
+// across that edge; h and c are the cell's depth and concentration before
+// the step. A uniform concentration stays exactly uniform, and c' stays in
+// the range of the cell's own and its inflowing neighbours'.
+template <class Real>
+SHALLOWS_HD Real mesh_transported_concentration(const Real* out, const Real* beyond, int n, Real h, Real c) {
+  Real water = h, scalar = h * c, lo = c, hi = c;
+  for (int k = 0; k < n; ++k) {
+    const bool inflow = out[k] < Real(0);
+    water -= out[k];
+    scalar -= out[k] * (inflow ? beyond[k] : c);
+    lo = inflow ? math::min(lo, beyond[k]) : lo;
+    hi = inflow ? math::max(hi, beyond[k]) : hi;
+  }
+  const Real c1 = water > Real(0) ? scalar / water : c;
+  return math::min(math::max(c1, lo), hi);
+}
+
 // A multi-stage scheme's concentration of a cell (roe3's SSP-RK3 stages):
 // the stage combines the water as U^n + b (E - U^n), with E the Euler step
 // from the stage input; its concentration is the mean of U^n's (cn, depth

@@ -23,6 +23,10 @@ struct PassiveScalar {
   // Concentration of the water entering through each Problem::segments
   // entry (level segments; an open one carries the cell's own); empty: 0.
   std::vector<double> segments;
+  // Meshes: concentration of the water entering through each boundary group
+  // (Problem::mesh_boundary; inflow and level, an open one carries the
+  // cell's own); empty: 0.
+  std::vector<double> groups;
 };
 
 // Mass of a scalar (its concentration's units times m^3): h c summed over
@@ -33,6 +37,15 @@ inline double scalar_mass(const std::vector<double>& hc, const std::vector<doubl
   for (std::size_t k = 0; k < hc.size(); ++k)
     if (!std::isnan(z[k])) sum += hc[k];
   return sum * cell_area;
+}
+
+// The same on a mesh: h c times each active cell's area, in cell order.
+inline double scalar_mass(const std::vector<double>& hc, const std::vector<double>& z,
+                          const std::vector<double>& cell_area) {
+  double sum = 0;
+  for (std::size_t k = 0; k < hc.size(); ++k)
+    if (!std::isnan(z[k])) sum += hc[k] * cell_area[k];
+  return sum;
 }
 
 }  // namespace shallows

@@ -14,7 +14,10 @@
 // edge side. After the update, the forcing (rain, infiltration, a Manning
 // map, sources: forcing_cpu.hpp, the grids' pass over the mesh's cells).
 // Where a boundary group is not a wall, the water each step moves through
-// the boundary edges is accounted, for the mass balance.
+// the boundary edges is accounted, for the mass balance. Passive scalars
+// (scalar_transport.hpp) cross each edge with its mass flux, upwind, from
+// the state the step starts from; their h c is then the new concentration
+// times the new depth.
 #include <omp.h>
 
 #include <algorithm>
@@ -29,6 +32,7 @@
 #include "shallows/exec/cpu_backend.hpp"
 #include "shallows/exec/mesh_fields.hpp"
 #include "shallows/physics/cell_update.hpp"
+#include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/mass_balance.hpp"
 
 namespace shallows {
@@ -81,6 +85,7 @@ class MeshCpuBackend final : public Backend {
       arrival_.assign(n, std::numeric_limits<double>::quiet_NaN());
       update_maxima(0.0);
     }
+    start_scalars(p);
   }
 
   std::string name() const override {
@@ -93,8 +98,10 @@ class MeshCpuBackend final : public Backend {
     double dt = rate > 0 ? cfl_ / rate : dt_max;
     dt = std::min(dt, dt_max);
     if (boundary_kept_) account_boundary(dt);
+    if (!hc_.empty()) transport_scalars(static_cast<Real>(dt));
     apply_rhs(static_cast<Real>(dt));
-    forcing_.apply({mesh_.h.data(), mesh_.hu.data(), mesh_.hv.data(), mesh_.z.data()}, no_scalars_, t, dt, physics_,
+    if (!hc_.empty()) scale_scalars();
+    forcing_.apply({mesh_.h.data(), mesh_.hu.data(), mesh_.hv.data(), mesh_.z.data()}, hc_, t, dt, physics_,
                    sum_reducer());
     if (track_maxima_) update_maxima(t + dt);
     return dt;
@@ -123,6 +130,8 @@ class MeshCpuBackend final : public Backend {
     copy(mesh_.h, out.h);
     copy(mesh_.hu, out.hu);
     copy(mesh_.hv, out.hv);
+    out.hc.resize(hc_.size());
+    for (std::size_t s = 0; s < hc_.size(); ++s) copy(hc_[s], out.hc[s]);
   }
 
   void read_maxima(Maxima& out) const override {
@@ -132,13 +141,14 @@ class MeshCpuBackend final : public Backend {
   }
 
   void load_state(const Fields& in) override {
-    check_load_size(fields_sized(in, mesh_.h.size()), "load_state");
+    check_load_size(fields_sized(in, mesh_.h.size()) && scalars_sized(in, hc_.size(), mesh_.h.size()), "load_state");
     const auto copy = [](const std::vector<double>& v, std::vector<Real>& o) {
       for (std::size_t k = 0; k < v.size(); ++k) o[k] = static_cast<Real>(v[k]);
     };
     copy(in.h, mesh_.h);
     copy(in.hu, mesh_.hu);
     copy(in.hv, mesh_.hv);
+    for (std::size_t s = 0; s < hc_.size(); ++s) copy(in.hc[s], hc_[s]);
   }
 
   void load_maxima(const Maxima& in) override {
@@ -296,6 +306,102 @@ class MeshCpuBackend final : public Backend {
     }
   }
 
+  // h c = c h of each scalar on the active cells; the concentrations each
+  // boundary group brings (PassiveScalar::groups: inflow and level).
+  void start_scalars(const Problem& p) {
+    const auto n = static_cast<std::size_t>(mesh_.cells);
+    const std::size_t groups = p.mesh_boundary.size();
+    for (const PassiveScalar& sc : p.scalars) {
+      if (sc.c.size() != 1 && sc.c.size() != n) {
+        throw std::invalid_argument("scalar '" + sc.name + "': " + std::to_string(sc.c.size()) +
+                                    " initial concentrations for " + std::to_string(n) + " cells");
+      }
+      if (!sc.groups.empty() && sc.groups.size() != groups) {
+        throw std::invalid_argument("scalar '" + sc.name + "': " + std::to_string(sc.groups.size()) +
+                                    " boundary concentrations for " + std::to_string(groups) + " boundary groups");
+      }
+      std::vector<Real>& hc = hc_.emplace_back(n, Real(0));
+      for (std::size_t k = 0; k < n; ++k) {
+        const double c = sc.c.size() == 1 ? sc.c[0] : sc.c[k];
+        if (!std::isnan(p.z[k])) hc[k] = static_cast<Real>(c * p.h[k]);
+      }
+      for (std::size_t g = 0; g < groups; ++g)
+        group_c_.push_back(static_cast<Real>(sc.groups.empty() ? 0.0 : sc.groups[g]));
+    }
+    if (hc_.empty()) return;
+    conc_.assign(hc_.size(), std::vector<Real>(n, Real(0)));
+    mass_flux_.assign(static_cast<std::size_t>(mesh_.edges), Real(0));
+  }
+
+  // Each edge's mass flux from its left cell to its right one (m^2/s), from
+  // the state the step starts from: edge_mass_flux of its cells' views; a
+  // boundary edge's its cell's view, hn + to_left.h (as the water account
+  // takes it), none through a wall. Then each scalar's new concentration in
+  // every active cell (mesh_transported_concentration), in conc_.
+  void transport_scalars(Real dt) {
+    const MeshArrays<Real> m = mesh_.arrays();
+    const MeshState<Real> q = state();
+    const StoredPrimitives<Real> w{q.h, q.hu, q.hv, m.z, u_.data(), v_.data(), sqrt_h_.data(), c_.data()};
+#pragma omp parallel for num_threads(threads_) schedule(static, 1024)
+    for (index_t e = 0; e < mesh_.edges; ++e) {
+      const auto k = static_cast<std::size_t>(e);
+      const mesh_index l = m.edge_left[k], r = m.edge_right[k];
+      const EdgeFluctuation<Real> f =
+          edge_loop_ ? EdgeFluctuation<Real>{{fl_h_[k], fl_hu_[k], fl_hv_[k]}, {fr_h_[k], fr_hu_[k], fr_hv_[k]}, speed_[k]}
+                     : evaluate_mesh_edge(m, w, static_cast<mesh_index>(e), w(l), physics_);
+      const Real hn_l = q.hu[l] * m.edge_nx[k] + q.hv[l] * m.edge_ny[k];
+      if (r >= 0) {
+        const Real hn_r = q.hu[r] * m.edge_nx[k] + q.hv[r] * m.edge_ny[k];
+        mass_flux_[k] = edge_mass_flux(hn_l, hn_r, f, true);
+      } else {
+        const bool wall = m.boundary[boundary_group(r)].kind == BoundaryKind::wall;
+        mass_flux_[k] = wall ? Real(0) : hn_l + f.to_left.h;
+      }
+    }
+    const std::size_t groups = mesh_.boundary.size();
+#pragma omp parallel for num_threads(threads_) schedule(static, 1024)
+    for (index_t c = 0; c < mesh_.cells; ++c) {
+      const auto k = static_cast<std::size_t>(c);
+      if (math::is_nan(m.z[k])) continue;
+      Real out[4];
+      int edge_of[4], n = 0;
+      for (int j = 0; j < 4; ++j) {
+        const mesh_index e = m.cell_edges[4 * c + j];
+        if (e < 0) continue;
+        const auto ek = static_cast<std::size_t>(e);
+        const Real moved = dt * (mass_flux_[ek] * m.edge_length[ek]) * m.inv_area[k];
+        out[n] = m.edge_left[ek] == c ? moved : -moved;
+        edge_of[n++] = e;
+      }
+      for (std::size_t s = 0; s < hc_.size(); ++s) {
+        const Real mine = concentration(hc_[s][k], q.h[k]);
+        Real beyond[4];
+        for (int j = 0; j < n; ++j) {
+          const auto ek = static_cast<std::size_t>(edge_of[j]);
+          const mesh_index l = m.edge_left[ek], r = m.edge_right[ek];
+          if (r >= 0) {
+            const mesh_index other = l == c ? r : l;
+            beyond[j] = concentration(hc_[s][static_cast<std::size_t>(other)], q.h[other]);
+          } else {
+            const auto g = static_cast<std::size_t>(boundary_group(r));
+            beyond[j] = ghost_concentration(m.boundary[g].kind, mine, group_c_[s * groups + g]);
+          }
+        }
+        conc_[s][k] = mesh_transported_concentration(out, beyond, n, q.h[k], mine);
+      }
+    }
+  }
+
+  // h c of each scalar: its new concentration times the new depth.
+  void scale_scalars() {
+#pragma omp parallel for num_threads(threads_) schedule(static, 4096)
+    for (index_t c = 0; c < mesh_.cells; ++c) {
+      const auto k = static_cast<std::size_t>(c);
+      if (math::is_nan(mesh_.z[k])) continue;
+      for (std::size_t s = 0; s < hc_.size(); ++s) hc_[s][k] = conc_[s][k] * mesh_.h[k];
+    }
+  }
+
   void update_maxima(double t) {
 #pragma omp parallel for num_threads(threads_) schedule(static, 4096)
     for (index_t c = 0; c < mesh_.cells; ++c) {
@@ -323,7 +429,11 @@ class MeshCpuBackend final : public Backend {
   bool boundary_kept_ = false;
   std::vector<mesh_index> open_edges_;  // boundary edges of groups that are not walls, in edge order
   std::vector<double> boundary_;
-  std::vector<std::vector<Real>> no_scalars_;  // meshes carry no passive scalars
+  // Passive scalars: h c of each, per cell; their new concentrations during
+  // a step; the edges' mass fluxes; the concentration each boundary group
+  // brings, of scalar s and group g at group_c_[s groups + g].
+  std::vector<std::vector<Real>> hc_, conc_;
+  std::vector<Real> mass_flux_, group_c_;
 };
 
 } // namespace
