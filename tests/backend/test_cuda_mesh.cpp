@@ -553,8 +553,9 @@ TEST(CudaSanitizer, SmallRunOfEveryMeshDesign) {
   }
 }
 
-// Forcing on meshes runs on the CPU so far: the GPU refuses it when the run
-// starts, naming the way out, instead of running without it.
+// Forcing and passive scalars on meshes run on the CPU so far: the GPU
+// refuses them when the run starts, naming the way out, instead of running
+// without them.
 TEST(CudaMeshBackend, ForcingIsRefusedWithAClearMessage) {
   SHALLOWS_REQUIRE_GPU();
   Problem p = dam_break(unit_square(4, RectangleCells::triangles), Precision::double_precision);
@@ -568,6 +569,23 @@ TEST(CudaMeshBackend, ForcingIsRefusedWithAClearMessage) {
     EXPECT_NE(std::string(e.what()).find("on meshes run on the CPU only so far (--backend cpu)"), std::string::npos)
         << e.what();
   }
+  // So do passive scalars; --backend auto takes the CPU for either.
+  p.forcing = Forcing{};
+  PassiveScalar dye;
+  dye.name = "dye";
+  dye.c = {1.0};
+  p.scalars.push_back(dye);
+  try {
+    make_backend(p, o);
+    FAIL() << "the GPU mesh executor ran with a scalar";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("passive scalars on meshes run on the CPU so far"), std::string::npos)
+        << e.what();
+  }
+  o.kind = "auto";
+  const std::string name = make_backend(p, o)->name();
+  EXPECT_NE(name.find(" mesh ("), std::string::npos) << name;  // the CPU mesh executor's name
+  EXPECT_EQ(name.find("cuda"), std::string::npos) << name;
 }
 
 } // namespace
