@@ -42,17 +42,7 @@ double total_area(const UnstructuredMesh& m) {
 
 // A walled basin of perturbed triangles over a sloping bed, half full.
 Problem triangle_basin(Precision precision) {
-  RectangleMeshSpec spec;
-  spec.x1 = 200;
-  spec.y1 = 150;
-  spec.nx = 30;
-  spec.ny = 24;
-  spec.perturbation = 0.3;
-  Problem p = make_mesh_problem(
-      spec, [](double x, double y) { return 0.004 * x + 0.002 * y; }, [](double x, double) { return x < 120 ? 0.6 : 0.0; });
-  p.precision = precision;
-  p.physics.n_manning = 0.02;
-  return p;
+  return test_support::sloping_triangle_basin(200, 150, 30, 24, 120, 0.6, precision);
 }
 
 TEST(MeshForcing, RainOnAClosedBasinIsStoredExactly) {

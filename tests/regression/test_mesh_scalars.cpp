@@ -39,18 +39,7 @@ double eps(Precision p) { return p == Precision::double_precision ? 1e-16 : 6e-8
 // A walled basin of perturbed triangles over a sloping bed with a dam break
 // onto a dry bank: wet/dry fronts move all through the run.
 Problem triangle_dam_break(Precision precision, const std::map<std::string, BoundaryCondition<double>>& bcs = {}) {
-  RectangleMeshSpec spec;
-  spec.x1 = 240;
-  spec.y1 = 180;
-  spec.nx = 40;
-  spec.ny = 30;
-  spec.perturbation = 0.3;
-  Problem p = make_mesh_problem(
-      spec, [](double x, double y) { return 0.004 * x + 0.002 * y; }, [](double x, double) { return x < 80 ? 2.0 : 0.0; },
-      bcs);
-  p.precision = precision;
-  p.physics.n_manning = 0.02;
-  return p;
+  return test_support::sloping_triangle_basin(240, 180, 40, 30, 80, 2.0, precision, bcs);
 }
 
 Fields run(const Problem& p, double t_end, int threads = 2, const char* loop = "auto") {

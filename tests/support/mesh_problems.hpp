@@ -47,6 +47,27 @@ inline Problem make_mesh_problem(const RectangleMeshSpec& spec, const std::funct
   return p;
 }
 
+// A basin of perturbed triangles (x in [0, x1], y in [0, y1], nx x ny pairs
+// of triangles) over the sloping bed 0.004 x + 0.002 y, with water up to
+// eta = depth west of x = dam and dry land east of it, Manning 0.02;
+// bcs as make_mesh_problem's (walls by default).
+inline Problem sloping_triangle_basin(double x1, double y1, index_t nx, index_t ny, double dam, double depth,
+                                      Precision precision,
+                                      const std::map<std::string, BoundaryCondition<double>>& bcs = {}) {
+  RectangleMeshSpec spec;
+  spec.x1 = x1;
+  spec.y1 = y1;
+  spec.nx = nx;
+  spec.ny = ny;
+  spec.perturbation = 0.3;
+  Problem p = make_mesh_problem(
+      spec, [](double x, double y) { return 0.004 * x + 0.002 * y; },
+      [dam, depth](double x, double) { return x < dam ? depth : 0.0; }, bcs);
+  p.precision = precision;
+  p.physics.n_manning = 0.02;
+  return p;
+}
+
 // S003-T1's bowl with islands (test_support::lake_at_rest) on a mesh: a
 // smooth rough bottom (no random cell noise: the mesh cells are not the
 // grid's), two islands piercing the surface eta = 0.
