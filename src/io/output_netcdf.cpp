@@ -258,8 +258,7 @@ class NetcdfWriter final : public FormatWriter {
       check(nc_put_var1_double(ncid_, var_account_[v], &index, &x), account_vars[v].name);
     }
     for (std::size_t s = 0; s < var_mass_.size(); ++s) {
-      const double mass = ctx_.mesh ? scalar_mass(f.raw->hc[s], ctx_.z, ctx_.mesh->cell_area)
-                                    : scalar_mass(f.raw->hc[s], ctx_.z, ctx_.grid.dx * ctx_.grid.dy);
+      const double mass = scalar_mass(f.raw->hc[s], ctx_.z, ctx_.grid, ctx_.mesh.get());
       check(nc_put_var1_double(ncid_, var_mass_[s], &index, &mass), "write a scalar's mass");
     }
   }

@@ -91,8 +91,8 @@ std::unique_ptr<Backend> make_local_backend(const Problem& problem, const Backen
   if (options.kind == "cpu") return cpu();
   if (options.kind == "cuda" || options.kind == "auto") {
 #ifdef SHALLOWS_HAVE_CUDA
-    // auto: a mesh with what the GPU mesh executor does not run yet (forcing, scalars) goes to the CPU.
-    const bool gpu_mesh_lacks = problem.on_mesh() && (problem.forcing.active() || !problem.scalars.empty());
+    // auto: a mesh the GPU mesh executor does not run yet goes to the CPU.
+    const bool gpu_mesh_lacks = problem.on_mesh() && !cuda_mesh_runs(problem);
     if (cuda_available() && !(options.kind == "auto" && gpu_mesh_lacks))
       return problem.on_mesh() ? make_cuda_mesh_backend(problem, options) : make_cuda_backend(problem, options);
     if (options.kind == "cuda") throw std::runtime_error("backend 'cuda': no CUDA device is available");

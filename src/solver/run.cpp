@@ -330,7 +330,7 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
       throw std::logic_error("the backend's state holds " + std::to_string(state.hc.size()) +
                              " passive scalars, the problem " + std::to_string(p.scalars.size()));
     for (const std::vector<double>& hc : state.hc)
-      masses.push_back(p.mesh ? scalar_mass(hc, p.z, p.mesh->cell_area) : scalar_mass(hc, p.z, p.grid.dx * p.grid.dy));
+      masses.push_back(scalar_mass(hc, p.z, p.grid, p.mesh.get()));
     return masses;
   };
   const std::vector<double> initial_scalar_mass = resume ? resume->initial_scalar_mass : scalar_masses();

@@ -58,7 +58,7 @@ Fields run(const Problem& p, double t_end, int threads = 2, const char* loop = "
 double initial_mass(const Problem& p, const PassiveScalar& s) {
   std::vector<double> hc(p.h.size());
   for (std::size_t k = 0; k < hc.size(); ++k) hc[k] = (s.c.size() == 1 ? s.c[0] : s.c[k]) * p.h[k];
-  return scalar_mass(hc, p.z, p.mesh->cell_area);
+  return scalar_mass(hc, p.z, p.grid, p.mesh.get());
 }
 
 TEST(MeshScalars, UniformConcentrationStaysUniformAcrossWetDryFronts) {
@@ -93,7 +93,7 @@ TEST(MeshScalars, MassConservedAndNoNewExtremum) {
     const Fields f = run(p, 40);
     for (std::size_t s = 0; s < 2; ++s) {
       const double m0 = initial_mass(p, p.scalars[s]);
-      EXPECT_NEAR(scalar_mass(f.hc[s], p.z, p.mesh->cell_area), m0,
+      EXPECT_NEAR(scalar_mass(f.hc[s], p.z, p.grid, p.mesh.get()), m0,
                   (prec == Precision::double_precision ? 1e-12 : 2e-5) * m0)
           << p.scalars[s].name;
     }

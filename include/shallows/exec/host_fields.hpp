@@ -55,25 +55,35 @@ PaddedFields<Real> make_padded_fields(const Problem& p) {
   return f;
 }
 
-// The passive scalars' initial amounts h c on padded arrays (zero outside
-// the active interior), one array per scalar. Throws std::invalid_argument
-// when a scalar's initial concentration has neither one value nor one per cell.
+// The passive scalars' initial amounts h c per cell (row-major on a grid,
+// cell order on a mesh): c h on the active cells, 0 on the inactive ones,
+// one vector per scalar. Throws std::invalid_argument when a scalar's
+// initial concentration has neither one value nor one per cell.
+inline std::vector<std::vector<double>> initial_scalars(const Problem& p) {
+  const std::size_t cells = p.z.size();
+  std::vector<std::vector<double>> out;
+  for (const PassiveScalar& s : p.scalars) {
+    if (s.c.size() != 1 && s.c.size() != cells) {
+      throw std::invalid_argument("scalar '" + s.name + "': " + std::to_string(s.c.size()) +
+                                  " initial concentrations for " + std::to_string(cells) + " cells");
+    }
+    std::vector<double>& hc = out.emplace_back(cells, 0.0);
+    for (std::size_t k = 0; k < cells; ++k)
+      if (!std::isnan(p.z[k])) hc[k] = (s.c.size() == 1 ? s.c[0] : s.c[k]) * p.h[k];
+  }
+  return out;
+}
+
+// The same on a grid's padded arrays (zero outside the interior).
 template <class Real>
 std::vector<std::vector<Real>> make_padded_scalars(const Problem& p) {
   const Grid& g = p.grid;
   std::vector<std::vector<Real>> out;
-  for (const PassiveScalar& s : p.scalars) {
-    if (s.c.size() != 1 && s.c.size() != static_cast<std::size_t>(g.cells())) {
-      throw std::invalid_argument("scalar '" + s.name + "': " + std::to_string(s.c.size()) +
-                                  " initial concentrations for " + std::to_string(g.cells()) + " cells");
-    }
-    std::vector<Real>& hc = out.emplace_back(static_cast<std::size_t>(g.padded_size()), Real(0));
+  for (const std::vector<double>& hc : initial_scalars(p)) {
+    std::vector<Real>& padded = out.emplace_back(static_cast<std::size_t>(g.padded_size()), Real(0));
     for (index_t j = 0; j < g.ny; ++j) {
-      for (index_t i = 0; i < g.nx; ++i) {
-        const auto k = static_cast<std::size_t>(j * g.nx + i);
-        const double c = s.c.size() == 1 ? s.c[0] : s.c[k];
-        if (!std::isnan(p.z[k])) hc[static_cast<std::size_t>(g.index(i, j))] = static_cast<Real>(c * p.h[k]);
-      }
+      for (index_t i = 0; i < g.nx; ++i)
+        padded[static_cast<std::size_t>(g.index(i, j))] = static_cast<Real>(hc[static_cast<std::size_t>(j * g.nx + i)]);
     }
   }
   return out;

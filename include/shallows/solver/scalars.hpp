@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "shallows/mesh/structured/grid.hpp"
+#include "shallows/mesh/unstructured/mesh.hpp"
+
 namespace shallows {
 
 struct PassiveScalar {
@@ -29,23 +32,16 @@ struct PassiveScalar {
   std::vector<double> groups;
 };
 
-// Mass of a scalar (its concentration's units times m^3): h c summed over
-// the active cells (z not NaN) in cell order, times a cell's area, as
-// Backend::volume sums the water: the same order on every run.
-inline double scalar_mass(const std::vector<double>& hc, const std::vector<double>& z, double cell_area) {
+// Mass of a scalar (its concentration's units times m^3) over the active
+// cells (z not NaN), in cell order, as Backend::volume sums the water: the
+// same order on every run. On a grid h c summed, times dx dy; on a mesh
+// (not null) h c times each cell's area, summed.
+inline double scalar_mass(const std::vector<double>& hc, const std::vector<double>& z, const Grid& grid,
+                          const UnstructuredMesh* mesh) {
   double sum = 0;
   for (std::size_t k = 0; k < hc.size(); ++k)
-    if (!std::isnan(z[k])) sum += hc[k];
-  return sum * cell_area;
-}
-
-// The same on a mesh: h c times each active cell's area, in cell order.
-inline double scalar_mass(const std::vector<double>& hc, const std::vector<double>& z,
-                          const std::vector<double>& cell_area) {
-  double sum = 0;
-  for (std::size_t k = 0; k < hc.size(); ++k)
-    if (!std::isnan(z[k])) sum += hc[k] * cell_area[k];
-  return sum;
+    if (!std::isnan(z[k])) sum += mesh ? hc[k] * mesh->cell_area[k] : hc[k];
+  return mesh ? sum : sum * (grid.dx * grid.dy);
 }
 
 }  // namespace shallows

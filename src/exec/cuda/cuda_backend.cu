@@ -470,7 +470,7 @@ class CudaExecutor final : public CudaBackend {
   // Halo rectangles of the current state: h, hu, hv, each scalar's h c and
   // the infiltrated depths, packed on the device (HaloBoxes).
   std::size_t box_bytes(const CellBox& box) const override {
-    return cudax::HaloBoxes<Real>::bytes(box, 3 + hc_.size() / 2, forcing_.infiltrated() ? 1 : 0);
+    return cudax::HaloBoxes<Real>::bytes(box, box_fields(0), infiltration_field(0));
   }
 
   void pack_box(const CellBox& box, std::byte* out) const override {
@@ -639,9 +639,8 @@ class CudaExecutor final : public CudaBackend {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  // The device buffer of a packed box: one per box (the two boxes of an
-  // exchange phase are unpacked by kernels queued one after the other).
-  // h, hu, hv of the state in buffer `parity`, for the halo boxes.
+  // What a halo box carries of the state in buffer `parity`: h, hu, hv and
+  // each scalar's h c; then the infiltrated depths that follow that state.
   cudax::BoxFields<Real> box_fields(int parity) const {
     cudax::BoxFields<Real> f{{h_[parity].get(), hu_[parity].get(), hv_[parity].get()}};
     for (std::size_t s = 0; s < hc_.size() / 2; ++s) f.f.push_back(hc_[2 * s + static_cast<std::size_t>(parity)].get());
@@ -649,10 +648,7 @@ class CudaExecutor final : public CudaBackend {
   }
 
   cudax::BoxFields<double> infiltration_field(int parity) const {
-    cudax::BoxFields<double> f;
-    f.padded = false;  // row-major over the interior
-    if (double* F = forcing_.infiltrated(parity)) f.f.push_back(F);
-    return f;
+    return cudax::infiltration_box_field(forcing_.infiltrated(parity));
   }
 
   // A rank's step: the slot's own rate (of its owned cells, from the kernel

@@ -398,7 +398,6 @@ class ForcingDevice {
     }
 
     ranked_sources_ = p.owned.cells() > 0 && !f.sources.empty();
-    owned_ = p.owned_cells();
     upload_sources(f.sources);
     // Pageable copies may still be in flight; the executor's stream does not wait for the legacy stream.
     SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
@@ -480,7 +479,7 @@ class ForcingDevice {
         const auto src = static_cast<int>(k);
         const auto n = static_cast<std::size_t>(source_cells_[k + 1] - source_cells_[k]);
         spread_gather_kernel<Real, Clock><<<static_cast<unsigned>(std::max<std::size_t>(1, (n + 255) / 256)), 256, 0,
-                                            stream>>>(source_, clock, src, owned_, spread_.get());
+                                            stream>>>(source_, clock, src, cell_.owned, spread_.get());
         SHALLOWS_CUDA_CHECK_LAUNCH("forcing spread_gather_kernel");
         std::vector<double>& v = spread_host_;
         v.resize(2 * n);
@@ -675,10 +674,12 @@ class ForcingDevice {
     source_t_ = upload(t);
     source_v_ = upload(v);
     source_cells_ = cell_start;
-    std::size_t widest = 0;
-    for (std::size_t k = 0; k + 1 < cell_start.size(); ++k)
-      widest = std::max(widest, static_cast<std::size_t>(cell_start[k + 1] - cell_start[k]));
-    if (ranked_sources_) spread_ = DeviceArray<double>(2 * std::max<std::size_t>(widest, 1));
+    if (ranked_sources_) {
+      std::size_t widest = 1;
+      for (std::size_t k = 0; k + 1 < cell_start.size(); ++k)
+        widest = std::max(widest, static_cast<std::size_t>(cell_start[k + 1] - cell_start[k]));
+      spread_ = DeviceArray<double>(2 * widest);
+    }
     moved_ = DeviceArray<double>(sources.size());
     if (!sources.empty()) SHALLOWS_CUDA_CHECK(cudaMemset(moved_.get(), 0, sources.size() * sizeof(double)));
     source_ = {grid_,        cell_.phys.h_dry, area_,           order_.get(),     cell_start_.get(),
@@ -698,7 +699,6 @@ class ForcingDevice {
   // A rank of a distributed run with sources (launch): every rank's weights
   // and depths of one source's cells, on the device and on the host.
   bool ranked_sources_ = false;
-  CellBox owned_{};
   DeviceArray<double> spread_;
   mutable std::vector<double> spread_host_;
   DeviceArray<double> rain_t_, rain_v_, rain_scale_, frame_t_, frames_, manning_, p_[3], infiltrated_, rows_;

@@ -30,6 +30,15 @@ struct BoxFields {
   bool padded = true;
 };
 
+// The infiltrated depths a halo carries (row-major over the interior): none
+// without infiltration (F null).
+inline BoxFields<double> infiltration_box_field(double* F) {
+  BoxFields<double> f;
+  f.padded = false;
+  if (F) f.f.push_back(F);
+  return f;
+}
+
 template <class T>
 struct BoxLaunch {
   T* f[BoxFields<T>::kMax];
@@ -71,6 +80,9 @@ class HaloBoxes {
     const auto cells = static_cast<std::size_t>(box.cells());
     return (cells * reals * sizeof(Real) + 7) / 8 * 8 + cells * doubles * sizeof(double);
   }
+  static std::size_t bytes(const CellBox& box, const BoxFields<Real>& reals, const BoxFields<double>& doubles) {
+    return bytes(box, reals.f.size(), doubles.f.size());
+  }
 
   // The box of the fields into `out` (host, bytes(...)); synchronises the stream.
   void pack(const Grid& g, const CellBox& box, const BoxFields<Real>& reals, const BoxFields<double>& doubles,
@@ -78,8 +90,7 @@ class HaloBoxes {
     std::byte* packed = stage(box, reals, doubles);
     copy<Real, true>(g, box, reals, packed, stream);
     copy<double, true>(g, box, doubles, packed + bytes(box, reals.f.size(), 0), stream);
-    SHALLOWS_CUDA_CHECK(
-        cudaMemcpyAsync(out, packed, bytes(box, reals.f.size(), doubles.f.size()), cudaMemcpyDeviceToHost, stream));
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(out, packed, bytes(box, reals, doubles), cudaMemcpyDeviceToHost, stream));
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
@@ -88,8 +99,7 @@ class HaloBoxes {
   void unpack(const Grid& g, const CellBox& box, const BoxFields<Real>& reals, const BoxFields<double>& doubles,
               const std::byte* in, cudaStream_t stream) {
     std::byte* packed = stage(box, reals, doubles);
-    SHALLOWS_CUDA_CHECK(
-        cudaMemcpyAsync(packed, in, bytes(box, reals.f.size(), doubles.f.size()), cudaMemcpyHostToDevice, stream));
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(packed, in, bytes(box, reals, doubles), cudaMemcpyHostToDevice, stream));
     copy<Real, false>(g, box, reals, packed, stream);
     copy<double, false>(g, box, doubles, packed + bytes(box, reals.f.size(), 0), stream);
   }
@@ -98,7 +108,7 @@ class HaloBoxes {
   std::byte* stage(const CellBox& box, const BoxFields<Real>& reals, const BoxFields<double>& doubles) const {
     for (const auto& [b, buffer] : stages_)
       if (b.i0 == box.i0 && b.j0 == box.j0 && b.i1 == box.i1 && b.j1 == box.j1) return buffer.get();
-    stages_.emplace_back(box, DeviceArray<std::byte>(bytes(box, reals.f.size(), doubles.f.size())));
+    stages_.emplace_back(box, DeviceArray<std::byte>(bytes(box, reals, doubles)));
     return stages_.back().second.get();
   }
 

@@ -519,11 +519,9 @@ class CudaMeshExecutor final : public CudaBackend {
 // mesh_kernels.cuh for what each measured.
 std::unique_ptr<Backend> make_cuda_mesh_backend(const Problem& problem, const BackendOptions& options) {
   if (!problem.mesh) throw std::invalid_argument("make_cuda_mesh_backend: the problem has no mesh");
-  if (!problem.scalars.empty())
-    throw std::runtime_error("CUDA backend: passive scalars on meshes run on the CPU so far (--backend cpu)");
-  if (problem.forcing.active())
-    throw std::runtime_error("CUDA backend: rain, infiltration, sources and Manning maps on meshes run on the CPU "
-                             "only so far (--backend cpu)");
+  if (!cuda_mesh_runs(problem))
+    throw std::runtime_error("CUDA backend: rain, infiltration, sources, Manning maps and passive scalars on meshes "
+                             "run on the CPU only so far (--backend cpu)");
   if (problem.scheme != Scheme::roe1)
     throw std::invalid_argument("unstructured meshes run the first-order scheme only (numerics.scheme = \"roe1\")");
   MeshLoop loop = MeshLoop::cell_slots;

@@ -315,15 +315,15 @@ class CudaRoe3Backend final : public CudaBackend {
   // Halo rectangles of U^n: h, hu, hv, each scalar's h c and the
   // infiltrated depths, packed on the device (HaloBoxes).
   std::size_t box_bytes(const CellBox& box) const override {
-    return cudax::HaloBoxes<Real>::bytes(box, 3 + hc_.size() / 3, forcing_.infiltrated() ? 1 : 0);
+    return cudax::HaloBoxes<Real>::bytes(box, box_fields(), cudax::infiltration_box_field(forcing_.infiltrated()));
   }
 
   void pack_box(const CellBox& box, std::byte* out) const override {
-    halo_.pack(grid_, box, box_fields(), infiltration_field(), out, stream_);
+    halo_.pack(grid_, box, box_fields(), cudax::infiltration_box_field(forcing_.infiltrated()), out, stream_);
   }
 
   void unpack_box(const CellBox& box, const std::byte* in) override {
-    halo_.unpack(grid_, box, box_fields(), infiltration_field(), in, stream_);
+    halo_.unpack(grid_, box, box_fields(), cudax::infiltration_box_field(forcing_.infiltrated()), in, stream_);
   }
 
   // The ghost cells of U^n from the new halos; the unpacks' copies read the
@@ -355,16 +355,10 @@ class CudaRoe3Backend final : public CudaBackend {
   using MarchArgs = cudax::roe3k::MarchArgs<Real>;
 
   StateArrays<Real> state(int b) const { return {h_[b].get(), hu_[b].get(), hv_[b].get(), z_.get()}; }
+  // What a halo box carries of U^n: h, hu, hv and each scalar's h c.
   cudax::BoxFields<Real> box_fields() const {
     cudax::BoxFields<Real> f{{h_[0].get(), hu_[0].get(), hv_[0].get()}};
     for (std::size_t s = 0; s < hc_.size() / 3; ++s) f.f.push_back(hc_[3 * s].get());
-    return f;
-  }
-
-  cudax::BoxFields<double> infiltration_field() const {
-    cudax::BoxFields<double> f;
-    f.padded = false;  // row-major over the interior
-    if (double* F = forcing_.infiltrated()) f.f.push_back(F);
     return f;
   }
 

@@ -30,6 +30,7 @@
 #include "forcing_cpu.hpp"
 #include "shallows/solver/cell_maxima.hpp"
 #include "shallows/exec/cpu_backend.hpp"
+#include "shallows/exec/host_fields.hpp"
 #include "shallows/exec/mesh_fields.hpp"
 #include "shallows/physics/cell_update.hpp"
 #include "shallows/physics/scalar_transport.hpp"
@@ -311,19 +312,11 @@ class MeshCpuBackend final : public Backend {
   void start_scalars(const Problem& p) {
     const auto n = static_cast<std::size_t>(mesh_.cells);
     const std::size_t groups = p.mesh_boundary.size();
+    for (const std::vector<double>& initial : initial_scalars(p)) hc_.emplace_back(initial.begin(), initial.end());
     for (const PassiveScalar& sc : p.scalars) {
-      if (sc.c.size() != 1 && sc.c.size() != n) {
-        throw std::invalid_argument("scalar '" + sc.name + "': " + std::to_string(sc.c.size()) +
-                                    " initial concentrations for " + std::to_string(n) + " cells");
-      }
       if (!sc.groups.empty() && sc.groups.size() != groups) {
         throw std::invalid_argument("scalar '" + sc.name + "': " + std::to_string(sc.groups.size()) +
                                     " boundary concentrations for " + std::to_string(groups) + " boundary groups");
-      }
-      std::vector<Real>& hc = hc_.emplace_back(n, Real(0));
-      for (std::size_t k = 0; k < n; ++k) {
-        const double c = sc.c.size() == 1 ? sc.c[0] : sc.c[k];
-        if (!std::isnan(p.z[k])) hc[k] = static_cast<Real>(c * p.h[k]);
       }
       for (std::size_t g = 0; g < groups; ++g)
         group_c_.push_back(static_cast<Real>(sc.groups.empty() ? 0.0 : sc.groups[g]));
