@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -285,7 +286,7 @@ void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, cons
 #ifdef SHALLOWS_HAVE_CUDA
 void run_cuda(const Config& cfg, const std::vector<std::string>& precisions, const std::vector<index_t>& sizes,
               const std::vector<std::string>& kernels, bool dry_skip, bool compact, int rows_per_chunk, int min_blocks,
-              std::ostringstream& rows) {
+              bool single_steps, std::ostringstream& rows) {
   std::printf(
       "| case | kernel | skip | precision | cells | steps | seconds | cell-updates/s | wet | chunks computed | "
       "B/cell-update | copy GB/s | bound G/s | fraction |\n");
@@ -338,14 +339,25 @@ void run_cuda(const Config& cfg, const std::vector<std::string>& precisions, con
           before = b->stats();
           index_t batch = 20;
           const auto start = Clock::now();
-          for (;;) {
-            const CudaAdvance r = b->advance(a.t, 1e30, batch);
-            steps += r.steps;
-            a = r;
-            elapsed = seconds_since(start);
-            if (elapsed >= cfg.seconds) break;
-            // Aim at about 0.2 s per call.
-            batch = std::clamp<index_t>(static_cast<index_t>(0.2 * static_cast<double>(steps) / elapsed), 10, 100000);
+          // One launch and one host synchronisation per step, as a rank of a distributed run steps (less its
+          // all-reduce): the difference to the batched rate is that round trip's cost.
+          if (single_steps) {
+            for (double t = a.t;;) {
+              t += b->step(t, std::numeric_limits<double>::infinity());
+              elapsed = seconds_since(start);
+              if (++steps % 10 == 0 && elapsed >= cfg.seconds) break;
+            }
+          } else {
+            for (;;) {
+              const CudaAdvance r = b->advance(a.t, 1e30, batch);
+              steps += r.steps;
+              a = r;
+              elapsed = seconds_since(start);
+              if (elapsed >= cfg.seconds) break;
+              // Aim at about 0.2 s per call.
+              batch =
+                  std::clamp<index_t>(static_cast<index_t>(0.2 * static_cast<double>(steps) / elapsed), 10, 100000);
+            }
           }
         }
         const CudaStats st = b->stats();
@@ -392,10 +404,11 @@ void run_cuda(const Config& cfg, const std::vector<std::string>& precisions, con
                         cfg.t_end, static_cast<long long>(steps), elapsed, seed_gtx280_seconds(cfg.level));
         } else {
           std::snprintf(notes, sizeof notes,
-                        "skip %s, wet %s, chunks computed %s, %.0f B/cell-update, copy %.0f GB/s, %d rows/chunk%s",
+                        "skip %s, wet %s, chunks computed %s, %.0f B/cell-update, copy %.0f GB/s, %d rows/chunk%s%s",
                         !dry_skip ? "off" : compact ? "on (list)" : "on (all warps)", wet_s, comp_s,
                         st.bytes_per_cell_update, copy_bw * 1e-9,
-                        st.chunk_rows, min_blocks > 0 ? (", min blocks " + std::to_string(min_blocks)).c_str() : "");
+                        st.chunk_rows, min_blocks > 0 ? (", min blocks " + std::to_string(min_blocks)).c_str() : "",
+                        single_steps ? ", single steps (a launch and a synchronisation each)" : "");
         }
         std::snprintf(row, sizeof row, "| %s | %s | %s | %s | %lldx%lld | %s | %s | %.3g | %.2f | %s |",
                       today().c_str(), st.device.c_str(), cfg.commit.c_str(), cfg.case_name.c_str(),
@@ -610,6 +623,8 @@ void add_bench_options(CLI::App& sub, BenchOptions& o) {
   sub.add_option("--windows", o.windows,
                  "CUDA, s004-t2: time this many windows with skipping on against the wet fraction");
   sub.add_option("--window-steps", o.window_steps, "Steps per window (--windows)");
+  sub.add_flag("--single-steps", o.single_steps,
+               "CUDA S004: a launch and a host synchronisation per step, as a rank steps (without the all-reduce)");
   sub.add_option("--min-blocks", o.min_blocks, "CUDA lagged kernel: blocks per SM compiled for (0: default; 2, 4, 6)");
   sub.add_option("--cells", o.mesh_cells, "Mesh cases: cells in millions (default: cpu 0.25,1; cuda 1,4,16)")
       ->delimiter(',');
@@ -696,7 +711,7 @@ int bench_command(const BenchOptions& o) {
           run_cuda_wet_windows(cfg, precisions, job.sizes.front(), o.windows, o.window_steps, o.rows_per_chunk, rows);
         } else {
           run_cuda(cfg, precisions, job.sizes, o.kernels, o.dry_skip != 0, o.compact != 0, o.rows_per_chunk,
-                   o.min_blocks, rows);
+                   o.min_blocks, o.single_steps, rows);
         }
 #else
         std::fprintf(stderr, "shallows bench: this build has no CUDA backend\n");

@@ -26,6 +26,7 @@ struct BenchOptions {
   int level = 4;       // S000-T1 mesh
   double t_end = 5.0;  // S000-T1 end time
   int dry_skip = 1, compact = 1, rows_per_chunk = 0, min_blocks = 0, windows = 0;
+  bool single_steps = false;
   index_t window_steps = 50;
   std::string append, machine = "unnamed machine", commit = "unknown";
   // Mesh cases (s004-t1-mesh, s004-t2-mesh): cell counts in millions, numberings, loop designs.

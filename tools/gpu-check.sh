@@ -47,6 +47,8 @@
 #             k = 1, 4, every output file (and the forcing's volumes) the same bytes as one rank; then S004-T1 at 8192^2 and S003-T3 (roe3) at 4096^2,
 #             1 rank against 2 ranks: a step's split into compute, reduce, pack, exchange and wait (shallows
 #             bench under mpirun)
+#   mps       the same ranks sharing the first GPU through CUDA MPS: S004-T1 8192^2 and S003-T3 4096^2 on 2 ranks
+#             with and without MPS against 1 rank; outputs under MPS against 1 rank (S000-T1, the boundaries case)
 #   table     the summary (always printed last)
 # Environment: OUT (log folder; default $BUILD/gpu-check), BUILD (default
 # build-gpu), CUDA_ARCH, CUDA_FLAGS (default -lineinfo), JOBS, CPU_THREADS (default 4), BENCH_SECONDS
@@ -337,6 +339,43 @@ stage_mpi() {
   mpi_table
 }
 
+# Ranks sharing the first GPU through CUDA MPS (the daemon nvidia-cuda-mps-control, pipe and log folders under
+# $OUT, stopped at the end), against the same ranks without it and one rank: S004-T1 8192^2 at k = 1, 4 and
+# S003-T3 4096^2 at k = 1, 2; S000-T1 and the boundaries case on 2, 3, 4 ranks under MPS against one rank.
+stage_mps() {
+  local mpirun
+  mpirun=$(sed -n 's/^SHALLOWS_MPIEXEC:FILEPATH=//p' "$BUILD/CMakeCache.txt")
+  [[ -n $mpirun ]] || { fail "mps: the build found no MPI"; return 1; }
+  command -v nvidia-cuda-mps-control >/dev/null || { fail "mps: no nvidia-cuda-mps-control on this machine"; return 1; }
+  local -x CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
+  bench -c s004-t1 -n 8192 -p float,double -s 2
+  bench -c s003-t3 -n 4096 -p float,double -s 2
+  note "mps: 2 ranks sharing GPU $CUDA_VISIBLE_DEVICES without MPS"
+  mpi_run "$mpirun" --oversubscribe -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 8192 -p float,double -s 2 \
+    --halo-steps 1,4 || fail "mps: bench on 2 ranks without MPS"
+  mpi_table
+  local -x CUDA_MPS_PIPE_DIRECTORY="$OUT/mps-pipe" CUDA_MPS_LOG_DIRECTORY="$OUT/mps-log"
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  if ! nvidia-cuda-mps-control -d; then
+    fail "mps: the MPS daemon did not start"
+    return 1
+  fi
+  note "mps: 2 ranks sharing GPU $CUDA_VISIBLE_DEVICES through MPS"
+  mpi_run "$mpirun" -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY --oversubscribe -np 2 "$SHALLOWS" bench \
+    -b cuda -c s004-t1 -n 8192 -p float,double -s 2 --halo-steps 1,4,8 || fail "mps: bench on 2 ranks with MPS"
+  mpi_run "$mpirun" -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY --oversubscribe -np 2 "$SHALLOWS" bench \
+    -b cuda -c s003-t3 -n 4096 -p float,double -s 2 --halo-steps 1,2 || fail "mps: roe3 bench on 2 ranks with MPS"
+  mpi_table
+  compare_ranks "mps: s000-t1 float" "sharing the GPU through MPS" "$mpirun" "$BUILD/gpu-check-mps/s000" \
+    "$REPO/cases/s000-t1/case.toml" -p float
+  compare_ranks "mps: inflow, level, open, wall, Manning, dry land" "sharing the GPU through MPS" "$mpirun" \
+    "$BUILD/gpu-check-mps/boundaries" "$REPO/tests/data/mpi/boundaries.toml"
+  echo quit | nvidia-cuda-mps-control
+  # A client's exit shows as "failed to receive command ... assuming client exit": not an error.
+  grep -h -i -E "error|fail" "$CUDA_MPS_LOG_DIRECTORY"/*.log 2>/dev/null | grep -v "assuming client" | head -5 |
+    tee -a "$SUMMARY"
+}
+
 # tests/mpi/compare_ranks.sh on the CUDA backend, VTK output: every output file of 2, 3 and 4 ranks at k = 1
 # and 4 the same bytes as one rank. Usage: compare_ranks LABEL WHERE MPIRUN DIR CASE [options...]
 compare_ranks() {
@@ -514,6 +553,7 @@ for s in "${STAGES[@]}"; do
     mesh) stage_mesh ;;
     mpi) stage_mpi ;;
     scaling) stage_scaling ;;
+    mps) stage_mps ;;
     profile) stage_profile ;;
     profile3) stage_profile3 ;;
     lines) stage_lines ;;
