@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "shallows/solver/backend.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <utility>
 
 #include "shallows/exec/cpu_backend.hpp"
@@ -104,6 +108,16 @@ std::unique_ptr<Backend> make_local_backend(const Problem& problem, const Backen
   throw std::runtime_error("unknown backend '" + options.kind + "' (valid: cpu, cuda, auto)");
 }
 
+#ifdef SHALLOWS_HAVE_CUDA
+// Whether a CUDA MPS daemon this process would reach runs: its pipe folder
+// named by the environment or the default one holds the control pipe.
+bool cuda_mps_running() {
+  const char* dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  std::error_code ec;
+  return std::filesystem::exists(std::filesystem::path(dir && *dir ? dir : "/tmp/nvidia-mps") / "control", ec);
+}
+#endif
+
 } // namespace
 
 std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& options) {
@@ -119,8 +133,19 @@ std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptio
   BackendOptions local = options;
   int extra_halo = 0;
 #ifdef SHALLOWS_HAVE_CUDA
-  // One GPU per rank: the node's ranks take the node's GPUs in turn.
-  if (local.cuda_device < 0 && cuda_available()) local.cuda_device = mpi::node_rank() % cuda_device_count();
+  // One GPU per rank: the node's ranks take the node's GPUs in turn. Asked
+  // on every rank, GPU or not: collective.
+  const int node_rank = mpi::node_rank(), node_ranks = mpi::node_size();
+  if (local.cuda_device < 0 && cuda_available()) {
+    const int gpus = cuda_device_count();
+    local.cuda_device = node_rank % gpus;
+    static bool noted = false;  // once per process (shallows bench makes one executor per configuration)
+    if (options.kind != "cpu" && mpi::rank() == 0 && !noted) {
+      const std::string note = mpi::gpu_sharing_note(node_ranks, gpus, cuda_mps_running());
+      if (!note.empty()) std::fprintf(stderr, "shallows: note: %s\n", note.c_str());
+      noted = true;
+    }
+  }
   // GPU ranks: one more halo cell for the lagged kernel, whose rhs of the
   // halo is computed again after each exchange and lacks the outermost ring
   // (the CUDA executor falls back to its plain kernels where a halo is narrower).

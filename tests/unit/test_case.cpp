@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "shallows/exec/mpi/context.hpp"
 #include "shallows/exec/mpi/decomposition.hpp"
 #include "shallows/io/case.hpp"
 #include "shallows/io/raster.hpp"
@@ -645,6 +646,19 @@ TEST(ParallelSettings, ProcessGridFromRanksXAndYAndErrorsNamingTheOptionAndTheCa
   EXPECT_EQ(grid(6, 0, 2, 100, 100), std::pair(3, 2));
   EXPECT_EQ(grid(4, 0, 0, 100, 10), std::pair(4, 1));
   EXPECT_EQ(grid(4, 0, 0, 10, 100), std::pair(1, 4));
+}
+
+// Ranks take GPU node_rank mod gpus: rank 0 says so where some share one and MPS does not run.
+TEST(ParallelSettings, GpuSharingNoteOnlyWhereRanksOutnumberGpusWithoutMps) {
+  using shallows::mpi::gpu_sharing_note;
+  EXPECT_EQ(gpu_sharing_note(2, 2, false), "");
+  EXPECT_EQ(gpu_sharing_note(1, 4, false), "");
+  EXPECT_EQ(gpu_sharing_note(3, 2, true), "");
+  EXPECT_EQ(gpu_sharing_note(4, 0, false), "");  // no GPU: nothing shared
+  const std::string one = gpu_sharing_note(2, 1, false);
+  EXPECT_EQ(one.rfind("2 ranks share 1 GPU on this node and CUDA MPS does not run", 0), 0u) << one;
+  EXPECT_NE(one.find("docs/mpi.md"), std::string::npos);
+  EXPECT_EQ(gpu_sharing_note(8, 4, false).rfind("8 ranks share 4 GPUs", 0), 0u);
 }
 
 // ------------------------------------------------------------------ errors

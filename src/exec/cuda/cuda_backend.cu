@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -25,6 +26,7 @@
 #include "shallows/solver/mass_balance.hpp"
 #include "snapshot_stager.cuh"
 #include "step_kernels.cuh"
+#include "step_timeline.cuh"
 
 namespace shallows {
 namespace cudax {
@@ -212,6 +214,8 @@ class CudaExecutor final : public CudaBackend {
     sides_ = cudax::SideAccount(!distributed_ && !closed_domain(p), 8);
 
     SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    if (const char* t = std::getenv("SHALLOWS_CUDA_TIMELINE"); t && *t && std::strcmp(t, "0") != 0)
+      timeline_ = std::make_unique<cudax::StepTimeline>(device_);
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_in_), sizeof(Ctrl)));
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_out_), sizeof(Ctrl)));
     for (int b = 0; b < 2; ++b) {
@@ -330,6 +334,7 @@ class CudaExecutor final : public CudaBackend {
 
   ~CudaExecutor() override {
     if (stream_) cudaStreamSynchronize(stream_);
+    timeline_.reset();  // prints, while its stream still exists
     if (host_in_) cudaFreeHost(host_in_);
     if (host_out_) cudaFreeHost(host_out_);
     if (stream_) cudaStreamDestroy(stream_);
@@ -670,6 +675,7 @@ class CudaExecutor final : public CudaBackend {
   // The kernels of one step from slot_ (a no-op on the device once the
   // launch's target or step limit is reached), then the maxima.
   void launch_step(const Launch& a) {
+    if (timeline_) timeline_->begin(stream_);
     if (sides_.kept()) {
       cudax::boundary_rate_kernel<Real><<<4, cudax::forcing::kThreads, 0, stream_>>>(
           base_, plain_, a.slot, grid_.dx, grid_.dy, sides_.rate());
@@ -704,6 +710,7 @@ class CudaExecutor final : public CudaBackend {
                                                              sides_.flow());
       SHALLOWS_CUDA_CHECK_LAUNCH("boundary_add_kernel");
     }
+    if (timeline_) timeline_->end(stream_);
     slot_ = (slot_ + 1) % 3;
     ++steps_launched_;
     // The lagged kernel grows the maxima itself (launch_lagged); the plain kernels leave them to maxima_kernel.
@@ -796,6 +803,7 @@ class CudaExecutor final : public CudaBackend {
   Grid grid_;
   bool distributed_;
   bool rate_pending_ = false;  // a rank's slot holds its own rate, not yet all ranks' (reduce_slot_rate)
+  std::unique_ptr<cudax::StepTimeline> timeline_;  // SHALLOWS_CUDA_TIMELINE: kernel time and gaps per step
   KernelKind kind_;
   bool dry_skip_;
   bool compact_;

@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <utility>
 
 #ifdef SHALLOWS_HAVE_MPI
 #include <mpi.h>
@@ -27,6 +29,18 @@ bool initialised() {
   int finalised = 0;
   MPI_Finalized(&finalised);
   return flag && !finalised;
+}
+
+// This rank's index among its node's ranks and their number. Collective.
+std::pair<int, int> node_rank_and_size() {
+  if (!initialised()) return {0, 1};
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int r = 0, n = 1;
+  MPI_Comm_rank(node, &r);
+  MPI_Comm_size(node, &n);
+  MPI_Comm_free(&node);
+  return {r, n};
 }
 
 } // namespace
@@ -56,15 +70,8 @@ int size() {
   return n;
 }
 
-int node_rank() {
-  if (!initialised()) return 0;
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int r = 0;
-  MPI_Comm_rank(node, &r);
-  MPI_Comm_free(&node);
-  return r;
-}
+int node_rank() { return node_rank_and_size().first; }
+int node_size() { return node_rank_and_size().second; }
 
 double max_over_ranks(double value) {
   if (!initialised()) return value;
@@ -89,6 +96,7 @@ Session::~Session() = default;
 int rank() { return 0; }
 int size() { return 1; }
 int node_rank() { return 0; }
+int node_size() { return 1; }
 double max_over_ranks(double value) { return value; }
 
 void abort_job(const std::string& message) {
@@ -101,5 +109,13 @@ bool built_with_mpi() { return false; }
 #endif
 
 bool active() { return size() > 1; }
+
+std::string gpu_sharing_note(int node_ranks, int gpus, bool mps_running) {
+  if (gpus < 1 || node_ranks <= gpus || mps_running) return {};
+  return std::to_string(node_ranks) + " ranks share " + std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs") +
+         " on this node and CUDA MPS does not run, so the ranks on a GPU take turns on it (measured on an H100: "
+         "2 ranks reach 76-83% of one rank's speed, 93-94% under MPS); docs/mpi.md, \"Several ranks on one GPU\", "
+         "says how to start MPS";
+}
 
 } // namespace shallows::mpi

@@ -20,8 +20,15 @@ class Session {
 bool active();    // MPI initialised and more than one rank
 int rank();       // 0 without MPI
 int size();       // 1 without MPI
-// This rank's index among the ranks of its node (picks the node's GPU).
+// This rank's index among the ranks of its node (picks the node's GPU), and
+// how many ranks its node runs. Collective.
 int node_rank();
+int node_size();
+
+// What rank 0 says where a node's ranks outnumber its GPUs (rank r takes GPU
+// r mod gpus) and CUDA MPS does not run: the processes sharing a GPU then
+// take turns on it. Empty where every rank has a GPU of its own or MPS runs.
+std::string gpu_sharing_note(int node_ranks, int gpus, bool mps_running);
 
 // The largest of every rank's value (an all-reduce; the value itself
 // without MPI). Collective.
