@@ -135,13 +135,13 @@ std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptio
 #ifdef SHALLOWS_HAVE_CUDA
   // One GPU per rank: the node's ranks take the node's GPUs in turn. Asked
   // on every rank, GPU or not: collective.
-  const int node_rank = mpi::node_rank(), node_ranks = mpi::node_size();
+  const mpi::NodeRanks node = mpi::node_ranks();
   if (local.cuda_device < 0 && cuda_available()) {
     const int gpus = cuda_device_count();
-    local.cuda_device = node_rank % gpus;
+    local.cuda_device = node.rank % gpus;
     static bool noted = false;  // once per process (shallows bench makes one executor per configuration)
     if (options.kind != "cpu" && mpi::rank() == 0 && !noted) {
-      const std::string note = mpi::gpu_sharing_note(node_ranks, gpus, cuda_mps_running());
+      const std::string note = mpi::gpu_sharing_note(node.size, gpus, cuda_mps_running());
       if (!note.empty()) std::fprintf(stderr, "shallows: note: %s\n", note.c_str());
       noted = true;
     }

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <utility>
 
 #ifdef SHALLOWS_HAVE_MPI
 #include <mpi.h>
@@ -29,18 +28,6 @@ bool initialised() {
   int finalised = 0;
   MPI_Finalized(&finalised);
   return flag && !finalised;
-}
-
-// This rank's index among its node's ranks and their number. Collective.
-std::pair<int, int> node_rank_and_size() {
-  if (!initialised()) return {0, 1};
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int r = 0, n = 1;
-  MPI_Comm_rank(node, &r);
-  MPI_Comm_size(node, &n);
-  MPI_Comm_free(&node);
-  return {r, n};
 }
 
 } // namespace
@@ -70,8 +57,16 @@ int size() {
   return n;
 }
 
-int node_rank() { return node_rank_and_size().first; }
-int node_size() { return node_rank_and_size().second; }
+NodeRanks node_ranks() {
+  if (!initialised()) return {};
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  NodeRanks out;
+  MPI_Comm_rank(node, &out.rank);
+  MPI_Comm_size(node, &out.size);
+  MPI_Comm_free(&node);
+  return out;
+}
 
 double max_over_ranks(double value) {
   if (!initialised()) return value;
@@ -95,8 +90,7 @@ Session::Session(int&, char**&) {}
 Session::~Session() = default;
 int rank() { return 0; }
 int size() { return 1; }
-int node_rank() { return 0; }
-int node_size() { return 1; }
+NodeRanks node_ranks() { return {}; }
 double max_over_ranks(double value) { return value; }
 
 void abort_job(const std::string& message) {

@@ -21,9 +21,12 @@ bool active();    // MPI initialised and more than one rank
 int rank();       // 0 without MPI
 int size();       // 1 without MPI
 // This rank's index among the ranks of its node (picks the node's GPU), and
-// how many ranks its node runs. Collective.
-int node_rank();
-int node_size();
+// how many ranks its node runs ({0, 1} without MPI). Collective.
+struct NodeRanks {
+  int rank = 0;
+  int size = 1;
+};
+NodeRanks node_ranks();
 
 // What rank 0 says where a node's ranks outnumber its GPUs (rank r takes GPU
 // r mod gpus) and CUDA MPS does not run: the processes sharing a GPU then
