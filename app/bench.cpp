@@ -208,6 +208,12 @@ void run_cpu(const Config& cfg, const std::vector<std::string>& precisions, cons
   }
 }
 
+// How the halos travelled, over all ranks' sides (RankTiming).
+const char* halo_path(int device_sides, int host_sides) {
+  if (device_sides > 0) return host_sides > 0 ? "mixed" : "gpu-to-gpu";
+  return host_sides > 0 ? "host" : "-";
+}
+
 // Under mpirun: S004 (or S003-T3, roe3) distributed over the job's ranks at each halo width k
 // (weak: n x n cells per rank, S004 tiled over the process grid; else n x n
 // in all). Each column of a step's split is the largest over the ranks (the
@@ -219,8 +225,9 @@ void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, cons
   const int threads = cfg.threads > 0 ? cfg.threads : 1;  // one core per rank unless told
   if (root) {
     std::printf("| case | backend | ranks | process grid | threads | k | precision | cells | steps | seconds | "
-                "cell-updates/s | compute ms | reduce ms | pack ms | exchange ms | wait ms | halo B/step |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "cell-updates/s | compute ms | reduce ms | pack ms | exchange ms | wait ms | halo B/step | halo path | "
+                "rate all-reduce |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   }
   for (const std::string& prec : precisions) {
     const Precision precision = prec == "float" ? Precision::single_precision : Precision::double_precision;
@@ -248,16 +255,24 @@ void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, cons
         const std::vector<mpi::RankTiming> before = d->rank_timings();
         index_t steps = 0;
         double elapsed = 0;
+        double t = sim.time();
         const auto start = Clock::now();
         do {  // every rank stops at the same step: the slowest rank's clock decides
-          sim.advance_steps(10);
-          steps += 10;
+          // Ten steps in one advance, as a run takes them (GPU ranks may queue them); t_end caps dt until reached.
+          const double target = p.t_end > t ? p.t_end : std::numeric_limits<double>::max();
+          const AdvanceResult r = sim.backend().advance(t, target, 10);
+          t = r.t;
+          steps += r.steps;
           elapsed = mpi::max_over_ranks(seconds_since(start));
         } while (elapsed < cfg.seconds);
         const std::vector<mpi::RankTiming> after = d->rank_timings();
         if (!root) continue;
         double split[5] = {0, 0, 0, 0, 0}, halo = 0;
+        int device_sides = 0, host_sides = 0, device_rate = 1;
         for (std::size_t r = 0; r < after.size(); ++r) {
+          device_sides += after[r].device_sides;
+          host_sides += after[r].host_sides;
+          device_rate = std::min(device_rate, after[r].device_rate);
           const mpi::RankTiming &a = after[r], &b = before[r];
           const double part[5] = {a.compute - b.compute, a.reduce - b.reduce, a.pack - b.pack,
                                   a.exchange - b.exchange, a.wait - b.wait};
@@ -269,12 +284,13 @@ void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, cons
         char line[640];
         std::snprintf(line, sizeof line,
                       "| %s | %s | %d | %dx%d | %d | %d | %s | %lldx%lld | %lld | %.3f | %.3g | %.3f | %.3f | %.3f | "
-                      "%.3f | %.3f | %.0f |",
+                      "%.3f | %.3f | %.0f | %s | %s |",
                       cfg.case_name.c_str(), sim.backend().name().c_str(), mpi::size(), d->ranks_x(), d->ranks_y(),
                       threads, k, prec.c_str(), static_cast<long long>(p.grid.nx), static_cast<long long>(p.grid.ny),
                       static_cast<long long>(steps), elapsed, rate, split[0] * per_step, split[1] * per_step,
                       split[2] * per_step, split[3] * per_step, split[4] * per_step,
-                      halo / static_cast<double>(steps));
+                      halo / static_cast<double>(steps), halo_path(device_sides, host_sides),
+                      device_rate ? "gpu" : "mpi");
         std::printf("%s\n", line);
         std::fflush(stdout);
         rows << "| " << today() << " | " << cfg.machine << " " << line << "\n";

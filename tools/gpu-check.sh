@@ -328,6 +328,12 @@ stage_mpi() {
     # shellcheck disable=SC2086  # the case and its options split on purpose
     compare_ranks "mpi: ${r%%|*}" "sharing the GPU" "$mpirun" "$dir/case-$i" ${r#*|}
   done
+  # No links between the GPUs (as for ranks on other nodes): halos through the host, the rate all-reduced by MPI.
+  SHALLOWS_GPU_LINKS=off compare_ranks "mpi: s000-t1 float, no GPU links" "sharing the GPU" "$mpirun" \
+    "$dir/host-path" "$REPO/cases/s000-t1/case.toml" -p float
+  SHALLOWS_GPU_LINKS=off compare_ranks "mpi: inflow, level, open, wall, Manning, roe3 float, no GPU links" \
+    "sharing the GPU" "$mpirun" "$dir/host-path-roe3" "$REPO/tests/data/mpi/boundaries.toml" -p float \
+    --set numerics.scheme=\"roe3\" --set domain.nx=96 --set time.end=5
   # S004-T1 8192^2: one rank (the default kernel) against 2 ranks sharing the GPU, a step's split per k.
   bench -c s004-t1 -n 8192 -p float,double -s 2
   mpi_run "$mpirun" --oversubscribe -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 8192 -p float,double -s 2 \
@@ -392,8 +398,8 @@ compare_ranks() {
 # The rows of the bench tables under mpirun that mpi.log gained since the last call, with a header, into the summary.
 MPI_LOG_SEEN=0
 mpi_table() {
-  note "| case | backend | ranks | process grid | threads | k | precision | cells | steps | seconds | cell-updates/s | compute ms | reduce ms | pack ms | exchange ms | wait ms | halo B/step |"
-  note "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  note "| case | backend | ranks | process grid | threads | k | precision | cells | steps | seconds | cell-updates/s | compute ms | reduce ms | pack ms | exchange ms | wait ms | halo B/step | halo path | rate all-reduce |"
+  note "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   tail -n +$((MPI_LOG_SEEN + 1)) "$OUT/mpi.log" | grep -E '^\| s00(4-t[12]|3-t3) \| cuda(-roe3)?\+mpi' | tee -a "$SUMMARY" || true
   MPI_LOG_SEEN=$(wc -l <"$OUT/mpi.log")
 }
@@ -433,6 +439,9 @@ stage_scaling() {
   done
   mpi_run "$mpirun" -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 16384 -p float,double -s "$s" \
     --halo-steps "$k" || fail "scaling: strong"
+  # The same weak S004-T1 without links between the GPUs (halos through the host, the rate by MPI), as between nodes.
+  SHALLOWS_GPU_LINKS=off mpi_run "$mpirun" -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 8192 --weak \
+    -p float,double -s "$s" --halo-steps "$k" || fail "scaling: weak s004-t1, no GPU links"
   mpi_table
 }
 

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "shallows/solver/backend.hpp"
 
+#include <cstddef>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <stdexcept>
 #include <string>
-#include <system_error>
 #include <utility>
 
 #include "shallows/exec/cpu_backend.hpp"
@@ -73,6 +71,26 @@ Backend::HostBuffer Backend::host_buffer(std::size_t bytes) const {
   return HostBuffer(new std::byte[bytes], [](std::byte* p) { delete[] p; });
 }
 
+std::vector<std::byte> Backend::peer_link(int, const CellBox&) { return {}; }
+
+bool Backend::open_peer(int, const CellBox&, const std::vector<std::byte>&) { return false; }
+
+void Backend::send_box_to_peer(int, const CellBox&) {
+  throw std::logic_error("executor '" + name() + "' has no GPU-to-GPU halo links");
+}
+
+void Backend::receive_box_from_peer(int, const CellBox&) {
+  throw std::logic_error("executor '" + name() + "' has no GPU-to-GPU halo links");
+}
+
+std::vector<std::byte> Backend::rate_link(int) { return {}; }
+
+bool Backend::open_rate_links(int, const std::vector<std::vector<std::byte>>&) { return false; }
+
+void Backend::start_rate_links() {
+  throw std::logic_error("executor '" + name() + "' has no GPU all-reduce of the rate");
+}
+
 void Backend::refresh_ghosts() {
   throw std::runtime_error("executor '" + name() + "' cannot run on several ranks");
 }
@@ -107,16 +125,6 @@ std::unique_ptr<Backend> make_local_backend(const Problem& problem, const Backen
   }
   throw std::runtime_error("unknown backend '" + options.kind + "' (valid: cpu, cuda, auto)");
 }
-
-#ifdef SHALLOWS_HAVE_CUDA
-// Whether a CUDA MPS daemon this process would reach runs: its pipe folder
-// named by the environment or the default one holds the control pipe.
-bool cuda_mps_running() {
-  const char* dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
-  std::error_code ec;
-  return std::filesystem::exists(std::filesystem::path(dir && *dir ? dir : "/tmp/nvidia-mps") / "control", ec);
-}
-#endif
 
 } // namespace
 

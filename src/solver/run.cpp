@@ -114,7 +114,9 @@ void write_summary_json(const std::filesystem::path& dir, const RunSummary& s) {
         << ", \"reduce\": " << json_number(t.reduce) << ", \"pack\": " << json_number(t.pack)
         << ", \"exchange\": " << json_number(t.exchange) << ", \"wait\": " << json_number(t.wait)
         << ", \"steps\": " << t.steps << ", \"exchanges\": " << t.exchanges
-        << ", \"halo_bytes_per_exchange\": " << json_number(t.halo_bytes) << "}";
+        << ", \"halo_bytes_per_exchange\": " << json_number(t.halo_bytes)
+        << ", \"halo_sides_gpu_to_gpu\": " << t.device_sides << ", \"halo_sides_through_host\": " << t.host_sides
+        << ", \"rate_allreduce\": " << (t.device_rate ? "\"gpu\"" : "\"mpi\"") << "}";
     }
     f << (s.rank_timings.empty() ? "]\n" : "\n  ]\n") << "}\n";
     if (!f) throw std::runtime_error("cannot write " + part.string());

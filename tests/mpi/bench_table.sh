@@ -18,6 +18,10 @@ done
 row=$(grep -E "^\| s004-t1 \| serial\+mpi \| 2 \| 2x1 \| 1 \| 1 \|" "$work/table.md" || true)
 halo=$(echo "$row" | awk -F'|' '{gsub(/ /, "", $18); print $18}')
 [ "$halo" = "768" ] || { echo "halo B/step at k = 1: '$halo', expected 768"; status=1; }
+path=$(echo "$row" | awk -F'|' '{gsub(/ /, "", $19); print $19}')
+[ "$path" = "host" ] || { echo "halo path of CPU ranks: '$path', expected host"; status=1; }
+rate=$(echo "$row" | awk -F'|' '{gsub(/ /, "", $20); print $20}')
+[ "$rate" = "mpi" ] || { echo "rate all-reduce of CPU ranks: '$rate', expected mpi"; status=1; }
 [ "$(grep -c "test-machine | s004-t1 | serial+mpi" "$work/rows.md")" = 2 ] || { echo "rows not appended once each"; status=1; }
 "$mpirun" --oversubscribe -np 2 "$shallows" bench -c s004-t2 -n 16 -p double -s 0.05 --halo-steps 1 --weak |
   tee "$work/weak.md"

@@ -71,6 +71,11 @@ inline bool cuda_mesh_runs(const Problem& problem) {
 // Number of CUDA devices the runtime sees (0 when there is no driver or GPU).
 int cuda_device_count();
 
+// Whether a CUDA MPS daemon this process would reach runs: its pipe folder
+// named by the environment (CUDA_MPS_PIPE_DIRECTORY) or the default one
+// holds the control pipe. Processes sharing a GPU then run side by side.
+bool cuda_mps_running();
+
 // Device-to-device copy bandwidth of a buffer of `bytes` bytes, counting
 // bytes read plus bytes written, in bytes per second (median of repeats).
 double cuda_copy_bandwidth(std::size_t bytes, int device = 0);

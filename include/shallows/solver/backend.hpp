@@ -170,6 +170,31 @@ class Backend {
   // that a box crosses to and from the GPU in one DMA at full speed.
   using HostBuffer = std::unique_ptr<std::byte[], void (*)(std::byte*)>;
   virtual HostBuffer host_buffer(std::size_t bytes) const;
+  // Halo boxes that go from GPU to GPU (CUDA IPC, between the processes of
+  // one node) instead of through the host. The link of a side (0-3: west,
+  // east, south, north) is what the peer on that side needs to write the box
+  // it sends into this executor (opaque bytes; empty: this executor cannot),
+  // made for the box it receives; open_peer opens the peer's link for the
+  // box sent on that side (false: it cannot). Per exchange, send_box_to_peer packs a box straight into the
+  // peer's buffer and marks it sent, and receive_box_from_peer, called once
+  // the peer's send_box_to_peer has returned (a message says so), unpacks
+  // what the peer sent; both in stream order, without waiting on the host.
+  // The caller keeps a step between two sends on a side: its rate's
+  // all-reduce (by MPI or by the GPUs) waits for every rank's unpacks, so
+  // that a buffer is unpacked before the peer writes it again.
+  virtual std::vector<std::byte> peer_link(int side, const CellBox& recv);
+  virtual bool open_peer(int side, const CellBox& send, const std::vector<std::byte>& link);
+  virtual void send_box_to_peer(int side, const CellBox& box);
+  virtual void receive_box_from_peer(int side, const CellBox& box);
+  // The CFL rate's all-reduce done by the GPUs of one node, one GPU per rank
+  // (CUDA IPC): rate_link is this executor's mailbox for a job of `ranks`
+  // (opaque bytes; empty: it cannot), open_rate_links maps every rank's
+  // (false: it cannot), and start_rate_links, called on every rank once all
+  // have opened them, makes each step all-reduce its rate on the device:
+  // advance() then queues its steps with no host round trip per step.
+  virtual std::vector<std::byte> rate_link(int ranks);
+  virtual bool open_rate_links(int rank, const std::vector<std::vector<std::byte>>& links);
+  virtual void start_rate_links();
 
  protected:
   double reduce_rate(double rate) const { return rate_reducer_ ? rate_reducer_(rate) : rate; }

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -20,6 +22,7 @@
 #include "device_array.cuh"
 #include "forcing_kernels.cuh"
 #include "halo_kernels.cuh"
+#include "rate_links.cuh"
 #include "read_back.cuh"
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/host_fields.hpp"
@@ -352,19 +355,21 @@ class CudaExecutor final : public CudaBackend {
                                           cudaMemcpyHostToDevice, stream_));
     }
     const Launch a{slot_, 1, t, std::numeric_limits<double>::infinity(), dt_max, std::numeric_limits<long long>::max()};
-    if (rate_pending_) reduce_slot_rate(fetch_ctrl(), t);
+    settle_pending_rate(t);
     launch_step(a);
     const Ctrl c = fetch_ctrl();
     if (c.status != 0) throw not_finite(t);
     // The lagged kernel left its local rate of the new state in the slot: the next step's dt needs all ranks'.
-    if (distributed_ && kind_ == KernelKind::lagged) reduce_slot_rate(c, c.t);
+    if (distributed_ && kind_ == KernelKind::lagged && !device_rate_) reduce_slot_rate(c, c.t);
     return c.dt;
   }
 
   CudaAdvance advance(double t, double target, index_t max_steps) override {
     if (!(t < target) || max_steps <= 0) return {t, 0, 0};
-    // The host sets a time series' value in each launch: one step at a time.
-    if (boundary_series_) return Backend::advance(t, target, max_steps);
+    // The host sets a time series' value in each launch, and a rank's rate
+    // goes through the host unless the GPUs all-reduce it: one step at a time.
+    if (boundary_series_ || (distributed_ && !device_rate_)) return Backend::advance(t, target, max_steps);
+    settle_pending_rate(t);
     const MaximaPairing before{maxima_pair_next_, maxima_behind_, steps_launched_};
     const AdvanceResult r = cudax::advance_from_slot(
         t, target, max_steps, &ctrl_.get()[slot_], host_in_, stream_,
@@ -479,14 +484,53 @@ class CudaExecutor final : public CudaBackend {
   }
 
   void pack_box(const CellBox& box, std::byte* out) const override {
-    const int parity = fetch_ctrl().parity;
+    const int parity = current_parity();
     halo_.pack(grid_, box, box_fields(parity), infiltration_field(parity), out, stream_);
   }
 
   // Unpacked before the next step (stream order; the copy reads `in` until refresh_ghosts).
   void unpack_box(const CellBox& box, const std::byte* in) override {
-    const int parity = fetch_ctrl().parity;
+    const int parity = current_parity();
     halo_.unpack(grid_, box, box_fields(parity), infiltration_field(parity), in, stream_);
+    host_unpacked_ = true;
+    unpacked(box, parity);
+  }
+
+  std::vector<std::byte> peer_link(int side, const CellBox& recv) override {
+    return halo_.link(side, box_bytes(recv));
+  }
+
+  // The rate all-reduced by the GPUs (rate_links.cuh): the lagged kernel's
+  // steps alone, where nothing else in a step needs the host.
+  std::vector<std::byte> rate_link(int ranks) override {
+    if (!distributed_ || kind_ != KernelKind::lagged || boundary_series_ || forcing_.ranked_sources()) return {};
+    return rate_links_.link(ranks, device_);
+  }
+
+  bool open_rate_links(int rank, const std::vector<std::vector<std::byte>>& links) override {
+    return rate_links_.open(rank, links, cuda_mps_running());
+  }
+
+  void start_rate_links() override { device_rate_ = true; }
+
+  bool open_peer(int side, const CellBox& send, const std::vector<std::byte>& link) override {
+    return halo_.open(side, link, box_bytes(send));
+  }
+
+  void send_box_to_peer(int side, const CellBox& box) override {
+    const int parity = current_parity();
+    halo_.send(side, grid_, box, box_fields(parity), infiltration_field(parity), stream_);
+  }
+
+  void receive_box_from_peer(int side, const CellBox& box) override {
+    const int parity = current_parity();
+    halo_.receive(side, grid_, box, box_fields(parity), infiltration_field(parity), stream_);
+    unpacked(box, parity);
+  }
+
+  // What an unpacked box needs before the next step: the dry flags of its
+  // chunks, and (lagged kernel) their rhs, in refresh_ghosts.
+  void unpacked(const CellBox& box, int parity) {
     if (dry_skip_) {
       const auto blocks = static_cast<unsigned>((cg_step_.chunks_over(box).cells() + 127) / 128);
       cudax::box_dry_flags_kernel<Real><<<blocks, 128, 0, stream_>>>(base_, parity, box);
@@ -514,7 +558,9 @@ class CudaExecutor final : public CudaBackend {
       SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel (halo chunks)");
       unpacked_.clear();
     }
-    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    // Boxes from GPU to GPU need no wait: their buffers are the device's.
+    if (host_unpacked_) SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    host_unpacked_ = false;
   }
 
   // The chunks the unpacked boxes touch, each once, after three copies of
@@ -578,6 +624,9 @@ class CudaExecutor final : public CudaBackend {
   }
 
   std::runtime_error not_finite(double t) const {
+    if (device_rate_ && rate_links_.timed_out())
+      return std::runtime_error("another rank did not post its CFL rate within an hour (GPU all-reduce) at t = " +
+                                std::to_string(t) + " s");
     return std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");
   }
 
@@ -608,6 +657,7 @@ class CudaExecutor final : public CudaBackend {
       SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
     }
     slot_ = 0;
+    known_parity_ = -1;
     maxima_pair_next_ = false;
     maxima_behind_ = false;  // the maxima hold this state (the constructor's) or are loaded next (a restart's)
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(ctrl_.get(), 0, 3 * sizeof(Ctrl), stream_));
@@ -656,6 +706,18 @@ class CudaExecutor final : public CudaBackend {
     return cudax::infiltration_box_field(forcing_.infiltrated(parity));
   }
 
+  // Before a rank's first step: the initial state's rate (first_rhs_kernel's,
+  // this rank's own) replaced by all ranks'.
+  void settle_pending_rate(double t) {
+    if (!rate_pending_) return;
+    if (device_rate_) {
+      rate_links_.launch(&ctrl_.get()[slot_].rate_bits, stream_);
+      rate_pending_ = false;
+    } else {
+      reduce_slot_rate(fetch_ctrl(), t);
+    }
+  }
+
   // A rank's step: the slot's own rate (of its owned cells, from the kernel
   // that made the state or the plain rate kernel) replaced by the largest of
   // all ranks, before the next kernel decides dt from it. That is one of the
@@ -675,6 +737,7 @@ class CudaExecutor final : public CudaBackend {
   // The kernels of one step from slot_ (a no-op on the device once the
   // launch's target or step limit is reached), then the maxima.
   void launch_step(const Launch& a) {
+    known_parity_ = -1;
     if (timeline_) timeline_->begin(stream_);
     if (sides_.kept()) {
       cudax::boundary_rate_kernel<Real><<<4, cudax::forcing::kThreads, 0, stream_>>>(
@@ -710,6 +773,7 @@ class CudaExecutor final : public CudaBackend {
                                                              sides_.flow());
       SHALLOWS_CUDA_CHECK_LAUNCH("boundary_add_kernel");
     }
+    if (device_rate_) rate_links_.launch(&ctrl_.get()[(a.slot + 1) % 3].rate_bits, stream_);
     if (timeline_) timeline_->end(stream_);
     slot_ = (slot_ + 1) % 3;
     ++steps_launched_;
@@ -797,8 +861,13 @@ class CudaExecutor final : public CudaBackend {
   Ctrl fetch_ctrl() const {
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(host_out_, &ctrl_.get()[slot_], sizeof(Ctrl), cudaMemcpyDeviceToHost, stream_));
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    known_parity_ = host_out_->parity;
     return *host_out_;
   }
+
+  // The current state's buffer parity: known since the last fetch_ctrl
+  // unless a step was launched since (a halo exchange follows a step's).
+  int current_parity() const { return known_parity_ >= 0 ? known_parity_ : fetch_ctrl().parity; }
 
   Grid grid_;
   bool distributed_;
@@ -824,7 +893,11 @@ class CudaExecutor final : public CudaBackend {
   Ctrl* host_out_ = nullptr;
   DeviceArray<Real> h_[2], hu_[2], hv_[2], z_;
   cudax::HaloBoxes<Real> halo_;  // a rank's halo boxes on the device
+  cudax::RateLinks rate_links_;   // the rate all-reduced by the GPUs (start_rate_links)
+  bool device_rate_ = false;
   std::vector<CellBox> unpacked_;         // boxes unpacked since refresh_ghosts (lagged kernel)
+  bool host_unpacked_ = false;            // a box unpacked from a host buffer since refresh_ghosts
+  mutable int known_parity_ = -1;         // current_parity; -1: not known
   DeviceArray<unsigned> halo_chunks_;     // halo_chunks
   // Passive scalars: h c of scalar s in hc_[2 s + parity], their device
   // pointers (PlainExtras::hc) and the sides' concentrations.
@@ -897,6 +970,12 @@ int cuda_device_count() {
     return 0;
   }
   return n;
+}
+
+bool cuda_mps_running() {
+  const char* dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  std::error_code ec;
+  return std::filesystem::exists(std::filesystem::path(dir && *dir ? dir : "/tmp/nvidia-mps") / "control", ec);
 }
 
 double cuda_copy_bandwidth(std::size_t bytes, int device) {

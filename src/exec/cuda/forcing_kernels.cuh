@@ -425,6 +425,8 @@ class ForcingDevice {
   }
 
   bool active() const { return active_; }
+  // A rank's volume sources: a host all-reduce per source and step.
+  bool ranked_sources() const { return ranked_sources_; }
 
   // The infiltrated depths of the state in buffer `parity` (the lagged
   // kernel's follow the state's parity); null without infiltration.

@@ -8,6 +8,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
+#include <cstring>
+#include <exception>
 #include <cstddef>
 #include <utility>
 #include <vector>
@@ -71,10 +74,25 @@ __global__ void box_copy_kernel(Grid g, CellBox box, BoxLaunch<T> fields, T* __r
 
 // A rank's halo boxes on the device: one packed buffer per box (the same
 // boxes every exchange), made at its first use; the Real fields first, then
-// the double ones.
+// the double ones. A side linked to a peer on the node (Backend::peer_link)
+// is packed straight into the peer's receive buffer (CUDA IPC: through
+// NVLink between two GPUs, a copy within one GPU shared by two processes),
+// and the peer's stream waits for the event recorded after the pack: no
+// copy through the host and no host synchronisation.
 template <class Real>
 class HaloBoxes {
  public:
+  HaloBoxes() = default;
+  HaloBoxes(const HaloBoxes&) = delete;
+  HaloBoxes& operator=(const HaloBoxes&) = delete;
+  ~HaloBoxes() {
+    for (Link& l : links_) {
+      if (l.peer_recv) cudaIpcCloseMemHandle(l.peer_recv);
+      if (l.peer_sent) cudaEventDestroy(l.peer_sent);
+      if (l.sent) cudaEventDestroy(l.sent);
+    }
+  }
+
   // The doubles start 8-byte aligned after the Reals.
   static std::size_t bytes(const CellBox& box, std::size_t reals, std::size_t doubles) {
     const auto cells = static_cast<std::size_t>(box.cells());
@@ -100,11 +118,97 @@ class HaloBoxes {
               const std::byte* in, cudaStream_t stream) {
     std::byte* packed = stage(box, reals, doubles);
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(packed, in, bytes(box, reals, doubles), cudaMemcpyHostToDevice, stream));
+    unpack_from(g, box, reals, doubles, packed, stream);
+  }
+
+  // This side's link for its peer: a receive buffer of recv_bytes and the
+  // event recorded after each send, as IPC handles (empty where the device
+  // or the process cannot export them).
+  std::vector<std::byte> link(int side, std::size_t recv_bytes) {
+    Link& l = links_[static_cast<std::size_t>(side)];
+    LinkBytes out{};
+    out.bytes = recv_bytes;
+    try {
+      if (l.recv.size() != recv_bytes) l.recv = DeviceArray<std::byte>(recv_bytes);
+    } catch (const std::exception&) {
+      return {};
+    }
+    if (!l.sent && cudaEventCreateWithFlags(&l.sent, cudaEventDisableTiming | cudaEventInterprocess) != cudaSuccess) {
+      l.sent = nullptr;
+      cudaGetLastError();
+      return {};
+    }
+    if (cudaIpcGetMemHandle(&out.buffer, l.recv.get()) != cudaSuccess ||
+        cudaIpcGetEventHandle(&out.sent, l.sent) != cudaSuccess) {
+      cudaGetLastError();
+      return {};
+    }
+    std::vector<std::byte> v(sizeof out);
+    std::memcpy(v.data(), &out, sizeof out);
+    return v;
+  }
+
+  // The peer's link on this side, for boxes of send_bytes: false where it
+  // cannot be opened here (another node, GPUs without peer access) or does
+  // not fit.
+  bool open(int side, const std::vector<std::byte>& peer, std::size_t send_bytes) {
+    Link& l = links_[static_cast<std::size_t>(side)];
+    LinkBytes in{};
+    if (peer.size() != sizeof in) return false;
+    std::memcpy(&in, peer.data(), sizeof in);
+    if (in.bytes != send_bytes) return false;
+    if (cudaIpcOpenMemHandle(&l.peer_recv, in.buffer, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
+      l.peer_recv = nullptr;
+      cudaGetLastError();
+      return false;
+    }
+    if (cudaIpcOpenEventHandle(&l.peer_sent, in.sent) != cudaSuccess) {
+      l.peer_sent = nullptr;
+      cudaIpcCloseMemHandle(l.peer_recv);
+      l.peer_recv = nullptr;
+      cudaGetLastError();
+      return false;
+    }
+    return true;
+  }
+
+  // The box into the peer's buffer, then this side's event.
+  void send(int side, const Grid& g, const CellBox& box, const BoxFields<Real>& reals,
+            const BoxFields<double>& doubles, cudaStream_t stream) const {
+    const Link& l = links_[static_cast<std::size_t>(side)];
+    auto* packed = static_cast<std::byte*>(l.peer_recv);
+    copy<Real, true>(g, box, reals, packed, stream);
+    copy<double, true>(g, box, doubles, packed + bytes(box, reals.f.size(), 0), stream);
+    SHALLOWS_CUDA_CHECK(cudaEventRecord(l.sent, stream));
+  }
+
+  // After the peer's event: its box out of this side's buffer.
+  void receive(int side, const Grid& g, const CellBox& box, const BoxFields<Real>& reals,
+               const BoxFields<double>& doubles, cudaStream_t stream) {
+    Link& l = links_[static_cast<std::size_t>(side)];
+    SHALLOWS_CUDA_CHECK(cudaStreamWaitEvent(stream, l.peer_sent, 0));
+    unpack_from(g, box, reals, doubles, l.recv.get(), stream);
+  }
+
+ private:
+  struct LinkBytes {
+    cudaIpcMemHandle_t buffer;
+    cudaIpcEventHandle_t sent;
+    unsigned long long bytes;
+  };
+  struct Link {
+    DeviceArray<std::byte> recv;  // the peer packs its box here
+    cudaEvent_t sent = nullptr;    // recorded after this rank packs into the peer's buffer
+    void* peer_recv = nullptr;     // the peer's receive buffer, opened
+    cudaEvent_t peer_sent = nullptr;
+  };
+
+  void unpack_from(const Grid& g, const CellBox& box, const BoxFields<Real>& reals, const BoxFields<double>& doubles,
+                   std::byte* packed, cudaStream_t stream) {
     copy<Real, false>(g, box, reals, packed, stream);
     copy<double, false>(g, box, doubles, packed + bytes(box, reals.f.size(), 0), stream);
   }
 
- private:
   std::byte* stage(const CellBox& box, const BoxFields<Real>& reals, const BoxFields<double>& doubles) const {
     for (const auto& [b, buffer] : stages_)
       if (b.i0 == box.i0 && b.j0 == box.j0 && b.i1 == box.i1 && b.j1 == box.j1) return buffer.get();
@@ -131,6 +235,7 @@ class HaloBoxes {
   }
 
   mutable std::vector<std::pair<CellBox, DeviceArray<std::byte>>> stages_;
+  std::array<Link, 4> links_;  // by side: west, east, south, north
 };
 
 // Page-locked host memory for halo buffers (Backend::host_buffer): a box

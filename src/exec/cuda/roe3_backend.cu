@@ -324,13 +324,32 @@ class CudaRoe3Backend final : public CudaBackend {
 
   void unpack_box(const CellBox& box, const std::byte* in) override {
     halo_.unpack(grid_, box, box_fields(), cudax::infiltration_box_field(forcing_.infiltrated()), in, stream_);
+    host_unpacked_ = true;
+  }
+
+  std::vector<std::byte> peer_link(int side, const CellBox& recv) override {
+    return halo_.link(side, box_bytes(recv));
+  }
+
+  bool open_peer(int side, const CellBox& send, const std::vector<std::byte>& link) override {
+    return halo_.open(side, link, box_bytes(send));
+  }
+
+  void send_box_to_peer(int side, const CellBox& box) override {
+    halo_.send(side, grid_, box, box_fields(), cudax::infiltration_box_field(forcing_.infiltrated()), stream_);
+  }
+
+  void receive_box_from_peer(int side, const CellBox& box) override {
+    halo_.receive(side, grid_, box, box_fields(), cudax::infiltration_box_field(forcing_.infiltrated()), stream_);
   }
 
   // The ghost cells of U^n from the new halos; the unpacks' copies read the
-  // caller's buffers until the stream gets here.
+  // caller's host buffers until the stream gets here (boxes from GPU to GPU
+  // need no wait).
   void refresh_ghosts() override {
     fill_ghosts(state(0), nullptr);
-    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (host_unpacked_) SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    host_unpacked_ = false;
   }
 
   HostBuffer host_buffer(std::size_t bytes) const override { return cudax::pinned_host_buffer(bytes); }
@@ -645,6 +664,7 @@ class CudaRoe3Backend final : public CudaBackend {
   cudax::SideAccount sides_;   // water through the sides, when one is not a wall
   int side_blocks_ = 0;        // side_rate_kernel's blocks per side
   cudax::HaloBoxes<Real> halo_;  // a rank's halo boxes on the device
+  bool host_unpacked_ = false;    // a box unpacked from a host buffer since refresh_ghosts
   // Last: destroyed first, after the destructor has synchronised stream_.
   cudax::SnapshotStager<Real> stager_{grid_};
 };

@@ -11,8 +11,10 @@
 #ifdef SHALLOWS_HAVE_MPI
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdlib>
 #include <limits>
 #include <cstddef>
 #include <string>
@@ -66,6 +68,27 @@ class Distributed final : public DistributedBackend {
   }
 
   std::string name() const override { return local_->name() + "+mpi"; }
+
+  // With the rate all-reduced by the GPUs, the steps between two exchanges
+  // go to the executor at once (one host synchronisation); else step by step.
+  AdvanceResult advance(double t, double target, index_t max_steps) override {
+    if (!timing_.device_rate) return Backend::advance(t, target, max_steps);
+    AdvanceResult r{t, 0, 0};
+    while (r.t < target && r.steps < max_steps) {
+      if (since_exchange_ == k_) exchange();
+      const index_t n = std::min<index_t>(k_ - since_exchange_, max_steps - r.steps);
+      const auto start = Clock::now();
+      const AdvanceResult a = local_->advance(r.t, target, n);
+      timing_.compute += seconds_since(start);
+      r.t = a.t;
+      r.dt = a.dt;
+      r.steps += a.steps;
+      since_exchange_ += static_cast<int>(a.steps);
+      timing_.steps += a.steps;
+      if (a.steps == 0) break;
+    }
+    return r;
+  }
 
   double step(double t, double dt_max) override {
     if (since_exchange_ == k_) exchange();
@@ -165,15 +188,17 @@ class Distributed final : public DistributedBackend {
   }
 
   std::vector<RankTiming> rank_timings() const override {
-    constexpr int n = 9;
+    constexpr int n = 12;
     const double mine[n] = {double(timing_.rank), timing_.compute, timing_.reduce, timing_.pack, timing_.exchange,
-                            timing_.wait, double(timing_.steps), double(timing_.exchanges), timing_.halo_bytes};
+                            timing_.wait, double(timing_.steps), double(timing_.exchanges), timing_.halo_bytes,
+                            double(timing_.device_sides), double(timing_.host_sides), double(timing_.device_rate)};
     std::vector<double> all(rank_ == 0 ? static_cast<std::size_t>(n * size_) : 0);
     MPI_Gather(mine, n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     std::vector<RankTiming> out;
     for (int r = 0; rank_ == 0 && r < size_; ++r) {
       const double* v = all.data() + r * n;
-      out.push_back({int(v[0]), v[1], v[2], v[3], v[4], v[5], index_t(v[6]), index_t(v[7]), v[8]});
+      out.push_back({int(v[0]), v[1], v[2], v[3], v[4], v[5], index_t(v[6]), index_t(v[7]), v[8], int(v[9]),
+                     int(v[10]), int(v[11])});
     }
     return out;
   }
@@ -188,6 +213,7 @@ class Distributed final : public DistributedBackend {
     int send_tag = 0, recv_tag = 0;
     CellBox send, recv;  // local coordinates
     std::size_t send_bytes = 0, recv_bytes = 0;
+    bool device = false;  // GPU to GPU (Backend::peer_link); the message is then empty
     Backend::HostBuffer send_buf{nullptr, nullptr}, recv_buf{nullptr, nullptr};
   };
 
@@ -214,6 +240,101 @@ class Distributed final : public DistributedBackend {
       t.recv_buf = local_->host_buffer(t.recv_bytes);
       timing_.halo_bytes += double(t.send_bytes);
     }
+    link_devices();
+  }
+
+  // Links between GPUs (CUDA IPC), where the executors can make them and
+  // SHALLOWS_GPU_LINKS is not "off": halos GPU to GPU between neighbours on
+  // one node, and the rate all-reduced by the GPUs when every rank runs on
+  // one node with a GPU of its own. Collective.
+  void link_devices() {
+    const char* links = std::getenv("SHALLOWS_GPU_LINKS");
+    const bool off = links != nullptr && std::string(links) == "off";
+    int node = rank_;  // the world rank that leads this rank's node
+    {
+      MPI_Comm shared;
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared);
+      MPI_Bcast(&node, 1, MPI_INT, 0, shared);
+      MPI_Comm_free(&shared);
+    }
+    link_halos(node, off);
+    link_rate(node, off);
+  }
+
+  static constexpr std::size_t kLinkBytes = 256;
+  struct Offer {
+    int node = -1;  // the world rank that leads the node
+    int size = 0;   // link bytes; 0: none
+    std::byte link[kLinkBytes];
+  };
+
+  static Offer offer(int node, const std::vector<std::byte>& link) {
+    Offer o{};
+    o.node = node;
+    if (link.empty() || link.size() > kLinkBytes) return o;
+    o.size = int(link.size());
+    std::copy(link.begin(), link.end(), o.link);
+    return o;
+  }
+
+  // A side goes GPU to GPU where both ends opened each other's link; both
+  // ends of a side decide alike.
+  void link_halos(int node, bool off) {
+    std::array<Offer, 4> mine{}, theirs{};
+    std::array<int, 4> opened{}, peer_opened{};
+    const auto swap = [&](auto& out, auto& in, int bytes) {
+      std::array<MPI_Request, 8> requests;
+      int n = 0;
+      for (std::size_t s = 0; s < 4; ++s) {
+        const Transfer& t = transfers_[s];
+        if (t.peer < 0) continue;
+        MPI_Irecv(&in[s], bytes, MPI_BYTE, t.peer, t.recv_tag, MPI_COMM_WORLD, &requests[std::size_t(n++)]);
+        MPI_Isend(&out[s], bytes, MPI_BYTE, t.peer, t.send_tag, MPI_COMM_WORLD, &requests[std::size_t(n++)]);
+      }
+      MPI_Waitall(n, requests.data(), MPI_STATUSES_IGNORE);
+    };
+    for (std::size_t s = 0; s < 4; ++s) {
+      const Transfer& t = transfers_[s];
+      mine[s] = offer(node, t.peer < 0 || off ? std::vector<std::byte>{} : local_->peer_link(int(s), t.recv));
+    }
+    swap(mine, theirs, int(sizeof(Offer)));
+    for (std::size_t s = 0; s < 4; ++s) {
+      const Transfer& t = transfers_[s];
+      const Offer& o = theirs[s];
+      if (t.peer < 0 || mine[s].size == 0 || o.size == 0 || o.node != node) continue;
+      opened[s] = local_->open_peer(int(s), t.send, std::vector<std::byte>(o.link, o.link + o.size)) ? 1 : 0;
+    }
+    swap(opened, peer_opened, int(sizeof(int)));
+    for (std::size_t s = 0; s < 4; ++s) {
+      Transfer& t = transfers_[s];
+      t.device = t.peer >= 0 && opened[s] && peer_opened[s];
+      if (t.peer < 0) continue;
+      ++(t.device ? timing_.device_sides : timing_.host_sides);
+      if (t.device) {
+        t.send_buf.reset();
+        t.recv_buf.reset();
+      }
+    }
+  }
+
+  // The rate all-reduced by the GPUs where every rank opened every other's
+  // mailbox.
+  void link_rate(int node, bool off) {
+    const Offer o = offer(node, off ? std::vector<std::byte>{} : local_->rate_link(size_));
+    std::vector<Offer> all(static_cast<std::size_t>(size_));
+    MPI_Allgather(&o, int(sizeof o), MPI_BYTE, all.data(), int(sizeof o), MPI_BYTE, MPI_COMM_WORLD);
+    int ok = 1;
+    std::vector<std::vector<std::byte>> links;
+    for (const Offer& a : all) {
+      if (a.node != node || a.size == 0) ok = 0;
+      links.emplace_back(a.link, a.link + a.size);
+    }
+    if (ok) ok = local_->open_rate_links(rank_, links) ? 1 : 0;
+    int all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all_ok == 0) return;
+    local_->start_rate_links();
+    timing_.device_rate = 1;
   }
 
   void exchange() {
@@ -223,16 +344,22 @@ class Distributed final : public DistributedBackend {
       auto start = Clock::now();
       for (int s = 2 * phase; s < 2 * phase + 2; ++s) {
         Transfer& t = transfers_[static_cast<std::size_t>(s)];
-        if (t.peer >= 0) local_->pack_box(t.send, t.send_buf.get());
+        if (t.peer < 0) continue;
+        if (t.device) {
+          local_->send_box_to_peer(s, t.send);
+        } else {
+          local_->pack_box(t.send, t.send_buf.get());
+        }
       }
       timing_.pack += seconds_since(start);
       start = Clock::now();
+      // GPU to GPU, the message only says that the box is on its way (its event recorded).
       for (int s = 2 * phase; s < 2 * phase + 2; ++s) {
         Transfer& t = transfers_[static_cast<std::size_t>(s)];
         if (t.peer < 0) continue;
-        MPI_Irecv(t.recv_buf.get(), static_cast<int>(t.recv_bytes), MPI_BYTE, t.peer, t.recv_tag,
+        MPI_Irecv(t.recv_buf.get(), t.device ? 0 : static_cast<int>(t.recv_bytes), MPI_BYTE, t.peer, t.recv_tag,
                   MPI_COMM_WORLD, &requests[static_cast<std::size_t>(n++)]);
-        MPI_Isend(t.send_buf.get(), static_cast<int>(t.send_bytes), MPI_BYTE, t.peer, t.send_tag,
+        MPI_Isend(t.send_buf.get(), t.device ? 0 : static_cast<int>(t.send_bytes), MPI_BYTE, t.peer, t.send_tag,
                   MPI_COMM_WORLD, &requests[static_cast<std::size_t>(n++)]);
       }
       timing_.exchange += seconds_since(start);
@@ -242,7 +369,12 @@ class Distributed final : public DistributedBackend {
       start = Clock::now();
       for (int s = 2 * phase; s < 2 * phase + 2; ++s) {
         Transfer& t = transfers_[static_cast<std::size_t>(s)];
-        if (t.peer >= 0) local_->unpack_box(t.recv, t.recv_buf.get());
+        if (t.peer < 0) continue;
+        if (t.device) {
+          local_->receive_box_from_peer(s, t.recv);
+        } else {
+          local_->unpack_box(t.recv, t.recv_buf.get());
+        }
       }
       timing_.pack += seconds_since(start);
     }

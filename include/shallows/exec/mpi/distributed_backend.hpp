@@ -26,6 +26,9 @@ struct RankTiming {
   index_t steps = 0;
   index_t exchanges = 0;
   double halo_bytes = 0;  // sent per exchange
+  int device_sides = 0;   // sides whose halo goes GPU to GPU (CUDA IPC)
+  int host_sides = 0;     // sides whose halo goes through the host
+  int device_rate = 0;    // 1: the rate all-reduced by the GPUs (compute then includes it)
 };
 
 class DistributedBackend : public Backend {
