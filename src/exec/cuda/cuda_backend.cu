@@ -532,7 +532,7 @@ class CudaExecutor final : public CudaBackend {
   // chunks, and (lagged kernel) their rhs, in refresh_ghosts.
   void unpacked(const CellBox& box, int parity) {
     if (dry_skip_) {
-      const auto blocks = static_cast<unsigned>((cg_step_.chunks_over(box).cells() + 127) / 128);
+      const auto blocks = static_cast<unsigned>((cg_step_.chunks_over(box).cells() + 3) / 4);  // a warp per chunk
       cudax::box_dry_flags_kernel<Real><<<blocks, 128, 0, stream_>>>(base_, parity, box);
       SHALLOWS_CUDA_CHECK_LAUNCH("box_dry_flags_kernel");
     }

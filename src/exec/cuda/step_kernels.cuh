@@ -948,17 +948,42 @@ __global__ void dry_flags_kernel(const Params<Real> P, int parity) {
   P.dry[parity][chunk] = chunk_is_dry(P, parity, chunk) ? 1 : 0;
 }
 
+// chunk_is_dry by a warp, a lane per column (rows read whole): a dry chunk
+// reads every cell, which one thread does in one long chain of loads.
+template <class Real>
+__device__ __forceinline__ bool chunk_is_dry_warp(const Params<Real>& P, int parity, index_t chunk) {
+  const index_t cy = chunk / P.cg.strips;
+  const index_t sx = chunk - cy * P.cg.strips;
+  const index_t i0 = sx * P.cg.width;
+  const index_t j0 = cy * P.cg.rows;
+  const index_t iend = min(i0 + static_cast<index_t>(P.cg.width), P.nx);
+  const index_t jend = min(j0 + static_cast<index_t>(P.cg.rows), P.ny);
+  bool dry = true;
+  for (index_t i = i0 + (threadIdx.x & 31); i < iend && dry; i += 32) {
+    for (index_t j = j0; j < jend && dry; ++j) {
+      const index_t k = P.index(i, j);
+      dry = math::is_nan(P.z[k]) ||
+            dry_fixed(State<Real>{P.h[parity][k], P.hu[parity][k], P.hv[parity][k]}, P.phys.h_dry);
+    }
+  }
+  return __all_sync(0xffffffffu, dry) && !next_to_level_side(P, sx, cy);
+}
+
 // A rank's halo box written by an exchange into buffer `parity`: the dry
-// flags of the chunks it touches from their new cells, and their output
-// buffer no longer the same (a skipped one copies its cells again).
+// flags of the chunks it touches from their new cells (a warp per chunk),
+// and their output buffer no longer the same (a skipped one copies its
+// cells again).
 template <class Real>
 __global__ void box_dry_flags_kernel(const Params<Real> P, int parity, CellBox box) {
   const CellBox touched = P.cg.chunks_over(box);
-  const index_t n = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (n >= touched.cells()) return;
+  const index_t n = (static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  if (n >= touched.cells()) return;  // whole warps
   const index_t chunk = (touched.j0 + n / touched.nx()) * P.cg.strips + touched.i0 + n % touched.nx();
-  P.dry[parity][chunk] = chunk_is_dry(P, parity, chunk) ? 1 : 0;
-  P.same[chunk] = 0;
+  const bool dry = chunk_is_dry_warp(P, parity, chunk);
+  if ((threadIdx.x & 31) == 0) {
+    P.dry[parity][chunk] = dry ? 1 : 0;
+    P.same[chunk] = 0;
+  }
 }
 
 // Which state maxima_kernel grows the maxima with, at what time.
