@@ -921,8 +921,11 @@ __global__ void __launch_bounds__(kBlockThreads) plain_update_kernel(const Param
 
 // ---------------------------------------------------------------- others
 
-// Dry flags of the state in buffer `parity`, one thread per chunk (set-up only).
-template <class Real>
+// Whether a chunk's cells in buffer `parity` are all dry fixed points (or
+// inactive) and it lies next to no level side. kWarp: the calling warp
+// decides together, a lane per column (a dry chunk reads every cell, which
+// one thread does in one long chain of loads); else one thread (set-up).
+template <bool kWarp, class Real>
 __device__ __forceinline__ bool chunk_is_dry(const Params<Real>& P, int parity, index_t chunk) {
   const index_t cy = chunk / P.cg.strips;
   const index_t sx = chunk - cy * P.cg.strips;
@@ -930,43 +933,24 @@ __device__ __forceinline__ bool chunk_is_dry(const Params<Real>& P, int parity, 
   const index_t j0 = cy * P.cg.rows;
   const index_t iend = min(i0 + static_cast<index_t>(P.cg.width), P.nx);
   const index_t jend = min(j0 + static_cast<index_t>(P.cg.rows), P.ny);
-  bool dry = !next_to_level_side(P, sx, cy);
-  for (index_t j = j0; j < jend && dry; ++j) {
-    for (index_t i = i0; i < iend && dry; ++i) {
-      const index_t k = P.index(i, j);
-      dry = math::is_nan(P.z[k]) ||
-            dry_fixed(State<Real>{P.h[parity][k], P.hu[parity][k], P.hv[parity][k]}, P.phys.h_dry);
-    }
-  }
-  return dry;
-}
-
-template <class Real>
-__global__ void dry_flags_kernel(const Params<Real> P, int parity) {
-  const index_t chunk = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (chunk >= P.cg.chunks) return;
-  P.dry[parity][chunk] = chunk_is_dry(P, parity, chunk) ? 1 : 0;
-}
-
-// chunk_is_dry by a warp, a lane per column (rows read whole): a dry chunk
-// reads every cell, which one thread does in one long chain of loads.
-template <class Real>
-__device__ __forceinline__ bool chunk_is_dry_warp(const Params<Real>& P, int parity, index_t chunk) {
-  const index_t cy = chunk / P.cg.strips;
-  const index_t sx = chunk - cy * P.cg.strips;
-  const index_t i0 = sx * P.cg.width;
-  const index_t j0 = cy * P.cg.rows;
-  const index_t iend = min(i0 + static_cast<index_t>(P.cg.width), P.nx);
-  const index_t jend = min(j0 + static_cast<index_t>(P.cg.rows), P.ny);
   bool dry = true;
-  for (index_t i = i0 + (threadIdx.x & 31); i < iend && dry; i += 32) {
+  for (index_t i = i0 + (kWarp ? threadIdx.x & 31 : 0); i < iend && dry; i += kWarp ? 32 : 1) {
     for (index_t j = j0; j < jend && dry; ++j) {
       const index_t k = P.index(i, j);
       dry = math::is_nan(P.z[k]) ||
             dry_fixed(State<Real>{P.h[parity][k], P.hu[parity][k], P.hv[parity][k]}, P.phys.h_dry);
     }
   }
-  return __all_sync(0xffffffffu, dry) && !next_to_level_side(P, sx, cy);
+  if (kWarp) dry = __all_sync(0xffffffffu, dry);
+  return dry && !next_to_level_side(P, sx, cy);
+}
+
+// Dry flags of the state in buffer `parity`, one thread per chunk (set-up only).
+template <class Real>
+__global__ void dry_flags_kernel(const Params<Real> P, int parity) {
+  const index_t chunk = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (chunk >= P.cg.chunks) return;
+  P.dry[parity][chunk] = chunk_is_dry<false>(P, parity, chunk) ? 1 : 0;
 }
 
 // A rank's halo box written by an exchange into buffer `parity`: the dry
@@ -979,7 +963,7 @@ __global__ void box_dry_flags_kernel(const Params<Real> P, int parity, CellBox b
   const index_t n = (static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   if (n >= touched.cells()) return;  // whole warps
   const index_t chunk = (touched.j0 + n / touched.nx()) * P.cg.strips + touched.i0 + n % touched.nx();
-  const bool dry = chunk_is_dry_warp(P, parity, chunk);
+  const bool dry = chunk_is_dry<true>(P, parity, chunk);
   if ((threadIdx.x & 31) == 0) {
     P.dry[parity][chunk] = dry ? 1 : 0;
     P.same[chunk] = 0;
