@@ -195,6 +195,10 @@ class Backend {
   virtual std::vector<std::byte> rate_link(int ranks);
   virtual bool open_rate_links(int rank, const std::vector<std::vector<std::byte>>& links);
   virtual void start_rate_links();
+  // Closes what this executor mapped of other processes' memory (the links
+  // above), after its last step: every rank does so before any frees what it
+  // exported (the caller's barrier between). The default has nothing to close.
+  virtual void close_links() {}
 
  protected:
   double reduce_rate(double rate) const { return rate_reducer_ ? rate_reducer_(rate) : rate; }

@@ -513,6 +513,12 @@ class CudaExecutor final : public CudaBackend {
 
   void start_rate_links() override { device_rate_ = true; }
 
+  void close_links() override {
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    halo_.close_peers();
+    rate_links_.close();
+  }
+
   bool open_peer(int side, const CellBox& send, const std::vector<std::byte>& link) override {
     return halo_.open(side, link, box_bytes(send));
   }

@@ -17,6 +17,7 @@
 
 #include "cuda_check.cuh"
 #include "device_array.cuh"
+#include "peer_access.cuh"
 #include "shallows/mesh/structured/grid.hpp"
 #include "shallows/solver/backend.hpp"
 
@@ -86,10 +87,19 @@ class HaloBoxes {
   HaloBoxes(const HaloBoxes&) = delete;
   HaloBoxes& operator=(const HaloBoxes&) = delete;
   ~HaloBoxes() {
+    close_peers();
+    for (Link& l : links_)
+      if (l.sent) cudaEventDestroy(l.sent);
+  }
+
+  // The peers' buffers and events opened here, closed (the caller has
+  // synchronised the stream): before any peer frees what it exported.
+  void close_peers() {
     for (Link& l : links_) {
       if (l.peer_recv) cudaIpcCloseMemHandle(l.peer_recv);
       if (l.peer_sent) cudaEventDestroy(l.peer_sent);
-      if (l.sent) cudaEventDestroy(l.sent);
+      l.peer_recv = nullptr;
+      l.peer_sent = nullptr;
     }
   }
 
@@ -138,7 +148,7 @@ class HaloBoxes {
       cudaGetLastError();
       return {};
     }
-    if (cudaIpcGetMemHandle(&out.buffer, l.recv.get()) != cudaSuccess ||
+    if (!current_bus_id(out.bus) || cudaIpcGetMemHandle(&out.buffer, l.recv.get()) != cudaSuccess ||
         cudaIpcGetEventHandle(&out.sent, l.sent) != cudaSuccess) {
       cudaGetLastError();
       return {};
@@ -149,14 +159,14 @@ class HaloBoxes {
   }
 
   // The peer's link on this side, for boxes of send_bytes: false where it
-  // cannot be opened here (another node, GPUs without peer access) or does
-  // not fit.
+  // cannot be opened here (another node, a GPU out of sight or without peer
+  // access: peer_access.cuh) or does not fit.
   bool open(int side, const std::vector<std::byte>& peer, std::size_t send_bytes) {
     Link& l = links_[static_cast<std::size_t>(side)];
     LinkBytes in{};
     if (peer.size() != sizeof in) return false;
     std::memcpy(&in, peer.data(), sizeof in);
-    if (in.bytes != send_bytes) return false;
+    if (in.bytes != send_bytes || !can_reach_gpu(in.bus)) return false;
     if (cudaIpcOpenMemHandle(&l.peer_recv, in.buffer, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
       l.peer_recv = nullptr;
       cudaGetLastError();
@@ -195,6 +205,7 @@ class HaloBoxes {
     cudaIpcMemHandle_t buffer;
     cudaIpcEventHandle_t sent;
     unsigned long long bytes;
+    char bus[32];  // the GPU's PCI bus id
   };
   struct Link {
     DeviceArray<std::byte> recv;  // the peer packs its box here

@@ -22,6 +22,7 @@
 
 #include "cuda_check.cuh"
 #include "device_array.cuh"
+#include "peer_access.cuh"
 
 namespace shallows::cudax {
 
@@ -86,9 +87,15 @@ class RateLinks {
   RateLinks() = default;
   RateLinks(const RateLinks&) = delete;
   RateLinks& operator=(const RateLinks&) = delete;
-  ~RateLinks() {
-    for (std::size_t r = 0; r < opened_.size(); ++r)
-      if (opened_[r]) cudaIpcCloseMemHandle(opened_[r]);
+  ~RateLinks() { close(); }
+
+  // The other ranks' mailboxes, closed (the caller has synchronised the
+  // stream): before any rank frees what it exported.
+  void close() {
+    for (void*& p : opened_) {
+      if (p) cudaIpcCloseMemHandle(p);
+      p = nullptr;
+    }
   }
 
   // This rank's mailbox for `ranks` ranks, exported, with the GPU's PCI bus
@@ -103,7 +110,7 @@ class RateLinks {
       return {};
     }
     if (cudaIpcGetMemHandle(&out.box, box_.get()) != cudaSuccess ||
-        cudaDeviceGetPCIBusId(out.bus, sizeof out.bus, device) != cudaSuccess) {
+        cudaDeviceGetPCIBusId(out.bus, sizeof out.bus - 1, device) != cudaSuccess) {
       cudaGetLastError();
       return {};
     }
@@ -113,7 +120,8 @@ class RateLinks {
   }
 
   // Every rank's link (this rank's at `rank`): false where a mailbox cannot
-  // be mapped here, or where two ranks share a GPU without CUDA MPS (their
+  // be mapped here (a GPU out of sight or without peer access:
+  // peer_access.cuh), or where two ranks share a GPU without CUDA MPS (their
   // processes would take turns on it, and a rank's wait would spin through
   // the other's turn).
   bool open(int rank, const std::vector<std::vector<std::byte>>& links, bool mps) {
@@ -134,6 +142,7 @@ class RateLinks {
         continue;
       }
       void* p = nullptr;
+      if (!can_reach_gpu(in[static_cast<std::size_t>(r)].bus)) return false;
       if (cudaIpcOpenMemHandle(&p, in[static_cast<std::size_t>(r)].box, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
         cudaGetLastError();
         return false;

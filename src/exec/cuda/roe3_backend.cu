@@ -343,6 +343,11 @@ class CudaRoe3Backend final : public CudaBackend {
     halo_.receive(side, grid_, box, box_fields(), cudax::infiltration_box_field(forcing_.infiltrated()), stream_);
   }
 
+  void close_links() override {
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    halo_.close_peers();
+  }
+
   // The ghost cells of U^n from the new halos; the unpacks' copies read the
   // caller's host buffers until the stream gets here (boxes from GPU to GPU
   // need no wait).

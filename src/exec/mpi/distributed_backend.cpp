@@ -15,6 +15,7 @@
 #include <array>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
 #include <limits>
 #include <cstddef>
 #include <string>
@@ -66,6 +67,22 @@ class Distributed final : public DistributedBackend {
     plan_exchange(b);
     timing_.rank = rank_;
   }
+
+  // The processes' mappings of each other's GPU memory are closed on every
+  // rank before any rank frees its own (freeing memory another process still
+  // maps is undefined in CUDA). Not while an exception unwinds: a failing
+  // rank ends the job (abort_job) and must not wait here for the others.
+  ~Distributed() override {
+    if (!links_anywhere_ || std::uncaught_exceptions() > 0) return;
+    try {
+      local_->close_links();
+    } catch (const std::exception&) {
+      // A device error here leaves the mappings to the process's end.
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  Distributed(const Distributed&) = delete;
+  Distributed& operator=(const Distributed&) = delete;
 
   std::string name() const override { return local_->name() + "+mpi"; }
 
@@ -259,6 +276,9 @@ class Distributed final : public DistributedBackend {
     }
     link_halos(node, off);
     link_rate(node, off);
+    int mine = timing_.device_sides > 0 || timing_.device_rate ? 1 : 0, any = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    links_anywhere_ = any != 0;
   }
 
   static constexpr std::size_t kLinkBytes = 256;
@@ -449,6 +469,7 @@ class Distributed final : public DistributedBackend {
   std::unique_ptr<Backend> local_;
   std::vector<int> source_owner_;  // per Forcing::sources entry
   int since_exchange_ = 0;  // the initial local state is exact, halo included
+  bool links_anywhere_ = false;  // a rank maps another's GPU memory (link_devices)
   mutable RankTiming timing_;
 };
 
