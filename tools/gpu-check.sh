@@ -39,12 +39,14 @@
 #   scaling   (2 GPUs, one rank each) S000-T1, S003-T3 (roe3), rain with soil and a Manning map, and volume
 #             sources with a scalar: outputs on 2-4 ranks over the GPUs against one rank; weak scaling
 #             (8192^2 per GPU, S004-T1 and S004-T2) and strong scaling (S004-T1 16384^2) against one GPU, float
-#             and double, k = 1, 2, 4, 8 (SCALING_K, SCALING_SECONDS)
+#             and double, k = 1, 2, 4, 8 (SCALING_K, SCALING_SECONDS); weak S004-T1 again without the GPU links
+#             (SHALLOWS_GPU_LINKS=off: halos through the host, the rate all-reduced by MPI)
 #   mpi       ranks sharing the first GPU (mpirun): S000-T1, S000-T2, a case with every boundary type and
 #             Manning friction (first and third order), S003-T3 (roe3), cases with rain, Green-Ampt, a
 #             Manning map, a passive scalar and a level segment (first and third order) and with volume
 #             sources (an inflow segment, a point source, a sink; first order) on 2, 3, 4 ranks at
-#             k = 1, 4, every output file (and the forcing's volumes) the same bytes as one rank; then S004-T1 at 8192^2 and S003-T3 (roe3) at 4096^2,
+#             k = 1, 4, every output file (and the forcing's volumes) the same bytes as one rank, and two of them
+#             without the GPU links; then S004-T1 at 8192^2 and S003-T3 (roe3) at 4096^2,
 #             1 rank against 2 ranks: a step's split into compute, reduce, pack, exchange and wait (shallows
 #             bench under mpirun)
 #   mps       the same ranks sharing the first GPU through CUDA MPS: S004-T1 8192^2 and S003-T3 4096^2 on 2 ranks
