@@ -504,7 +504,7 @@ class CudaExecutor final : public CudaBackend {
   // steps alone, where nothing else in a step needs the host.
   std::vector<std::byte> rate_link(int ranks) override {
     if (!distributed_ || kind_ != KernelKind::lagged || boundary_series_ || forcing_.ranked_sources()) return {};
-    return rate_links_.link(ranks, device_);
+    return rate_links_.link(ranks);
   }
 
   bool open_rate_links(int rank, const std::vector<std::vector<std::byte>>& links) override {

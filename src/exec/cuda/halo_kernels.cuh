@@ -116,8 +116,7 @@ class HaloBoxes {
   void pack(const Grid& g, const CellBox& box, const BoxFields<Real>& reals, const BoxFields<double>& doubles,
             std::byte* out, cudaStream_t stream) const {
     std::byte* packed = stage(box, reals, doubles);
-    copy<Real, true>(g, box, reals, packed, stream);
-    copy<double, true>(g, box, doubles, packed + bytes(box, reals.f.size(), 0), stream);
+    pack_into(g, box, reals, doubles, packed, stream);
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(out, packed, bytes(box, reals, doubles), cudaMemcpyDeviceToHost, stream));
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
@@ -186,9 +185,7 @@ class HaloBoxes {
   void send(int side, const Grid& g, const CellBox& box, const BoxFields<Real>& reals,
             const BoxFields<double>& doubles, cudaStream_t stream) const {
     const Link& l = links_[static_cast<std::size_t>(side)];
-    auto* packed = static_cast<std::byte*>(l.peer_recv);
-    copy<Real, true>(g, box, reals, packed, stream);
-    copy<double, true>(g, box, doubles, packed + bytes(box, reals.f.size(), 0), stream);
+    pack_into(g, box, reals, doubles, static_cast<std::byte*>(l.peer_recv), stream);
     SHALLOWS_CUDA_CHECK(cudaEventRecord(l.sent, stream));
   }
 
@@ -214,8 +211,15 @@ class HaloBoxes {
     cudaEvent_t peer_sent = nullptr;
   };
 
-  void unpack_from(const Grid& g, const CellBox& box, const BoxFields<Real>& reals, const BoxFields<double>& doubles,
-                   std::byte* packed, cudaStream_t stream) {
+  // The layout of a packed box, both ways: the Real fields, then the doubles.
+  static void pack_into(const Grid& g, const CellBox& box, const BoxFields<Real>& reals,
+                        const BoxFields<double>& doubles, std::byte* packed, cudaStream_t stream) {
+    copy<Real, true>(g, box, reals, packed, stream);
+    copy<double, true>(g, box, doubles, packed + bytes(box, reals.f.size(), 0), stream);
+  }
+
+  static void unpack_from(const Grid& g, const CellBox& box, const BoxFields<Real>& reals,
+                          const BoxFields<double>& doubles, std::byte* packed, cudaStream_t stream) {
     copy<Real, false>(g, box, reals, packed, stream);
     copy<double, false>(g, box, doubles, packed + bytes(box, reals.f.size(), 0), stream);
   }

@@ -100,7 +100,7 @@ class RateLinks {
 
   // This rank's mailbox for `ranks` ranks, exported, with the GPU's PCI bus
   // id (empty where it cannot be exported or the ranks are too many).
-  std::vector<std::byte> link(int ranks, int device) {
+  std::vector<std::byte> link(int ranks) {
     if (ranks < 2 || ranks > kMaxRanks) return {};
     LinkBytes out{};
     try {
@@ -109,8 +109,7 @@ class RateLinks {
     } catch (const std::exception&) {
       return {};
     }
-    if (cudaIpcGetMemHandle(&out.box, box_.get()) != cudaSuccess ||
-        cudaDeviceGetPCIBusId(out.bus, sizeof out.bus - 1, device) != cudaSuccess) {
+    if (!current_bus_id(out.bus) || cudaIpcGetMemHandle(&out.box, box_.get()) != cudaSuccess) {
       cudaGetLastError();
       return {};
     }

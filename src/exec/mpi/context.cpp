@@ -64,6 +64,8 @@ NodeRanks node_ranks() {
   NodeRanks out;
   MPI_Comm_rank(node, &out.rank);
   MPI_Comm_size(node, &out.size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &out.leader);
+  MPI_Bcast(&out.leader, 1, MPI_INT, 0, node);
   MPI_Comm_free(&node);
   return out;
 }

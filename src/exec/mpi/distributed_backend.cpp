@@ -267,13 +267,7 @@ class Distributed final : public DistributedBackend {
   void link_devices() {
     const char* links = std::getenv("SHALLOWS_GPU_LINKS");
     const bool off = links != nullptr && std::string(links) == "off";
-    int node = rank_;  // the world rank that leads this rank's node
-    {
-      MPI_Comm shared;
-      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared);
-      MPI_Bcast(&node, 1, MPI_INT, 0, shared);
-      MPI_Comm_free(&shared);
-    }
+    const int node = node_ranks().leader;  // the same on every rank of this node
     link_halos(node, off);
     link_rate(node, off);
     int mine = timing_.device_sides > 0 || timing_.device_rate ? 1 : 0, any = 0;

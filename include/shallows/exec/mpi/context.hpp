@@ -20,11 +20,14 @@ class Session {
 bool active();    // MPI initialised and more than one rank
 int rank();       // 0 without MPI
 int size();       // 1 without MPI
-// This rank's index among the ranks of its node (picks the node's GPU), and
-// how many ranks its node runs ({0, 1} without MPI). Collective.
+// This rank's index among the ranks of its node (picks the node's GPU), how
+// many ranks its node runs, and the world rank of its node's first rank (the
+// same on every rank of a node: which ranks share one). {0, 1, 0} without
+// MPI. Collective.
 struct NodeRanks {
   int rank = 0;
   int size = 1;
+  int leader = 0;
 };
 NodeRanks node_ranks();
 
