@@ -130,8 +130,7 @@ std::unique_ptr<Backend> make_local_backend(const Problem& problem, const Backen
 
 std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& options) {
   // What runs only on grids, refused on meshes, naming the run (the CUDA
-  // executors refuse what they do not run: forcing on meshes, volume sources
-  // on GPU ranks).
+  // executors refuse what they do not run: forcing on meshes).
   const char* elsewhere = problem.on_mesh() ? "on a mesh" : nullptr;
   const auto refuse = [](const std::string& what, const char* run) {
     throw std::runtime_error(what + " so far; this run is " + run);

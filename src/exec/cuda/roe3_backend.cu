@@ -102,11 +102,6 @@ class CudaRoe3Backend final : public CudaBackend {
         distributed_(p.owned.cells() > 0),
         owned_(p.owned_cells()) {
     if (grid_.nx <= 0 || grid_.ny <= 0) throw std::runtime_error("CUDA backend: empty grid");
-    if (distributed_ && !p.forcing.sources.empty()) {
-      throw std::runtime_error(
-          "CUDA backend: volume sources and inflow segments on several GPU ranks run in first order only so far "
-          "(third order: --backend cpu)");
-    }
     const int count = cuda_device_count();
     if (co.device < 0 || co.device >= count) {
       throw std::runtime_error("CUDA backend: device " + std::to_string(co.device) + " requested, " +
@@ -202,6 +197,7 @@ class CudaRoe3Backend final : public CudaBackend {
     if (stream_) cudaStreamSynchronize(stream_);
     if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
     if (rate_graph_exec_) cudaGraphExecDestroy(rate_graph_exec_);
+    if (tail_graph_exec_) cudaGraphExecDestroy(tail_graph_exec_);
     if (stream_) cudaStreamDestroy(stream_);
     if (host_ctrl_) cudaFreeHost(host_ctrl_);
   }
@@ -510,6 +506,8 @@ class CudaRoe3Backend final : public CudaBackend {
   // The kernels of one step, recorded once into a graph (they take all that
   // varies from the device's Roe3Ctrl). A rank records two: up to stage 1's
   // march (rate_graph_exec_), and from dt_kernel on, after the all-reduce.
+  // A rank with volume sources stops that one before the forcing, whose
+  // sources all-reduce on the host, and records the rest (tail_graph_exec_).
   void capture_step() {
     using namespace cudax::roe3k;
     Roe3Ctrl* ctrl = ctrl_.get();
@@ -546,15 +544,20 @@ class CudaRoe3Backend final : public CudaBackend {
           <<<1, 8, 0, stream_>>>(ctrl, sides_.rate(), side_blocks_, grid_.dx, grid_.dy, sides_.flow());
       SHALLOWS_CUDA_CHECK_LAUNCH("roe3 side_add_kernel");
     }
-    if (forcing_.active()) {
-      forcing_.launch(StepClock<Real>{ctrl, t0_.get(), h_[0].get(), hu_[0].get(), hv_[0].get()}, stream_);
+    if (forcing_.ranked_sources()) {
+      end_capture(graph_exec_);
+      SHALLOWS_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    } else if (forcing_.active()) {
+      forcing_.launch(step_clock(), stream_);
     }
     fill_ghosts(state(0), ctrl, series_t);
     end_kernel<<<1, 1, 0, stream_>>>(ctrl);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 end_kernel");
     if (track_maxima_) launch_maxima(ctrl);
-    end_capture(graph_exec_);
+    end_capture(forcing_.ranked_sources() ? tail_graph_exec_ : graph_exec_);
   }
+
+  StepClock<Real> step_clock() const { return {ctrl_.get(), t0_.get(), h_[0].get(), hu_[0].get(), hv_[0].get()}; }
 
   void end_capture(cudaGraphExec_t& exec) {
     cudaGraph_t graph = nullptr;
@@ -607,7 +610,12 @@ class CudaRoe3Backend final : public CudaBackend {
   }
 
   void launch_steps(index_t n) {
-    for (index_t k = 0; k < n; ++k) SHALLOWS_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_));
+    for (index_t k = 0; k < n; ++k) {
+      SHALLOWS_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_));
+      if (!tail_graph_exec_) continue;
+      forcing_.launch(step_clock(), stream_, sum_reducer());
+      SHALLOWS_CUDA_CHECK(cudaGraphLaunch(tail_graph_exec_, stream_));
+    }
     steps_launched_ += n;
   }
 
@@ -647,6 +655,7 @@ class CudaRoe3Backend final : public CudaBackend {
   cudaStream_t stream_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;
   cudaGraphExec_t rate_graph_exec_ = nullptr;  // a rank's step up to its rate (capture_step)
+  cudaGraphExec_t tail_graph_exec_ = nullptr;  // a rank's step after its volume sources (capture_step)
   Roe3Ctrl* host_ctrl_ = nullptr;
   DeviceArray<Real> h_[3], hu_[3], hv_[3];  // U^n, U1, U2
   DeviceArray<Real> z_, rh_, rhu_, rhv_;
