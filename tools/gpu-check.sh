@@ -40,11 +40,12 @@
 #             sources with a scalar: outputs on 2-4 ranks over the GPUs against one rank; weak scaling
 #             (8192^2 per GPU, S004-T1 and S004-T2) and strong scaling (S004-T1 16384^2) against one GPU, float
 #             and double, k = 1, 2, 4, 8 (SCALING_K, SCALING_SECONDS); weak S004-T1 again without the GPU links
-#             (SHALLOWS_GPU_LINKS=off: halos through the host, the rate all-reduced by MPI)
+#             (SHALLOWS_GPU_LINKS=off: halos through the host, the rate all-reduced by MPI); SCALING_PARTS picks
+#             among "outputs weak strong nolinks" (default all four)
 #   mpi       ranks sharing the first GPU (mpirun): S000-T1, S000-T2, a case with every boundary type and
 #             Manning friction (first and third order), S003-T3 (roe3), cases with rain, Green-Ampt, a
 #             Manning map, a passive scalar and a level segment (first and third order) and with volume
-#             sources (an inflow segment, a point source, a sink; first order) on 2, 3, 4 ranks at
+#             sources (an inflow segment, a point source, a sink; first and third order) on 2, 3, 4 ranks at
 #             k = 1, 4, every output file (and the forcing's volumes) the same bytes as one rank, and two of them
 #             without the GPU links; then S004-T1 at 8192^2 and S003-T3 (roe3) at 4096^2,
 #             1 rank against 2 ranks: a step's split into compute, reduce, pack, exchange and wait (shallows
@@ -321,6 +322,8 @@ stage_mpi() {
     "passive scalar, rain, Green-Ampt, level segment|$REPO/tests/data/mpi/rain_scalar.toml --ranks-x 1"
     "volume sources: an inflow segment over several ranks, a point source, a sink, a scalar|$REPO/tests/data/mpi/sources.toml --ranks-x 1"
     "volume sources, float|$REPO/tests/data/mpi/sources.toml --ranks-x 1 -p float"
+    "volume sources, roe3|$REPO/tests/data/mpi/sources.toml --ranks-x 1 --set numerics.scheme=\"roe3\" --set domain.ny=100 --set time.end=5"
+    "volume sources, roe3 float|$REPO/tests/data/mpi/sources.toml --ranks-x 1 -p float --set numerics.scheme=\"roe3\" --set domain.ny=100 --set time.end=5"
     "rain per cell, Green-Ampt, Manning map, roe3 (48x100)|$REPO/tests/data/mpi/rain_soil.toml --ranks-x 1 --set numerics.scheme=\"roe3\" --set domain.ny=100 --set time.end=5"
     "passive scalar, rain, Green-Ampt, level segment, roe3 float (48x100)|$REPO/tests/data/mpi/rain_scalar.toml --ranks-x 1 -p float --set numerics.scheme=\"roe3\" --set domain.ny=100 --set time.end=5"
   )
@@ -418,32 +421,43 @@ stage_scaling() {
   [[ -n $mpirun ]] || { fail "scaling: the build found no MPI"; return 1; }
   gpus=$(nvidia-smi -L | wc -l)
   [[ $gpus -ge 2 ]] || { fail "scaling: $gpus GPU(s), 2 needed"; return 1; }
-  local s=${SCALING_SECONDS:-1} k=${SCALING_K:-1,2,4,8}
+  local s=${SCALING_SECONDS:-1} k=${SCALING_K:-1,2,4,8} parts=" ${SCALING_PARTS:-outputs weak strong nolinks} "
   # Outputs on the GPUs of this host (ranks take GPU node rank mod 2) against one rank, every file the same bytes.
   local p
-  for p in float double; do
-    compare_ranks "scaling: S000-T1 $p" "over $gpus GPUs" "$mpirun" "$BUILD/gpu-check-scaling/s000-$p" \
-      "$REPO/cases/s000-t1/case.toml" -p "$p"
-  done
-  compare_ranks "scaling: S003-T3 roe3 float (80^2)" "over $gpus GPUs" "$mpirun" "$BUILD/gpu-check-scaling/s003" \
-    "$REPO/cases/s003-t3/case.toml" -p float --set domain.nx=80 --set domain.ny=80
-  compare_ranks "scaling: rain, Green-Ampt, Manning map" "over $gpus GPUs" "$mpirun" \
-    "$BUILD/gpu-check-scaling/rain-soil" "$REPO/tests/data/mpi/rain_soil.toml" --ranks-x 1
-  compare_ranks "scaling: volume sources, a scalar" "over $gpus GPUs" "$mpirun" "$BUILD/gpu-check-scaling/sources" \
-    "$REPO/tests/data/mpi/sources.toml" --ranks-x 1
-  bench -c s004-t1 -n 8192,16384 -p float,double -s "$s"
-  bench -c s004-t2 -n 8192 -p float,double -s "$s"
-  bench -c s004-t2 -n 8192 -p float,double -s "$s" --dry-skip 0
-  local c
-  for c in s004-t1 s004-t2; do
-    mpi_run "$mpirun" -np 2 "$SHALLOWS" bench -b cuda -c "$c" -n 8192 --weak -p float,double -s "$s" \
-      --halo-steps "$k" || fail "scaling: weak $c"
-  done
-  mpi_run "$mpirun" -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 16384 -p float,double -s "$s" \
-    --halo-steps "$k" || fail "scaling: strong"
+  if [[ $parts == *" outputs "* ]]; then
+    for p in float double; do
+      compare_ranks "scaling: S000-T1 $p" "over $gpus GPUs" "$mpirun" "$BUILD/gpu-check-scaling/s000-$p" \
+        "$REPO/cases/s000-t1/case.toml" -p "$p"
+    done
+    compare_ranks "scaling: S003-T3 roe3 float (80^2)" "over $gpus GPUs" "$mpirun" "$BUILD/gpu-check-scaling/s003" \
+      "$REPO/cases/s003-t3/case.toml" -p float --set domain.nx=80 --set domain.ny=80
+    compare_ranks "scaling: rain, Green-Ampt, Manning map" "over $gpus GPUs" "$mpirun" \
+      "$BUILD/gpu-check-scaling/rain-soil" "$REPO/tests/data/mpi/rain_soil.toml" --ranks-x 1
+    compare_ranks "scaling: volume sources, a scalar" "over $gpus GPUs" "$mpirun" "$BUILD/gpu-check-scaling/sources" \
+      "$REPO/tests/data/mpi/sources.toml" --ranks-x 1
+  fi
+  if [[ $parts == *" weak "* || $parts == *" nolinks "* ]]; then
+    bench -c s004-t1 -n 8192 -p float,double -s "$s"
+  fi
+  if [[ $parts == *" weak "* ]]; then
+    bench -c s004-t2 -n 8192 -p float,double -s "$s"
+    bench -c s004-t2 -n 8192 -p float,double -s "$s" --dry-skip 0
+    local c
+    for c in s004-t1 s004-t2; do
+      mpi_run "$mpirun" -np 2 "$SHALLOWS" bench -b cuda -c "$c" -n 8192 --weak -p float,double -s "$s" \
+        --halo-steps "$k" || fail "scaling: weak $c"
+    done
+  fi
+  if [[ $parts == *" strong "* ]]; then
+    bench -c s004-t1 -n 16384 -p float,double -s "$s"
+    mpi_run "$mpirun" -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 16384 -p float,double -s "$s" \
+      --halo-steps "$k" || fail "scaling: strong"
+  fi
   # The same weak S004-T1 without links between the GPUs (halos through the host, the rate by MPI), as between nodes.
-  SHALLOWS_GPU_LINKS=off mpi_run "$mpirun" -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 8192 --weak \
-    -p float,double -s "$s" --halo-steps "$k" || fail "scaling: weak s004-t1, no GPU links"
+  if [[ $parts == *" nolinks "* ]]; then
+    SHALLOWS_GPU_LINKS=off mpi_run "$mpirun" -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 8192 --weak \
+      -p float,double -s "$s" --halo-steps "$k" || fail "scaling: weak s004-t1, no GPU links"
+  fi
   mpi_table
 }
 

@@ -109,9 +109,9 @@ bool active() { return size() > 1; }
 std::string gpu_sharing_note(int node_ranks, int gpus, bool mps_running) {
   if (gpus < 1 || node_ranks <= gpus || mps_running) return {};
   return std::to_string(node_ranks) + " ranks share " + std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs") +
-         " on this node and CUDA MPS does not run, so the ranks on a GPU take turns on it (measured on an H100: "
-         "2 ranks reach 76-83% of one rank's speed, 93-94% under MPS); docs/mpi.md, \"Several ranks on one GPU\", "
-         "says how to start MPS";
+         " on this node and CUDA MPS does not run, so the ranks on a GPU take turns on it (measured on an H100 at "
+         "halo_steps = 4: 2 ranks reach 82-89% of one rank's speed, 96% under MPS); docs/mpi.md, \"Several ranks "
+         "on one GPU\", says how to start MPS";
 }
 
 } // namespace shallows::mpi
