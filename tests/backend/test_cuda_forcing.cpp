@@ -21,6 +21,7 @@
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/simulation.hpp"
+#include "shallows/solver/time_step.hpp"
 #include "support/gpu.hpp"
 #include "support/measures.hpp"
 #include "support/problems.hpp"
@@ -169,6 +170,24 @@ TEST(CudaForcing, RainOnClosedBasinAccountsForEveryDrop) {
     EXPECT_EQ(r.moved.infiltration, 0.0);
     EXPECT_EQ(r.moved.sources, 0.0);
     EXPECT_TRUE(r.infiltration.empty());
+  }
+}
+
+// A bowl that starts dry under rain: the first step is the dry bound
+// (time_step.hpp), not the whole run, and the GPU steps as the CPU does.
+TEST(CudaForcing, DryStartStepsAsTheCpu) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Scheme scheme : {Scheme::roe1, Scheme::roe3}) {
+    Problem p = rain_basin(scheme, 1e-3);
+    p.h.assign(p.h.size(), 0.0);
+    p.hu.assign(p.hu.size(), 0.0);
+    p.hv.assign(p.hv.size(), 0.0);
+    auto gpu = make_backend(p, options("cuda"));
+    EXPECT_EQ(gpu->step(0.0, std::numeric_limits<double>::infinity()), dry_time_step(p)) << scheme_name(scheme);
+    const Outcome c = run(p, "cpu", 30), g = run(p, "cuda", 30);
+    EXPECT_GT(g.steps, 10) << scheme_name(scheme);
+    EXPECT_EQ(g.steps, c.steps) << scheme_name(scheme);
+    EXPECT_LE(rel_l1(g.state.h, c.state.h), scheme == Scheme::roe1 ? 0.0 : 1e-12) << scheme_name(scheme);
   }
 }
 

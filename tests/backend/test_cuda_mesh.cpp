@@ -20,6 +20,7 @@
 
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/solver/simulation.hpp"
+#include "shallows/solver/time_step.hpp"
 #include "support/gpu.hpp"
 #include "support/measures.hpp"
 #include "support/mesh_problems.hpp"
@@ -500,6 +501,21 @@ TEST(CudaMeshBackend, NonFiniteStateThrows) {
     }
     auto c = gpu_backend(p, d);
     EXPECT_THROW(c->step(0.0, 1.0), std::runtime_error) << d.label();
+  }
+}
+
+// A mesh dry everywhere, behind walls: no wave speed, so a step lasts the
+// dry bound (time_step.hpp), as on the CPU, in every design.
+TEST(CudaMeshBackend, DryMeshStepsTheDryBound) {
+  SHALLOWS_REQUIRE_GPU();
+  for (const Design& d : kDesigns) {
+    Problem p = dam_break(unit_square(16, RectangleCells::triangles, 59), Precision::double_precision, 0.0,
+                          CellOrdering::rcm, {});
+    p.h.assign(p.h.size(), 0.0);
+    auto b = gpu_backend(p, d);
+    EXPECT_EQ(b->step(0.0, kInf), dry_time_step(p)) << d.label();
+    auto c = make_backend(p, BackendOptions{});
+    EXPECT_EQ(c->step(0.0, kInf), dry_time_step(p)) << d.label();
   }
 }
 

@@ -286,6 +286,7 @@ class CudaExecutor final : public CudaBackend {
     base_.half_inv_dx = Real(0.5 / grid_.dx);
     base_.half_inv_dy = Real(0.5 / grid_.dy);
     base_.cfl = p.cfl;
+    base_.dry_dt = dry_time_step(p);
     for (int b = 0; b < 2; ++b) {
       base_.h[b] = h_[b].get();
       base_.hu[b] = hu_[b].get();

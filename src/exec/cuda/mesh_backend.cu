@@ -249,6 +249,7 @@ class CudaMeshExecutor final : public CudaBackend {
     P_.phys = {static_cast<Real>(p.physics.g), static_cast<Real>(p.physics.h_dry),
                static_cast<Real>(p.physics.n_manning)};
     P_.cfl = p.cfl;
+    P_.dry_dt = dry_time_step(p);
     P_.ctrl = ctrl_.get();
     gain_ = DeviceArray<double>(1);
     SHALLOWS_CUDA_CHECK(cudaMemset(gain_.get(), 0, sizeof(double)));

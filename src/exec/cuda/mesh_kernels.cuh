@@ -97,6 +97,7 @@ struct MeshParams {
   index_t edges;
   PhysicsParams<Real> phys;
   double cfl;
+  double dry_dt;  // dry_time_step
   Ctrl* ctrl;
   double* gain;                // positivity account: clamp gains times cell areas (m^3), summed
 
@@ -316,8 +317,7 @@ __device__ __forceinline__ bool mesh_step_prologue(const MeshParams<Real>& P, co
   const double remaining = A.target - t;
   const double cap = A.dt_max < remaining ? A.dt_max : remaining;
   const double rate = static_cast<double>(decode_rate<Real>(c.rate_bits));
-  double dt = rate > 0 ? P.cfl / rate : cap;
-  dt = cap < dt ? cap : dt;
+  const double dt = cfl_time_step(rate, P.cfl, P.dry_dt, cap);
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     Ctrl* o = &P.ctrl[(A.slot + 1) % 3];
     if (active) {

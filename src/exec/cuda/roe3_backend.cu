@@ -95,6 +95,7 @@ class CudaRoe3Backend final : public CudaBackend {
         physics_(to_precision<Real>(p.physics)),
         prm_(roe3::make_params<Real>(physics_, p.grid.dx, p.grid.dy)),
         cfl_(p.cfl),
+        dry_dt_(dry_time_step(p)),
         track_maxima_(o.track_maxima),
         arrival_threshold_(o.arrival_threshold),
         // A rank of a distributed run: the host all-reduces each step's rate
@@ -526,7 +527,7 @@ class CudaRoe3Backend final : public CudaBackend {
       end_capture(rate_graph_exec_);
       SHALLOWS_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     }
-    dt_kernel<<<1, 1, 0, stream_>>>(ctrl, cfl_);
+    dt_kernel<<<1, 1, 0, stream_>>>(ctrl, cfl_, dry_dt_);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 dt_kernel");
     if (hc_.empty()) {
       apply_kernel<Real><<<blocks_for(grid_.cells(), 256), 256, 0, stream_>>>(march_args(0, 1));
@@ -642,6 +643,7 @@ class CudaRoe3Backend final : public CudaBackend {
   PhysicsParams<Real> physics_;
   roe3::Params<Real> prm_;
   double cfl_;
+  double dry_dt_;  // dry_time_step
   bool track_maxima_;
   double arrival_threshold_;
   bool distributed_;

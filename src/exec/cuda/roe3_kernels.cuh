@@ -24,6 +24,7 @@
 #include <cuda_runtime.h>
 
 #include "shallows/solver/cell_maxima.hpp"
+#include "shallows/solver/time_step.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/numerics/roe3.hpp"
 #include "shallows/physics/forcing.hpp"
@@ -300,7 +301,7 @@ __global__ void begin_kernel(Roe3Ctrl* ctrl) {
 
 // dt from the rate of U^n, as the CPU executor computes it (in double, clipped
 // to min(dt_max, target - t)); the new time as Backend::advance sets it.
-__global__ void dt_kernel(Roe3Ctrl* ctrl, double cfl) {
+__global__ void dt_kernel(Roe3Ctrl* ctrl, double cfl, double dry_dt) {
   Roe3Ctrl& c = *ctrl;
   if (!c.active) return;
   if (c.bad) {
@@ -311,8 +312,7 @@ __global__ void dt_kernel(Roe3Ctrl* ctrl, double cfl) {
   const double remaining = c.target - c.t;
   const double cap = c.dt_max < remaining ? c.dt_max : remaining;
   const double rate = __longlong_as_double(static_cast<long long>(c.rate_bits));
-  double dt = rate > 0 ? cfl / rate : cap;
-  dt = cap < dt ? cap : dt;
+  const double dt = cfl_time_step(rate, cfl, dry_dt, cap);
   c.dt = dt;
   c.t_max = c.t + dt;
   c.t = dt >= remaining ? c.target : c.t + dt;

@@ -62,6 +62,7 @@
 #include "shallows/physics/cell_update.hpp"
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/cell_maxima.hpp"
+#include "shallows/solver/time_step.hpp"
 #include "forcing_kernels.cuh"
 #include "warp.cuh"
 
@@ -139,6 +140,7 @@ struct Params {
   BoundaryCondition<Real> bc[4];
   Real inv_dx, inv_dy, half_inv_dx, half_inv_dy;
   double cfl;
+  double dry_dt;  // dry_time_step
   ChunkGrid cg;
   int dry_skip;            // 1: skip dry chunks
   int level_sides;         // bit s: side s has a level condition (never skip next to it)
@@ -343,8 +345,7 @@ __device__ __forceinline__ bool step_prologue(const Params<Real>& P, const Launc
   const double remaining = A.target - t;
   const double cap = A.dt_max < remaining ? A.dt_max : remaining;
   const double rate = static_cast<double>(decode_rate<Real>(c.rate_bits));
-  double dt = rate > 0 ? P.cfl / rate : cap;
-  dt = cap < dt ? cap : dt;
+  const double dt = cfl_time_step(rate, P.cfl, P.dry_dt, cap);
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     Ctrl* o = &P.ctrl[(A.slot + 1) % 3];
     if (active) {

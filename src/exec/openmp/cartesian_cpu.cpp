@@ -254,8 +254,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
       throw std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");
     }
     const double rate = this->reduce_rate(local_rate);
-    double dt = rate > 0 ? cfl_ / rate : dt_max;
-    dt = std::min(dt, dt_max);
+    const double dt = cfl_time_step(rate, cfl_, this->dry_dt_, dt_max);
     if (this->boundary_kept_) this->account_boundary(static_cast<double>(static_cast<Real>(dt)));
     if (!hc_.empty()) this->transport_scalars(fields_.h.data(), hc_, static_cast<Real>(dt));
     apply_rhs(static_cast<Real>(dt));

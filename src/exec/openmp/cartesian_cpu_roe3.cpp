@@ -119,8 +119,7 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
       }
       if (k == 0) {
         rate = this->reduce_rate(rate);
-        dt = rate > 0 ? cfl_ / rate : dt_max;
-        dt = std::min(dt, dt_max);
+        dt = cfl_time_step(rate, cfl_, this->dry_dt_, dt_max);
       }
       if (this->boundary_kept_) {
         account_boundary(src, ssp_rk3::rhs_weight(k) * static_cast<double>(static_cast<Real>(dt)));

@@ -18,6 +18,7 @@
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/cell_maxima.hpp"
+#include "shallows/solver/time_step.hpp"
 
 namespace shallows::detail {
 
@@ -112,6 +113,7 @@ class CpuGridBackend : public Backend {
       : grid_(p.grid),
         physics_(to_precision<Real>(p.physics)),
         cfl_(p.cfl),
+        dry_dt_(dry_time_step(p)),
         threads_(o.threads > 0 ? o.threads : omp_get_max_threads()),
         track_maxima_(o.track_maxima),
         arrival_threshold_(o.arrival_threshold),
@@ -310,6 +312,7 @@ class CpuGridBackend : public Backend {
   Grid grid_;
   PhysicsParams<Real> physics_;
   double cfl_;
+  double dry_dt_;  // dry_time_step
   int threads_;
   bool track_maxima_;
   double arrival_threshold_;

@@ -35,6 +35,7 @@
 #include "shallows/physics/cell_update.hpp"
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/mass_balance.hpp"
+#include "shallows/solver/time_step.hpp"
 
 namespace shallows {
 namespace {
@@ -56,6 +57,7 @@ class MeshCpuBackend final : public Backend {
         physics_{static_cast<Real>(p.physics.g), static_cast<Real>(p.physics.h_dry),
                  static_cast<Real>(p.physics.n_manning)},
         cfl_(p.cfl),
+        dry_dt_(dry_time_step(p)),
         threads_(o.threads > 0 ? o.threads : omp_get_max_threads()),
         edge_loop_(edge_loop),
         track_maxima_(o.track_maxima),
@@ -96,8 +98,7 @@ class MeshCpuBackend final : public Backend {
   double step(double t, double dt_max) override {
     const double rate = edge_loop_ ? edge_pass() : cell_pass();
     if (!std::isfinite(rate)) throw std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");
-    double dt = rate > 0 ? cfl_ / rate : dt_max;
-    dt = std::min(dt, dt_max);
+    const double dt = cfl_time_step(rate, cfl_, dry_dt_, dt_max);
     if (boundary_kept_) account_boundary(dt);
     if (!hc_.empty()) transport_scalars(static_cast<Real>(dt));
     apply_rhs(static_cast<Real>(dt));
@@ -407,6 +408,7 @@ class MeshCpuBackend final : public Backend {
   HostMesh<Real> mesh_;
   PhysicsParams<Real> physics_;
   double cfl_;
+  double dry_dt_;  // dry_time_step
   int threads_;
   bool edge_loop_;
   bool track_maxima_;
