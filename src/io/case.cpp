@@ -286,7 +286,9 @@ std::set<std::string> apply_overrides(toml::table& root, const std::vector<std::
       if (auto best = closest(parts[0], top_level_keys)) msg += " (did you mean '" + std::string(*best) + "'?)";
       throw InputError(src + ": " + msg);
     }
-    if (parts.size() > 1) {
+    // On a mesh, [boundary] keys are the mesh's group names, checked against the mesh when it is read.
+    const bool mesh_group = parts[0] == "boundary" && root.contains("mesh");
+    if (parts.size() > 1 && !mesh_group) {
       const Section* sec = find_section(parts[0]);
       if (!sec) throw InputError(src + ": '" + parts[0] + "' is not a section");
       if (std::find(sec->keys.begin(), sec->keys.end(), parts[1]) == sec->keys.end()) {
@@ -448,6 +450,18 @@ struct ParserSlot {
 };
 
 std::unique_ptr<ParserSlot> make_parser(const std::string& expr) {
+  // muParser reads a lone = as an assignment to x or y, which a field never
+  // means (x = 5 ? 2 : 0.5 would set every cell to 2): refused, == compares.
+  for (std::size_t k = 0; k < expr.size(); ++k) {
+    if (expr[k] != '=') continue;
+    if (k + 1 < expr.size() && expr[k + 1] == '=') {
+      ++k;
+      continue;
+    }
+    if (k > 0 && (expr[k - 1] == '<' || expr[k - 1] == '>' || expr[k - 1] == '!')) continue;
+    throw mu::ParserError("'=' at position " + std::to_string(k + 1) +
+                          " would assign to a variable; write == to compare");
+  }
   auto s = std::make_unique<ParserSlot>();
   s->parser.DefineConst("pi", std::numbers::pi);
   s->parser.DefineConst("e", std::numbers::e);
@@ -764,6 +778,9 @@ TimeSeries series_file(const Reader& rd, const std::string& key, const toml::nod
   return s;
 }
 
+// Concentrations beyond any solute's, whose h c would overflow in float.
+constexpr double kMaxConcentration = 1e20;
+
 // concentration = { salt = 35.0 } in table t (key `at`): the concentration of
 // the water it brings, per scalar of Problem::scalars (0 for those it does not name).
 std::vector<double> read_concentrations(const Reader& rd, const toml::table& t, const std::string& at,
@@ -788,7 +805,8 @@ std::vector<double> read_concentrations(const Reader& rd, const toml::table& t, 
       rd.fail_at(full, msg);
     }
     const double value = rd.number(v, full);
-    if (!(value >= 0)) rd.fail_at(full, "must be >= 0 (a concentration), found " + num(value));
+    if (!(value >= 0 && value <= kMaxConcentration))
+      rd.fail_at(full, "must be in [0, " + num(kMaxConcentration) + "] (a concentration), found " + num(value));
     c[static_cast<std::size_t>(it - names.begin())] = value;
   }
   return c;
@@ -1567,7 +1585,8 @@ std::vector<ScalarOutput> read_scalars(const Reader& rd, const toml::node& n, co
     PassiveScalar s;
     s.name = *name;
     const auto f = field_spec(rd, *t, key, "initial", base_dir);
-    s.c = f ? forcing_parameter(rd, *f, at, p.z, 1.0, "a concentration, " + out.units) : std::vector<double>{0.0};
+    s.c = f ? forcing_parameter(rd, *f, at, p.z, 1.0, "a concentration, " + out.units, kMaxConcentration)
+            : std::vector<double>{0.0};
     p.scalars.push_back(std::move(s));
     outputs.push_back(std::move(out));
   }
@@ -1654,6 +1673,18 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
     } else {
       rd.fail("domain", "missing section [domain] (nx, ny, x, y) or [mesh] (file); [domain] may be left out only "
                         "when bathymetry.z = { file = \"...\" } gives the grid");
+    }
+    // Coordinates far beyond any map (the Earth is 4e7 m round) lose the cell
+    // size to rounding or overflow to infinity: refused, naming their source.
+    const Grid& g = p.grid;
+    const double x1 = g.x0 + g.dx * static_cast<double>(g.nx), y1 = g.y0 + g.dy * static_cast<double>(g.ny);
+    constexpr double kFar = 1e12;  // m
+    for (const double v : {g.x0, g.y0, x1, y1, g.dx, g.dy}) {
+      if (std::isfinite(v) && std::abs(v) <= kFar) continue;
+      const std::string where = domain_table ? std::string("domain") : std::string("bathymetry.z");
+      rd.fail_at(where, "the grid spans x = [" + num(g.x0) + ", " + num(x1) + "], y = [" + num(g.y0) + ", " +
+                            num(y1) + "] m with cells of " + num(g.dx) + " x " + num(g.dy) +
+                            " m: coordinates and cell sizes must stay within +-1e12 m");
     }
   }
   // Numerics.

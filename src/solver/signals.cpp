@@ -2,8 +2,10 @@
 #include "shallows/solver/signals.hpp"
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -11,11 +13,29 @@ namespace shallows {
 namespace {
 
 volatile sig_atomic_t g_received = 0;
+volatile sig_atomic_t g_first_s = 0, g_first_ms = 0;  // CLOCK_MONOTONIC at the first signal
 struct sigaction g_old_int, g_old_term;
 
-// Async-signal-safe: a flag the first time, _exit the second.
+// Milliseconds since the first signal (clock_gettime is async-signal-safe).
+int ms_since_first() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<int>(now.tv_sec - g_first_s) * 1000 + static_cast<int>(now.tv_nsec / 1000000) - g_first_ms;
+}
+
+// Async-signal-safe: a flag the first time, _exit for a later one. A signal
+// within kRepeatMs of the first is the same request delivered twice (GNU
+// timeout signals the process and its group; Ctrl-C reaches every process
+// of the terminal's group), not a second one.
 extern "C" void on_stop_signal(int sig) {
-  if (g_received != 0) _exit(128 + sig);
+  if (g_received != 0) {
+    if (ms_since_first() >= StopSignals::kRepeatMs) _exit(128 + sig);
+    return;
+  }
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  g_first_s = static_cast<sig_atomic_t>(now.tv_sec);
+  g_first_ms = static_cast<sig_atomic_t>(now.tv_nsec / 1000000);
   g_received = sig;
 }
 
@@ -30,9 +50,12 @@ StopSignals::StopSignals() {
   sigaction(SIGINT, &sa, &g_old_int);
   sigaction(SIGTERM, &sa, &g_old_term);
   if (const char* hook = std::getenv("SHALLOWS_TEST_SIGNAL"); hook && *hook) {
-    if (std::sscanf(hook, "%d*%d@%lf", &test_signal_, &test_count_, &test_time_) != 3) {
-      test_count_ = 1;
-      if (std::sscanf(hook, "%d@%lf", &test_signal_, &test_time_) != 2) test_signal_ = 0;
+    if (std::sscanf(hook, "%d*%d:%lf@%lf", &test_signal_, &test_count_, &test_gap_, &test_time_) != 4) {
+      test_gap_ = 0;
+      if (std::sscanf(hook, "%d*%d@%lf", &test_signal_, &test_count_, &test_time_) != 3) {
+        test_count_ = 1;
+        if (std::sscanf(hook, "%d@%lf", &test_signal_, &test_time_) != 2) test_signal_ = 0;
+      }
     }
   }
 }
@@ -48,7 +71,13 @@ void StopSignals::test_hook(double t) {
   if (test_signal_ == 0 || t < test_time_) return;
   const int sig = test_signal_;
   test_signal_ = 0;
-  for (int k = 0; k < test_count_; ++k) raise(sig);
+  for (int k = 0; k < test_count_; ++k) {
+    if (k > 0 && test_gap_ > 0) {
+      const timespec gap{static_cast<time_t>(test_gap_), static_cast<long>(std::fmod(test_gap_, 1.0) * 1e9)};
+      nanosleep(&gap, nullptr);
+    }
+    raise(sig);
+  }
 }
 
 } // namespace shallows

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <cstdio>
+#include <stdexcept>
 
 namespace shallows {
 
@@ -25,6 +27,15 @@ bool Simulation::advance_until(double target, const std::function<bool(double, d
   while (t_ < target) {
     const auto start = Clock::now();
     const AdvanceResult r = backend_->advance(t_, target, batch_);
+    // Steps shorter than t's rounding leave t where it was: the run would go on for ever.
+    if (r.steps > 0 && !(r.t > t_)) {
+      char what[240];
+      std::snprintf(what, sizeof what,
+                    "time step %.3g s no longer advances t = %.9g s: the flow has become too fast for the grid "
+                    "(check rain rates, source discharges and boundary inflows)",
+                    r.dt, t_);
+      throw std::runtime_error(what);
+    }
     t_ = r.t;
     steps_ += r.steps;
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();

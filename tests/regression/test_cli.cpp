@@ -126,6 +126,18 @@ TEST(Cli, BadCaseFileNamesFileAndKey) {
   EXPECT_NE(r.output.find("initial.h"), std::string::npos) << r.output;
 }
 
+// Rain of 1e300 mm/h: the steps shrink below t's rounding. The run stops
+// with a message instead of stepping for ever at the same time.
+TEST(Cli, StepsThatNoLongerAdvanceTimeStopTheRun) {
+  const fs::path dir = temp_dir("stall");
+  const fs::path file = dir / "storm.toml";
+  std::ofstream(file) << "[domain]\nnx = 10\nny = 10\nx = [0, 10]\ny = [0, 10]\n[initial]\nh = 0.1\n"
+                         "[rain]\nrate = 1e300\n[time]\nend = 10\n[output]\nformat = []\n";
+  const Result r = shell("run " + file.string() + " -o " + (dir / "out").string() + " -t 1");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("no longer advances t ="), std::string::npos) << r.output;
+}
+
 // The walled box of issue 12: a speed beyond physics.max_speed is refused
 // with the key and the cell; raised, the run's mass balance holds thanks to
 // the positivity account, and --strict turns a missed balance into exit 1.

@@ -103,8 +103,18 @@ TEST(Restart, SigtermWritesCheckpointClosesOutputsAndRestartCompletes) {
   expect_same_outputs(dir / "plain", run);
 }
 
+// One SIGTERM delivered twice at once (GNU timeout signals the process and
+// its group) is one request: the checkpoint is written and the outputs closed.
+TEST(Restart, RepeatedSignalIsOneStop) {
+  const auto [dir, common] = stop_with("sigterm-repeat", "15*2@1.2");
+  EXPECT_TRUE(fs::exists(dir / "run" / "output.nc"));
+  EXPECT_FALSE(fs::exists(dir / "run" / "output.nc.part"));
+  EXPECT_FALSE(fs::exists(dir / "run" / "summary.json"));
+  EXPECT_TRUE(fs::exists(dir / "run" / "checkpoint.shck"));
+}
+
 TEST(Restart, SecondSignalExitsAtOnceLeavingTheLastCheckpoint) {
-  const auto [dir, common] = stop_with("sigterm2", "15*2@1.2");
+  const auto [dir, common] = stop_with("sigterm2", "15*2:1.2@1.2");
   const fs::path run = dir / "run";
   // No checkpoint at the second signal: the one before it (t = 1 s) is the newest.
   ASSERT_TRUE(fs::exists(run / "checkpoint.shck"));

@@ -767,6 +767,19 @@ TEST_F(CaseTest, ExpressionSyntaxErrorNamesKey) {
   EXPECT_EQ(e.rfind("case.toml: bathymetry.z: in expression \"x +* 2\": ", 0), 0u) << e;
   const std::string u = error_of(kDomain + "[bathymetry]\nz = \"t + 1\"\n[initial]\neta = 1\n" + kTime);
   EXPECT_EQ(u.rfind("case.toml: bathymetry.z: in expression \"t + 1\": ", 0), 0u) << u;
+  // A lone = would assign to x (every cell 2): refused; ==, <=, >=, != compare.
+  const std::string a = error_of(kDomain + "[initial]\neta = \"x=5 ? 2 : 0.5\"\n" + kTime);
+  EXPECT_EQ(a.rfind("case.toml: initial.eta: in expression \"x=5 ? 2 : 0.5\": '=' at position 2 would assign", 0), 0u)
+      << a;
+  EXPECT_EQ(error_of(kDomain + "[initial]\neta = \"x==5 || x<=1 || x>=9 || x!=3 ? 2 : 0.5\"\n" + kTime), "");
+}
+
+TEST_F(CaseTest, CoordinatesBeyondAnyMapAreRefused) {
+  const std::string far = "[domain]\nnx = 4\nny = 4\nx = [-1.7e308, 1.7e308]\ny = [0, 1]\n[initial]\nh = 1\n" + kTime;
+  EXPECT_NE(error_of(far).find("case.toml: domain: the grid spans x = [-1.7e+308, inf]"), std::string::npos)
+      << error_of(far);
+  const std::string wide = "[domain]\nnx = 4\nny = 4\nx = [0, 1e13]\ny = [0, 1]\n[initial]\nh = 1\n" + kTime;
+  EXPECT_NE(error_of(wide).find("within +-1e12 m"), std::string::npos) << error_of(wide);
 }
 
 TEST_F(CaseTest, BoundaryErrors) {

@@ -119,6 +119,25 @@ h = 1
   for (std::size_t k = 0; k < cells_; ++k) EXPECT_NEAR(c.problem.z[k], 0.5 * m.cell_x[k] + 0.25 * m.cell_y[k], 1e-12);
 }
 
+// --set reaches a mesh's boundary groups as it reaches the sides of a grid;
+// a group the mesh lacks is named as in the case file.
+TEST_F(MeshCaseTest, SetOverridesBoundaryGroups) {
+  const std::string text = "[mesh]\nfile = \"valley.msh\"\n[initial]\nh = 1\n[boundary]\nwest = \"open\"\n" + tail;
+  const io::Case c = io::parse_case(text, "case.toml", dir_,
+                                    {"boundary.west={ type = \"inflow\", discharge = 3.0 }", "boundary.east=\"open\""});
+  const UnstructuredMesh& m = *c.problem.mesh;
+  const auto bc = [&](const char* g) { return c.problem.mesh_boundary[static_cast<std::size_t>(m.find_boundary(g))]; };
+  EXPECT_EQ(bc("west").kind, BoundaryKind::inflow);
+  EXPECT_EQ(bc("west").value, 3.0);
+  EXPECT_EQ(bc("east").kind, BoundaryKind::open);
+  try {
+    io::parse_case(text, "case.toml", dir_, {"boundary.inlet=\"open\""});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("has no physical line group 'inlet'"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(MeshCaseTest, ClearErrors) {
   const std::string mesh = "[mesh]\nfile = \"valley.msh\"\n";
   const std::string init = "[initial]\nh = 1\n";

@@ -169,9 +169,11 @@ TEST_F(ScalarCaseTest, ScalarErrorsNameTheKey) {
 
 TEST_F(ScalarCaseTest, InitialConcentrationsMustBeFiniteAndNonNegative) {
   EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"s\"\ninitial = -1\nunits = \"kg m-3\"\n"),
-            "case.toml: scalar[0].initial: must be >= 0 (a concentration, kg m-3), found -1");
+            "case.toml: scalar[0].initial: must be in [0, 1e+20] (a concentration, kg m-3), found -1");
+  EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"s\"\ninitial = 1e300\n"),
+            "case.toml: scalar[0].initial: must be in [0, 1e+20] (a concentration, 1), found 1e+300");
   EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"s\"\ninitial = \"x > 6 ? -2 : 1\"\n"),
-            "case.toml: scalar[0].initial is -2 at cell centre (x, y) = (7, 11): must be >= 0 (a concentration, 1)");
+            "case.toml: scalar[0].initial is -2 at cell centre (x, y) = (7, 11): must be in [0, 1e+20] (a concentration, 1)");
   EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"s\"\ninitial = \"x > 6 ? 1/0 : 1\"\n"),
             "case.toml: scalar[0].initial is inf at cell centre (x, y) = (7, 11)");
   EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"s\"\ninitial = \"q\"\n").substr(0, 59),
@@ -186,7 +188,9 @@ TEST_F(ScalarCaseTest, ConcentrationErrorsNameTheKey) {
   EXPECT_EQ(error_of(kBase + "[rain]\nrate = 1\nconcentration = { salt = 1 }\n"),
             "case.toml: rain.concentration.salt: no [[scalar]] is named 'salt' (the case declares none)");
   EXPECT_EQ(error_of(kBase + kSalt + "[[source]]\nx = 1\ny = 11\ndischarge = 1\nconcentration = { salt = -1 }\n"),
-            "case.toml: source[0].concentration.salt: must be >= 0 (a concentration), found -1");
+            "case.toml: source[0].concentration.salt: must be in [0, 1e+20] (a concentration), found -1");
+  EXPECT_EQ(error_of(kBase + kSalt + "[[source]]\nx = 1\ny = 11\ndischarge = 1\nconcentration = { salt = 1e300 }\n"),
+            "case.toml: source[0].concentration.salt: must be in [0, 1e+20] (a concentration), found 1e+300");
   EXPECT_EQ(error_of(kBase + kSalt + "[[source]]\nx = 1\ny = 11\ndischarge = 1\nconcentration = { salt = nan }\n"),
             "case.toml: source[0].concentration.salt: must be a finite number, found nan");
   EXPECT_EQ(error_of(kBase + kSalt + "[[source]]\nx = 1\ny = 11\ndischarge = 1\nconcentration = { salt = \"a\" }\n"),
