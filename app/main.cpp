@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,7 @@ struct MeshCommand {
 
 int mesh_command(const MeshCommand& m) {
   using namespace shallows;
+  if (mpi::active()) throw std::runtime_error("shallows mesh writes one file: run it as one process, not under mpirun");
   RectangleMeshSpec spec;
   spec.x0 = m.x[0];
   spec.x1 = m.x[1];
@@ -132,7 +134,13 @@ int main(int argc, char** argv) {
   mesh->add_option("--seed", mesh_options.seed, "Random seed (perturbation, numbering)");
   mesh->add_flag("--binary", mesh_options.binary, "Binary MSH instead of ASCII");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // A rank whose command line fails (a file one node lacks) ends the whole job: the others would wait for it.
+    if (e.get_exit_code() != 0 && shallows::mpi::active()) shallows::mpi::abort_job(e.what());
+    return app.exit(e);
+  }
   if (*bench) return shallows::cli::bench_command(bench_options);
   try {
     if (*run) return run_command(r);

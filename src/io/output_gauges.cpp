@@ -16,8 +16,12 @@ namespace shallows::io::detail {
 namespace {
 
 // The cell containing the point; the east/north edges belong to the last cell.
+// x0 + nx dx may round below the x1 a case gave: a point on the edge, within
+// 1e-9 of the extent, is inside.
 std::size_t grid_cell(const Grid& g, const Gauge& gauge) {
-  const bool inside = gauge.x >= g.x0 && gauge.x <= g.x1() && gauge.y >= g.y0 && gauge.y <= g.y1();
+  const double sx = 1e-9 * (g.x1() - g.x0), sy = 1e-9 * (g.y1() - g.y0);
+  const bool inside =
+      gauge.x >= g.x0 - sx && gauge.x <= g.x1() + sx && gauge.y >= g.y0 - sy && gauge.y <= g.y1() + sy;
   if (!inside)
     throw InputError("output.gauges: gauge \"" + gauge.name + "\" at (" + format_number(gauge.x) + ", " +
                      format_number(gauge.y) + ") is outside the domain [" + format_number(g.x0) + ", " +

@@ -12,6 +12,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -296,6 +297,16 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   if (mpi::size() > 1 && (checkpoints || !options.restart.empty()))
     throw io::InputError("checkpoints and --restart run on one MPI rank only (output.checkpoint_every, "
                      "output.checkpoint_wall, --restart)");
+  // Before the first collective that the inputs shape: ranks with other inputs would hang or corrupt memory there.
+  if (mpi::size() > 1) {
+    const BackendOptions& o = backend_options;
+    std::uint64_t h = io::case_fingerprint(c);
+    for (const std::uint64_t v : {std::uint64_t(c.problem.precision), std::uint64_t(o.halo_steps),
+                                  std::uint64_t(o.ranks_x), std::uint64_t(o.ranks_y), std::uint64_t(o.track_maxima),
+                                  std::uint64_t(std::hash<std::string>{}(o.kind))})
+      h = (h ^ v) * 0x100000001b3ULL;
+    mpi::check_same_on_every_rank(h, "case");
+  }
   std::optional<io::Checkpoint> resume;
   if (!options.restart.empty()) resume = io::read_checkpoint(options.restart, c);
   // Declared before `frames`, so destroyed after it: the writer thread has

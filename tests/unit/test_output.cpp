@@ -445,6 +445,22 @@ TEST_F(OutputTest, GaugeOutsideTheDomainIsNamed) {
   EXPECT_FALSE(fs::exists(dir_));  // failed before making anything
 }
 
+// A gauge on the north-east corner of a grid whose y0 + ny dy rounds just
+// below the y1 the case gave (30 = 0 + 11 x (30 / 11) in reals): inside,
+// in the last cell.
+TEST_F(OutputTest, GaugeOnTheFarCornerIsInside) {
+  OutputSettings s = settings({});
+  s.gauges = {{"ne", 40.0, 30.0}};
+  Grid g;
+  g.nx = 10;
+  g.ny = 11;
+  g.dx = 4;
+  g.dy = 30.0 / 11;
+  ASSERT_LT(g.y1(), 30.0);
+  std::vector<double> z(static_cast<std::size_t>(g.cells()), 0.0);
+  EXPECT_NO_THROW(OutputWriter(s, g, z, h_dry));
+}
+
 // Gauges write no maxima, so a run with gauges alone does not track them
 // (run_case): the writer finishes with none; a format still needs them.
 TEST_F(OutputTest, GaugesAloneFinishWithoutMaxima) {

@@ -3,7 +3,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #ifdef SHALLOWS_HAVE_MPI
 #include <mpi.h>
@@ -77,6 +79,20 @@ double max_over_ranks(double value) {
   return out;
 }
 
+void check_same_on_every_rank(std::uint64_t hash, const std::string& what) {
+  if (!initialised() || size() < 2) return;
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(rank() == 0 ? size() : 0));
+  MPI_Gather(&hash, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  std::string differ;
+  for (std::size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);
+  if (!differ.empty()) {
+    throw std::runtime_error("the ranks do not run the same " + what + ": rank(s) " + differ +
+                             " read other inputs or options than rank 0 (each rank reads the case file, its "
+                             "rasters and series itself: give every rank the same files and options)");
+  }
+}
+
 void abort_job(const std::string& message) {
   std::fprintf(stderr, "shallows: error on rank %d of %d: %s\n", rank(), size(), message.c_str());
   std::fflush(stderr);
@@ -92,6 +108,7 @@ Session::Session(int&, char**&) {}
 Session::~Session() = default;
 int rank() { return 0; }
 int size() { return 1; }
+void check_same_on_every_rank(std::uint64_t, const std::string&) {}
 NodeRanks node_ranks() { return {}; }
 double max_over_ranks(double value) { return value; }
 

@@ -4,6 +4,7 @@
 // launcher (mpirun, srun) started the process, so that the same binary runs
 // alone as one rank without touching MPI; builds without MPI always run as
 // one rank.
+#include <cstdint>
 #include <string>
 
 namespace shallows::mpi {
@@ -39,6 +40,13 @@ std::string gpu_sharing_note(int node_ranks, int gpus, bool mps_running);
 // The largest of every rank's value (an all-reduce; the value itself
 // without MPI). Collective.
 double max_over_ranks(double value);
+
+// Ranks that each read their own inputs must have read the same ones:
+// every rank's hash of them to rank 0, which throws std::runtime_error
+// naming `what` and the ranks whose hash differs from its own (its
+// abort_job then ends the job; the others wait in their next collective).
+// Nothing without MPI or on one rank. Collective.
+void check_same_on_every_rank(std::uint64_t hash, const std::string& what);
 
 // Ends the whole job: prints "shallows: error on rank R of N: message" and
 // calls MPI_Abort, so that no rank waits forever for a failed one.
