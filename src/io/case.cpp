@@ -1618,6 +1618,52 @@ std::string default_name(const std::string& source) {
   return stem.empty() ? "default" : stem;
 }
 
+// An inflow side or group gives its ghost cells the depth inside, so it brings
+// no water into cells that are dry: a note where every cell it feeds starts dry.
+void note_dry_inflows(const Problem& p, std::vector<std::string>& notes) {
+  const auto note = [&](const std::string& key) {
+    notes.push_back(key + ": an inflow side brings water only into wet cells (its ghost cells take the depth "
+                            "inside), and every cell along it is dry at t = 0, so no water will enter there; for a "
+                            "river entering a dry channel give the stretch as a [[boundary.segment]] of type "
+                            "\"inflow\" (a discharge in m^3/s that also fills dry cells)");
+  };
+  const auto dry = [&](std::size_t k) { return !(p.h[k] > p.physics.h_dry); };
+  if (p.mesh) {
+    const UnstructuredMesh& m = *p.mesh;
+    for (std::size_t g = 1; g < p.mesh_boundary.size(); ++g) {
+      if (p.mesh_boundary[g].kind != BoundaryKind::inflow) continue;
+      bool all_dry = true, any = false;
+      for (index_t e = 0; e < m.edges(); ++e) {
+        if (m.edge_right[static_cast<std::size_t>(e)] != boundary_code(static_cast<int>(g))) continue;
+        any = true;
+        all_dry = all_dry && dry(static_cast<std::size_t>(m.edge_left[static_cast<std::size_t>(e)]));
+      }
+      if (any && all_dry) note("boundary." + m.boundary_names[g]);
+    }
+    return;
+  }
+  const Grid& grid = p.grid;
+  const char* names[4] = {"west", "east", "south", "north"};
+  for (int s = 0; s < 4; ++s) {
+    if (p.boundary[static_cast<std::size_t>(s)].kind != BoundaryKind::inflow) continue;
+    const auto side = static_cast<Side>(s);
+    const bool x_side = side == Side::west || side == Side::east;
+    const index_t n = x_side ? grid.ny : grid.nx;
+    bool all_dry = true, any = false;
+    for (index_t k = 0; k < n && all_dry; ++k) {
+      bool in_segment = false;  // a segment's own condition there
+      for (const BoundarySegment& sg : p.segments)
+        in_segment = in_segment || (sg.where.side == side && k >= sg.where.begin && k < sg.where.end);
+      if (in_segment) continue;
+      const index_t i = x_side ? (side == Side::west ? 0 : grid.nx - 1) : k;
+      const index_t j = x_side ? k : (side == Side::south ? 0 : grid.ny - 1);
+      any = true;
+      all_dry = dry(static_cast<std::size_t>(j * grid.nx + i));
+    }
+    if (any && all_dry) note(std::string("boundary.") + names[s]);
+  }
+}
+
 } // namespace
 
 // ---------------------------------------------------------------- public
@@ -1907,6 +1953,7 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
   c.output.scalars = std::move(scalar_outputs);
   if (mesh && std::find(c.output.formats.begin(), c.output.formats.end(), "geotiff") != c.output.formats.end())
     rd.fail_at("output.format", "geotiff writes Cartesian grids only; this case runs on a mesh ([mesh])");
+  note_dry_inflows(p, c.notes);
   return c;
 }
 

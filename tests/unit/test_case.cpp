@@ -774,6 +774,18 @@ TEST_F(CaseTest, ExpressionSyntaxErrorNamesKey) {
   EXPECT_EQ(error_of(kDomain + "[initial]\neta = \"x==5 || x<=1 || x>=9 || x!=3 ? 2 : 0.5\"\n" + kTime), "");
 }
 
+// An inflow side feeds wet cells only (its ghost takes the depth inside):
+// where every cell along it starts dry, the case says so; not where one is wet.
+TEST_F(CaseTest, InflowSideAlongDryCellsIsNoted) {
+  const std::string side = "[boundary]\nwest = { type = \"inflow\", discharge = 0.1 }\n";
+  const Case dry = parse(kDomain + "[initial]\nh = 0\n" + side + kTime);
+  ASSERT_EQ(dry.notes.size(), 1u);
+  EXPECT_EQ(dry.notes[0].rfind("boundary.west: an inflow side brings water only into wet cells", 0), 0u)
+      << dry.notes[0];
+  EXPECT_TRUE(parse(kDomain + "[initial]\nh = \"y < 13 ? 0.5 : 0\"\n" + side + kTime).notes.empty());
+  EXPECT_TRUE(parse(kDomain + "[initial]\nh = 0\n" + kTime).notes.empty());
+}
+
 TEST_F(CaseTest, CoordinatesBeyondAnyMapAreRefused) {
   const std::string far = "[domain]\nnx = 4\nny = 4\nx = [-1.7e308, 1.7e308]\ny = [0, 1]\n[initial]\nh = 1\n" + kTime;
   EXPECT_NE(error_of(far).find("case.toml: domain: the grid spans x = [-1.7e+308, inf]"), std::string::npos)
