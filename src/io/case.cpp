@@ -1621,11 +1621,14 @@ std::string default_name(const std::string& source) {
 // An inflow side or group gives its ghost cells the depth inside, so it brings
 // no water into cells that are dry: a note where every cell it feeds starts dry.
 void note_dry_inflows(const Problem& p, std::vector<std::string>& notes) {
+  // Grids: an inflow segment; meshes (no segments): a source. Both are volume sources, which fill dry cells too.
+  const std::string instead = p.mesh ? "bring the discharge with a [[source]] at the inlet"
+                                     : "give the stretch as a [[boundary.segment]] of type \"inflow\"";
   const auto note = [&](const std::string& key) {
-    notes.push_back(key + ": an inflow side brings water only into wet cells (its ghost cells take the depth "
+    notes.push_back(key + ": an inflow boundary brings water only into wet cells (its ghost cells take the depth "
                             "inside), and every cell along it is dry at t = 0, so no water will enter there; for a "
-                            "river entering a dry channel give the stretch as a [[boundary.segment]] of type "
-                            "\"inflow\" (a discharge in m^3/s that also fills dry cells)");
+                            "river entering a dry channel " + instead + " (a discharge in m^3/s that also fills dry "
+                            "cells)");
   };
   const auto dry = [&](std::size_t k) { return !(p.h[k] > p.physics.h_dry); };
   if (p.mesh) {
@@ -1644,6 +1647,7 @@ void note_dry_inflows(const Problem& p, std::vector<std::string>& notes) {
   }
   const Grid& grid = p.grid;
   const char* names[4] = {"west", "east", "south", "north"};
+  const std::vector<SegmentCondition<double>> segments = segments_at<double>(p.segments, 0.0);
   for (int s = 0; s < 4; ++s) {
     if (p.boundary[static_cast<std::size_t>(s)].kind != BoundaryKind::inflow) continue;
     const auto side = static_cast<Side>(s);
@@ -1651,10 +1655,8 @@ void note_dry_inflows(const Problem& p, std::vector<std::string>& notes) {
     const index_t n = x_side ? grid.ny : grid.nx;
     bool all_dry = true, any = false;
     for (index_t k = 0; k < n && all_dry; ++k) {
-      bool in_segment = false;  // a segment's own condition there
-      for (const BoundarySegment& sg : p.segments)
-        in_segment = in_segment || (sg.where.side == side && k >= sg.where.begin && k < sg.where.end);
-      if (in_segment) continue;
+      // A segment's cells follow its own condition.
+      if (segment_at(side, k, segments.data(), static_cast<int>(segments.size())) >= 0) continue;
       const index_t i = x_side ? (side == Side::west ? 0 : grid.nx - 1) : k;
       const index_t j = x_side ? k : (side == Side::south ? 0 : grid.ny - 1);
       any = true;
@@ -1723,13 +1725,12 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
     // Coordinates far beyond any map (the Earth is 4e7 m round) lose the cell
     // size to rounding or overflow to infinity: refused, naming their source.
     const Grid& g = p.grid;
-    const double x1 = g.x0 + g.dx * static_cast<double>(g.nx), y1 = g.y0 + g.dy * static_cast<double>(g.ny);
     constexpr double kFar = 1e12;  // m
-    for (const double v : {g.x0, g.y0, x1, y1, g.dx, g.dy}) {
+    for (const double v : {g.x0, g.y0, g.x1(), g.y1(), g.dx, g.dy}) {
       if (std::isfinite(v) && std::abs(v) <= kFar) continue;
       const std::string where = domain_table ? std::string("domain") : std::string("bathymetry.z");
-      rd.fail_at(where, "the grid spans x = [" + num(g.x0) + ", " + num(x1) + "], y = [" + num(g.y0) + ", " +
-                            num(y1) + "] m with cells of " + num(g.dx) + " x " + num(g.dy) +
+      rd.fail_at(where, "the grid spans x = [" + num(g.x0) + ", " + num(g.x1()) + "], y = [" + num(g.y0) + ", " +
+                            num(g.y1()) + "] m with cells of " + num(g.dx) + " x " + num(g.dy) +
                             " m: coordinates and cell sizes must stay within +-1e12 m");
     }
   }

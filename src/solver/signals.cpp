@@ -16,26 +16,20 @@ volatile sig_atomic_t g_received = 0;
 volatile sig_atomic_t g_first_s = 0, g_first_ms = 0;  // CLOCK_MONOTONIC at the first signal
 struct sigaction g_old_int, g_old_term;
 
-// Milliseconds since the first signal (clock_gettime is async-signal-safe).
-int ms_since_first() {
+// Async-signal-safe (clock_gettime is): a flag the first time, _exit for a
+// later one. A signal within kRepeatMs of the first is the same request
+// delivered twice (GNU timeout signals the process and its group; Ctrl-C
+// reaches every process of the terminal's group), not a second one.
+extern "C" void on_stop_signal(int sig) {
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<int>(now.tv_sec - g_first_s) * 1000 + static_cast<int>(now.tv_nsec / 1000000) - g_first_ms;
-}
-
-// Async-signal-safe: a flag the first time, _exit for a later one. A signal
-// within kRepeatMs of the first is the same request delivered twice (GNU
-// timeout signals the process and its group; Ctrl-C reaches every process
-// of the terminal's group), not a second one.
-extern "C" void on_stop_signal(int sig) {
+  const auto s = static_cast<sig_atomic_t>(now.tv_sec), ms = static_cast<sig_atomic_t>(now.tv_nsec / 1000000);
   if (g_received != 0) {
-    if (ms_since_first() >= StopSignals::kRepeatMs) _exit(128 + sig);
+    if ((s - g_first_s) * 1000 + ms - g_first_ms >= StopSignals::kRepeatMs) _exit(128 + sig);
     return;
   }
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  g_first_s = static_cast<sig_atomic_t>(now.tv_sec);
-  g_first_ms = static_cast<sig_atomic_t>(now.tv_nsec / 1000000);
+  g_first_s = s;
+  g_first_ms = ms;
   g_received = sig;
 }
 

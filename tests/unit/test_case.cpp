@@ -780,8 +780,9 @@ TEST_F(CaseTest, InflowSideAlongDryCellsIsNoted) {
   const std::string side = "[boundary]\nwest = { type = \"inflow\", discharge = 0.1 }\n";
   const Case dry = parse(kDomain + "[initial]\nh = 0\n" + side + kTime);
   ASSERT_EQ(dry.notes.size(), 1u);
-  EXPECT_EQ(dry.notes[0].rfind("boundary.west: an inflow side brings water only into wet cells", 0), 0u)
+  EXPECT_EQ(dry.notes[0].rfind("boundary.west: an inflow boundary brings water only into wet cells", 0), 0u)
       << dry.notes[0];
+  EXPECT_NE(dry.notes[0].find("[[boundary.segment]] of type \"inflow\""), std::string::npos) << dry.notes[0];
   EXPECT_TRUE(parse(kDomain + "[initial]\nh = \"y < 13 ? 0.5 : 0\"\n" + side + kTime).notes.empty());
   EXPECT_TRUE(parse(kDomain + "[initial]\nh = 0\n" + kTime).notes.empty());
 }

@@ -119,6 +119,20 @@ h = 1
   for (std::size_t k = 0; k < cells_; ++k) EXPECT_NEAR(c.problem.z[k], 0.5 * m.cell_x[k] + 0.25 * m.cell_y[k], 1e-12);
 }
 
+// An inflow group along dry cells brings no water: noted, with a source as
+// the remedy (segments are for grids).
+TEST_F(MeshCaseTest, InflowGroupAlongDryCellsIsNoted) {
+  const io::Case c = parse("[mesh]\nfile = \"valley.msh\"\n[initial]\nh = 0\n[boundary]\n"
+                           "west = { type = \"inflow\", discharge = 0.3 }\n" + tail);
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_EQ(c.notes[0].rfind("boundary.west: an inflow boundary brings water only into wet cells", 0), 0u)
+      << c.notes[0];
+  EXPECT_NE(c.notes[0].find("[[source]] at the inlet"), std::string::npos) << c.notes[0];
+  EXPECT_TRUE(parse("[mesh]\nfile = \"valley.msh\"\n[initial]\nh = 1\n[boundary]\n"
+                    "west = { type = \"inflow\", discharge = 0.3 }\n" + tail)
+                  .notes.empty());
+}
+
 // --set reaches a mesh's boundary groups as it reaches the sides of a grid;
 // a group the mesh lacks is named as in the case file.
 TEST_F(MeshCaseTest, SetOverridesBoundaryGroups) {
