@@ -17,9 +17,9 @@
 #   cli       shallows run --backend cuda on the built-in case, on S003-T3 (roe3, 100²) and on the Gmsh
 #             mesh case cases/river-bend, against --backend cpu
 #   forcing   the valley example on GPU and CPU, first and third order (water account and tracer mass of each);
-#             S004-T1 8192^2 on
-#             `shallows run` plain, with forcing, with forcing and two passive scalars
-#             without and with rain, Green-Ampt and a Manning map (cell-updates/s over the stepping)
+#             S004-T1 8192^2 on `shallows run` (cell-updates/s over the stepping): plain; with rain, Green-Ampt
+#             and a Manning map; the same with volume sources, or a tide side (each also on the plain kernels,
+#             SHALLOWS_CUDA_KERNEL=plain), or two passive scalars
 #   runpath   S004-T1 8192^2 on `shallows run` with an output every ~200 steps (a gauge alone: no maxima; VTK:
 #             maxima tracked), against `shallows bench` on the same grid: cell-updates/s over the stepping, and
 #             their ratio
@@ -225,14 +225,25 @@ stage_forcing() {
   local forced=(--set 'rain.rate=30' --set 'physics.manning="x < 5 ? 0.03 : 0.06"'
     --set 'infiltration={model="green_ampt",conductivity=20,suction=0.1,deficit=0.3}')
   local scalars=(--set 'scalar=[{name="salt",initial=35.0},{name="dye",initial="x < 5 ? 1 : 0"}]')
-  local what
+  # Two points (a source and a sink) and an inflow segment along the west wall.
+  local sources=(--set 'source=[{x=5.0,y=5.0,discharge=2.0},{x=2.0,y=8.0,discharge=-0.5}]'
+    --set 'boundary.segment=[{side="west",from=2.0,to=4.0,type="inflow",discharge=1.0}]')
+  # A tide on the west side: a level that follows a series.
+  mkdir -p "$BUILD/gpu-check-forcing"
+  printf 'time,eta\n0,0.5\n0.1,0.7\n0.2,0.6\n10,0.6\n' >"$BUILD/gpu-check-forcing/tide.csv"
+  local series=(--set "boundary.west={type=\"level\",eta=\"$BUILD/gpu-check-forcing/tide.csv\"}")
+  local what kernel
   for p in float double; do
-    for label in plain forcing scalars; do
+    for label in plain forcing sources sources-plain series series-plain scalars; do
       local out="$BUILD/gpu-check-forcing/$label-$p" extra=()
+      kernel=lagged
       [[ $label == forcing ]] && extra=("${forced[@]}")
+      [[ $label == sources* ]] && extra=("${forced[@]}" "${sources[@]}")
+      [[ $label == series* ]] && extra=("${forced[@]}" "${series[@]}")
+      [[ $label == *-plain ]] && kernel=plain
       [[ $label == scalars ]] && extra=("${forced[@]}" "${scalars[@]}")
       rm -rf "$out"
-      "$SHALLOWS" run "$REPO/cases/s004-t1/case.toml" --backend cuda --precision "$p" -q -o "$out" \
+      SHALLOWS_CUDA_KERNEL=$kernel "$SHALLOWS" run "$REPO/cases/s004-t1/case.toml" --backend cuda --precision "$p" -q -o "$out" \
         --set domain.nx=$n --set domain.ny=$n --set time.end=0.2 --set time.output_every=0.1 \
         --set 'output.format=[]' "${extra[@]}" >>"$OUT/bench.log" 2>&1 || { fail "forcing run $label $p"; continue; }
       rate=$(grep -o '"cell_updates_per_second": [0-9.e+]*' "$out/summary.json" | awk '{print $2}')
@@ -240,6 +251,9 @@ stage_forcing() {
       case $label in
         forcing) what=', rain 30 mm/h, Green-Ampt, Manning map' ;;
         scalars) what=', rain 30 mm/h, Green-Ampt, Manning map, two passive scalars' ;;
+        sources) what=', rain 30 mm/h, Green-Ampt, Manning map, a source, a sink, an inflow segment' ;;
+        sources-plain | series-plain) what=', the same on the plain kernels (SHALLOWS_CUDA_KERNEL=plain)' ;;
+        series) what=', rain 30 mm/h, Green-Ampt, Manning map, a tide on the west side (a level series)' ;;
         *) what='' ;;
       esac
       echo "| $(date -u +%F) | $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) | $COMMIT | s004-t1 | ${n}x${n} | $p | run path, $label | $rate | - | shallows run, output every 0.1 s, no format$what |" >>"$ROWS"

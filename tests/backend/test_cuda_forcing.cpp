@@ -4,9 +4,9 @@
 // basin, agreement with the CPU executor with everything on at once (and
 // with rain from a stack of radar frames), the batched advance against
 // single steps, the same bits run after run, a restart through
-// read_forcing_state / load_forcing_state, float runs; in first order
-// without sources the lagged kernel forces the cells itself, and gives the
-// plain kernels' bits. Every test skips
+// read_forcing_state / load_forcing_state, float runs; in first order the
+// lagged kernel forces the cells itself, the sources run after it, and it
+// gives the plain kernels' bits. Every test skips
 // where no CUDA device is present; problems are built by hand.
 #include <gtest/gtest.h>
 
@@ -117,6 +117,16 @@ Problem everything(Scheme scheme, Precision precision, InfiltrationModel model, 
   return p;
 }
 
+// everything()'s west side a level and its north side an inflow, each
+// following a series.
+Problem with_side_series(Problem p) {
+  p.bc(Side::west) = {BoundaryKind::level, 0.1};
+  p.bc(Side::north) = {BoundaryKind::inflow, 0.0};
+  p.forcing.boundary[static_cast<int>(Side::west)] = TimeSeries{{0, 3, 6}, {0.1, 0.35, 0.2}};
+  p.forcing.boundary[static_cast<int>(Side::north)] = TimeSeries{{0, 2, 6}, {0.0, 0.05, 0.02}};
+  return p;
+}
+
 struct Outcome {
   double t = 0;
   index_t steps = 0;
@@ -193,7 +203,7 @@ TEST(CudaForcing, DryStartStepsAsTheCpu) {
 
 // The CPU executor and the GPU agree to round-off with everything on: state,
 // each cell's infiltration, and the volumes moved; both balance their water.
-// Without the sources, first order runs the lagged kernel.
+// First order runs the lagged kernel.
 TEST(CudaForcing, AgreesWithCpuWithEverythingOn) {
   SHALLOWS_REQUIRE_GPU();
   for (Scheme scheme : {Scheme::roe1, Scheme::roe3}) {
@@ -262,8 +272,8 @@ double rain_from_stack(Problem& p, double t_end) {
 // frames, step-wise and different in every cell (the first from before the
 // start, one change inside a step), agrees with the CPU executor to
 // round-off, the volumes included; the rain that fell is the stack's exact
-// step-wise integral. Without the sources, first order runs the lagged
-// kernel, which sums each frame's rates per row once.
+// step-wise integral. First order runs the lagged kernel, which sums each
+// frame's rates per row once.
 TEST(CudaForcing, RainStackAgreesWithCpu) {
   SHALLOWS_REQUIRE_GPU();
   for (Scheme scheme : {Scheme::roe1, Scheme::roe3}) {
@@ -325,13 +335,15 @@ TEST(CudaForcing, BoundaryTimeSeriesAgreeWithCpu) {
 }
 
 // Forcing with t and dt on the device (batched advance) takes the same steps,
-// to the bit, as steps the host launches one by one; and a second run gives
-// the same bits, the volumes included.
+// to the bit, as steps the host launches one by one, with sides that follow
+// a series too; and a second run gives the same bits, the volumes included.
 TEST(CudaForcing, BatchedAdvanceEqualsSingleStepsAndRepeats) {
   SHALLOWS_REQUIRE_GPU();
   for (Scheme scheme : {Scheme::roe1, Scheme::roe3}) {
-   for (bool sources : {true, false}) {
-    const Problem p = everything(scheme, Precision::double_precision, InfiltrationModel::green_ampt, sources);
+   for (int variant = 0; variant < 3; ++variant) {
+    const bool sources = variant != 1;
+    Problem p = everything(scheme, Precision::double_precision, InfiltrationModel::green_ampt, sources);
+    if (variant == 2) p = with_side_series(p);
     const double t_end = 2.5;
     auto batched = make_backend(p, options("cuda"));
     auto again = make_backend(p, options("cuda"));
@@ -380,8 +392,10 @@ TEST(CudaForcing, BatchedAdvanceEqualsSingleStepsAndRepeats) {
 TEST(CudaForcing, RestartGoesOnAsTheRunThatDidNotStop) {
   SHALLOWS_REQUIRE_GPU();
   for (Scheme scheme : {Scheme::roe1, Scheme::roe3}) {
-   for (bool sources : {true, false}) {
-    const Problem p = everything(scheme, Precision::double_precision, InfiltrationModel::green_ampt, sources);
+   for (int variant = 0; variant < 3; ++variant) {
+    const bool sources = variant != 1;
+    Problem p = everything(scheme, Precision::double_precision, InfiltrationModel::green_ampt, sources);
+    if (variant == 2) p = with_side_series(p);  // the restarted rhs takes the series at t = 2, not 0
     auto through = make_backend(p, options("cuda"));
     through->advance(0.0, 2.0, 1 << 30);
     Fields state;
@@ -453,20 +467,24 @@ TEST(CudaForcing, FloatRunsStayFiniteAndNonNegative) {
 
 #ifdef SHALLOWS_HAVE_CUDA
 // First order: the lagged kernel applies rain, infiltration and a Manning
-// map itself; a source (shared by all its cells after the step) or a side
-// that follows a series (its ghosts feed the rhs the lagged kernel stores
-// for the next step) need the plain kernels.
+// map itself, the sources run after it, and it takes a side's series on the
+// device; a passive scalar needs the plain kernels.
 TEST(CudaForcing, FirstOrderForcingPicksItsKernels) {
   SHALLOWS_REQUIRE_GPU();
   const CudaOptions lagged{};
   Problem p = rain_basin(Scheme::roe1, 1e-4);
   EXPECT_EQ(make_cuda_backend(p, options("cuda"), lagged)->stats().kernel, "lagged");
   p.forcing.sources.push_back({"well", {5}, TimeSeries::constant(1.0)});
-  EXPECT_EQ(make_cuda_backend(p, options("cuda"), lagged)->stats().kernel, "plain");
+  EXPECT_EQ(make_cuda_backend(p, options("cuda"), lagged)->stats().kernel, "lagged");
   p.forcing.sources.clear();
   p.bc(Side::west) = {BoundaryKind::level, 1.0};
   p.forcing.boundary[static_cast<int>(Side::west)] = TimeSeries{{0, 2}, {1.0, 1.4}};
+  EXPECT_EQ(make_cuda_backend(p, options("cuda"), lagged)->stats().kernel, "lagged");
+  p.scalars.push_back({});
+  p.scalars.back().name = "salt";
+  p.scalars.back().c = {0.0};
   EXPECT_EQ(make_cuda_backend(p, options("cuda"), lagged)->stats().kernel, "plain");
+  p.scalars.clear();
   p.forcing = {};
   EXPECT_EQ(make_cuda_backend(p, options("cuda"), lagged)->stats().kernel, "lagged");
 }
@@ -474,18 +492,33 @@ TEST(CudaForcing, FirstOrderForcingPicksItsKernels) {
 // The lagged kernel's forcing gives the plain kernels' bits: the state, each
 // cell's infiltration and the maxima, in both precisions, with a dry rim and
 // an island, over 70 steps or more, the rain from a series scaled per cell
-// or from a stack of frames; its accounts, summed in another order, agree to
-// round-off.
+// or from a stack of frames, with and without the sources (a point, a sink,
+// a line along a wall and, with Green-Ampt, a point on the line) and sides
+// that follow a series, and the sources alone (the plain kernels step one by
+// one with a series, the lagged kernel in batches); its accounts, summed in
+// another order, agree to round-off.
 TEST(CudaForcing, LaggedKernelForcesAsThePlainOnes) {
   SHALLOWS_REQUIRE_GPU();
   for (Precision precision : {Precision::double_precision, Precision::single_precision}) {
     for (InfiltrationModel model : {InfiltrationModel::green_ampt, InfiltrationModel::initial_constant}) {
-     for (bool stack : {false, true}) {
+     for (int variant = 0; variant < 5; ++variant) {
+      const bool stack = variant == 1, sources = variant >= 2, cells = variant != 3, series = variant == 4;
+      if (!cells && model != InfiltrationModel::green_ampt) continue;
       const std::string what = std::string(precision == Precision::single_precision ? "float" : "double") +
-                               (model == InfiltrationModel::green_ampt ? ", Green-Ampt" : ", initial + constant") +
-                               (stack ? ", rain stack" : "");
-      Problem p = everything(Scheme::roe1, precision, model, false);
+                               (!cells                                   ? ", sources alone"
+                                : model == InfiltrationModel::green_ampt ? ", Green-Ampt"
+                                                                         : ", initial + constant") +
+                               (stack ? ", rain stack" : "") + (sources && cells ? ", sources" : "") +
+                               (series ? ", side series" : "");
+      Problem p = everything(Scheme::roe1, precision, model, sources);
+      if (series) p = with_side_series(p);
       if (stack) rain_from_stack(p, 6);
+      if (!cells) {
+        p.forcing.rain = {};
+        p.forcing.infiltration = {};
+        p.forcing.manning.clear();
+        p.physics.n_manning = 0.02;
+      }
       BackendOptions o = options("cuda");
       o.track_maxima = true;
       CudaOptions plain_kernels;
@@ -518,6 +551,13 @@ TEST(CudaForcing, LaggedKernelForcesAsThePlainOnes) {
       ForcingState sa, sb;
       lagged->read_forcing_state(sa);
       plain->read_forcing_state(sb);
+      const ForcingVolumes va = lagged->forcing_volumes(), vb = plain->forcing_volumes();
+      // Each source's volume is summed in the same order by both.
+      EXPECT_EQ(sa.sources, sb.sources) << what;
+      if (sources) {
+        EXPECT_GT(va.sources, 0.0) << what;
+      }
+      if (!cells) continue;
       ASSERT_EQ(sa.infiltration.size(), static_cast<std::size_t>(p.grid.cells())) << what;
       EXPECT_EQ(sa.infiltration, sb.infiltration) << what;
       ASSERT_EQ(sa.rain_rows.size(), sb.rain_rows.size()) << what;
@@ -525,7 +565,6 @@ TEST(CudaForcing, LaggedKernelForcesAsThePlainOnes) {
         EXPECT_LE(rel(sa.rain_rows[j], sb.rain_rows[j]), 1e-14) << what << ", row " << j;
         EXPECT_LE(rel(sa.infiltration_rows[j], sb.infiltration_rows[j]), 1e-14) << what << ", row " << j;
       }
-      const ForcingVolumes va = lagged->forcing_volumes(), vb = plain->forcing_volumes();
       std::printf("  %s: %lld steps, rain %.17g / %.17g, infiltration %.17g / %.17g m^3\n", what.c_str(),
                   static_cast<long long>(a.steps), va.rain, vb.rain, va.infiltration, vb.infiltration);
       EXPECT_GT(va.infiltration, 0.0) << what;

@@ -21,13 +21,17 @@
 namespace shallows::cudax {
 
 // rate[2 s], rate[2 s + 1]: the water per second into and out of the domain
-// through side s (m^3/s) on the state of control slot `slot`.
+// through side s (m^3/s) on the state the step launch A starts from, the
+// sides' series (S) at its time.
 template <class Real>
 __global__ void __launch_bounds__(forcing::kThreads)
-    boundary_rate_kernel(const Params<Real> P, const PlainExtras<Real> X, int slot, double dx, double dy, double* rate) {
+    boundary_rate_kernel(const Params<Real> P, const PlainExtras<Real> X, const Launch A, const forcing::SideSeries S,
+                         double dx, double dy, double* rate) {
   __shared__ double sum_buf[forcing::kThreads];
   const int side = static_cast<int>(blockIdx.x);
-  const int b = P.ctrl[slot].parity;
+  const Ctrl c = P.ctrl[A.slot];
+  const int b = c.parity;
+  const BoundaryCondition<Real> side_now = side_at(P, S, side, A.use_t_in ? A.t_in : c.t);
   const Real* h = P.h[b];
   const Real* hu = P.hu[b];
   const Real* hv = P.hv[b];
@@ -40,7 +44,9 @@ __global__ void __launch_bounds__(forcing::kThreads)
     const index_t c = P.index(i, j);
     const State<Real> q{h[c], hu[c], hv[c]};
     const Real z = P.z[c];
-    const State<Real> ghost = ghost_state(q, z, static_cast<Side>(side), boundary_cell_bc(P, side, k, X.segments, X.segment_count));
+    const State<Real> ghost =
+        ghost_state(q, z, static_cast<Side>(side), condition_at(static_cast<Side>(side), k, side_now, X.segments,
+                                                                X.segment_count));
     const double r = boundary_inflow_rate(static_cast<Side>(side), ghost, q, z, P.phys);
     if (r > 0) in += r;
     else out -= r;

@@ -152,13 +152,14 @@ class CudaExecutor final : public CudaBackend {
         // and update kernels).
         distributed_(p.owned.cells() > 0),
         // The lagged kernel applies the cell forcing itself (rain,
-        // infiltration, a Manning map: ForcingDevice::marches); sources and
-        // sides that follow a series need the plain kernels, after whose
+        // infiltration, a Manning map), the sources run after it, and it
+        // takes the sides' series on the device (ForcingDevice::marches); a
+        // rank's sources or side series need the plain kernels, after whose
         // update the forcing kernels change the state. Passive scalars are
         // transported by the plain update kernel, which also knows boundary
         // segments. On a rank, lagged needs a halo one cell wider than k
         // steps use (lagged_fits_halo).
-        kind_((p.forcing.active() && !cudax::forcing::ForcingDevice<Real>::marches(p.forcing)) ||
+        kind_((p.forcing.active() && !cudax::forcing::ForcingDevice<Real>::marches(p.forcing, distributed_)) ||
                       !p.scalars.empty() || !p.segments.empty() ||
                       (distributed_ && !lagged_fits_halo(p, o.halo_steps))
                   ? KernelKind::plain
@@ -203,7 +204,7 @@ class CudaExecutor final : public CudaBackend {
     if (compact_) need += chunks * sizeof(unsigned) + 3 * sizeof(unsigned);
     if (track_maxima_) need += padded * (2 * sizeof(Real) + sizeof(double));
     // The lagged kernel's forcing keeps row parts per strip of chunks.
-    const index_t march_strips = lagged && p.forcing.active() ? cg_step_.strips : 0;
+    const index_t march_strips = lagged && p.forcing.forces_cells() ? cg_step_.strips : 0;
     need += cudax::forcing::ForcingDevice<Real>::bytes(p, march_strips);
     char what[160];
     std::snprintf(what, sizeof what, "a %lldx%lld grid in %s", static_cast<long long>(grid_.nx),
@@ -317,6 +318,17 @@ class CudaExecutor final : public CudaBackend {
     plain_.segment_count = static_cast<int>(p.segments.size());
     plain_.scalar_segment = scalar_segment_.get();
     if (march_strips > 0) march_ = forcing_.march();
+    if (lagged && !p.forcing.sources.empty()) list_after_sources(p);
+    for (std::size_t s = 0; s < 4; ++s) {
+      const TimeSeries& ts = p.forcing.boundary[s];
+      side_t_[s] = DeviceArray<double>(ts.t.size());
+      side_v_[s] = DeviceArray<double>(ts.v.size());
+      side_t_[s].upload(ts.t.data(), ts.t.size());
+      side_v_[s].upload(ts.v.data(), ts.v.size());
+      side_series_.side[s] = {side_t_[s].get(), side_v_[s].get(), static_cast<int>(ts.t.size())};
+    }
+    march_.sides = side_series_;
+    sources_series_ = lagged && (!p.forcing.sources.empty() || p.forcing.has_boundary_series());
 
     {
       const PaddedFields<Real> f = make_padded_fields<Real>(p);
@@ -367,9 +379,11 @@ class CudaExecutor final : public CudaBackend {
 
   CudaAdvance advance(double t, double target, index_t max_steps) override {
     if (!(t < target) || max_steps <= 0) return {t, 0, 0};
-    // The host sets a time series' value in each launch, and a rank's rate
-    // goes through the host unless the GPUs all-reduce it: one step at a time.
-    if (boundary_series_ || (distributed_ && !device_rate_)) return Backend::advance(t, target, max_steps);
+    // The host sets a time series' value in each launch of the plain
+    // kernels, and a rank's rate goes through the host unless the GPUs
+    // all-reduce it: one step at a time.
+    if ((boundary_series_ && kind_ == KernelKind::plain) || (distributed_ && !device_rate_))
+      return Backend::advance(t, target, max_steps);
     settle_pending_rate(t);
     const MaximaPairing before{maxima_pair_next_, maxima_behind_, steps_launched_};
     const AdvanceResult r = cudax::advance_from_slot(
@@ -561,7 +575,7 @@ class CudaExecutor final : public CudaBackend {
       const Launch a{slot_, 0, 0.0, 0.0, 0.0, 0};
       // Its rates of owned cells are the state's own, already in the slot: the maximum does not move.
       cudax::first_rhs_kernel<Real><<<static_cast<unsigned>((count + cudax::kBlockWarps - 1) / cudax::kBlockWarps),
-                                      cudax::kBlockThreads, 0, stream_>>>(p, a);
+                                      cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_);
       SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel (halo chunks)");
       unpacked_.clear();
     }
@@ -691,8 +705,12 @@ class CudaExecutor final : public CudaBackend {
       p_rate.dry_skip = 0;
       p_rate.list = nullptr;
       const Launch a{0, 0, 0.0, 0.0, 0.0, 0};
-      cudax::first_rhs_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(p_rate, a);
+      cudax::first_rhs_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(p_rate, a,
+                                                                                                 side_series_);
       SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel");
+      // Sides that follow a series: this rhs took them at t = 0; the first
+      // step takes it again at its own start (launch_step).
+      rhs_at_first_step_ = boundary_series_;
       SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rh_[1].get(), rh_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
       SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rhu_[1].get(), rhu_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
       SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rhv_[1].get(), rhv_[0].get(), bytes, cudaMemcpyDeviceToDevice, stream_));
@@ -746,9 +764,21 @@ class CudaExecutor final : public CudaBackend {
   void launch_step(const Launch& a) {
     known_parity_ = -1;
     if (timeline_) timeline_->begin(stream_);
+    if (rhs_at_first_step_ && kind_ == KernelKind::lagged) {
+      // The first rhs and rate again, the sides' series at this step's start.
+      SHALLOWS_CUDA_CHECK(
+          cudaMemsetAsync(&ctrl_.get()[a.slot].rate_bits, 0, sizeof(unsigned long long), stream_));
+      Params p = base_;
+      p.dry_skip = 0;
+      p.list = nullptr;
+      cudax::first_rhs_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(p, a,
+                                                                                                 side_series_);
+      SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel (the sides' series)");
+      rhs_at_first_step_ = false;
+    }
     if (sides_.kept()) {
       cudax::boundary_rate_kernel<Real><<<4, cudax::forcing::kThreads, 0, stream_>>>(
-          base_, plain_, a.slot, grid_.dx, grid_.dy, sides_.rate());
+          base_, plain_, a, side_series_, grid_.dx, grid_.dy, sides_.rate());
       SHALLOWS_CUDA_CHECK_LAUNCH("boundary_rate_kernel");
     }
     if (compact_) {
@@ -775,6 +805,7 @@ class CudaExecutor final : public CudaBackend {
                                       {hu_[0].get(), hu_[1].get()}, {hv_[0].get(), hv_[1].get()}},
                       stream_, sum_reducer());
     }
+    if (after_sources_.size() > 0) launch_after_sources((a.slot + 1) % 3);
     if (sides_.kept()) {
       cudax::boundary_add_kernel<Real><<<1, 8, 0, stream_>>>(ctrl_.get(), (a.slot + 1) % 3, sides_.rate(),
                                                              sides_.flow());
@@ -788,6 +819,52 @@ class CudaExecutor final : public CudaBackend {
     if (track_maxima_ && kind_ != KernelKind::lagged) launch_maxima(slot_, cudax::MaximaOf::step, 0.0);
   }
 
+  // The chunks next to a source (MarchForcing::after_sources): the rhs and
+  // rate of the state in `slot` once the sources changed it, and its maxima.
+  void launch_after_sources(int slot) {
+    Params p = base_;
+    p.dry_skip = 0;
+    p.list_count = after_sources_.get();  // the count heads the list, once per slot
+    p.list = after_sources_.get() + 3;
+    const auto count = static_cast<index_t>(after_sources_.size() - 3);
+    const auto blocks = static_cast<unsigned>((count + cudax::kBlockWarps - 1) / cudax::kBlockWarps);
+    const Launch a{slot, 0, 0.0, 0.0, 0.0, 0};
+    if (track_maxima_) {
+      cudax::first_rhs_kernel<Real, true><<<blocks, cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_);
+    } else {
+      cudax::first_rhs_kernel<Real><<<blocks, cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_);
+    }
+    SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel (chunks after the sources)");
+  }
+
+  // The chunks whose cells or one-cell rings hold a source's cell: as a
+  // list (three copies of its count, then the chunks) and as flags.
+  void list_after_sources(const Problem& p) {
+    std::vector<unsigned char> flag(static_cast<std::size_t>(cg_step_.chunks), 0);
+    std::vector<unsigned> list(3, 0);
+    for (const VolumeSource& s : p.forcing.sources) {
+      for (index_t cell : s.cells) {
+        const index_t i = cell % grid_.nx, j = cell / grid_.nx;
+        const CellBox ring{std::max<index_t>(i - 1, 0), std::max<index_t>(j - 1, 0), std::min(i + 2, grid_.nx),
+                           std::min(j + 2, grid_.ny)};
+        const CellBox c = cg_step_.chunks_over(ring);
+        for (index_t y = c.j0; y < c.j1; ++y) {
+          for (index_t x = c.i0; x < c.i1; ++x) {
+            const auto chunk = static_cast<std::size_t>(y * cg_step_.strips + x);
+            if (!flag[chunk]) list.push_back(static_cast<unsigned>(chunk));
+            flag[chunk] = 1;
+          }
+        }
+      }
+    }
+    for (int s = 0; s < 3; ++s) list[static_cast<std::size_t>(s)] = static_cast<unsigned>(list.size() - 3);
+    after_sources_ = DeviceArray<unsigned>(list.size());
+    after_sources_.upload(list.data(), list.size());
+    after_sources_flag_ = DeviceArray<unsigned char>(flag.size());
+    after_sources_flag_.upload(flag.data(), flag.size());
+    march_.after_sources = after_sources_flag_.get();
+  }
+
   void launch_plain_update(const Launch& a) {
     if (plain_.scalars > 0) {
       cudax::plain_update_kernel<Real, true><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a);
@@ -796,9 +873,9 @@ class CudaExecutor final : public CudaBackend {
     }
   }
 
-  template <int kMinBlocks, bool kRanked, bool kMaxima, bool kForcing = false>
+  template <int kMinBlocks, bool kRanked, bool kMaxima, bool kForcing = false, bool kSources = false>
   void launch_lagged_with(const Launch& a) {
-    cudax::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima, kForcing>
+    cudax::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima, kForcing, kSources>
         <<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a, march_);
     SHALLOWS_CUDA_CHECK_LAUNCH("lagged_kernel");
   }
@@ -808,6 +885,11 @@ class CudaExecutor final : public CudaBackend {
     if (distributed_) {
       if (march_.strips > 0) return launch_lagged_with<0, true, kMaxima, true>(a);
       return launch_lagged_with<0, true, kMaxima>(a);
+    }
+    // Sources or side series (one process only): an instance of their own, so that the others keep their registers.
+    if (sources_series_) {
+      if (march_.strips > 0) return launch_lagged_with<0, false, kMaxima, true, true>(a);
+      return launch_lagged_with<0, false, kMaxima, false, true>(a);
     }
     if (march_.strips > 0) return launch_lagged_with<0, false, kMaxima, true>(a);
     switch (min_blocks_) {
@@ -906,6 +988,12 @@ class CudaExecutor final : public CudaBackend {
   bool host_unpacked_ = false;            // a box unpacked from a host buffer since refresh_ghosts
   mutable int known_parity_ = -1;         // current_parity; -1: not known
   DeviceArray<unsigned> halo_chunks_;     // halo_chunks
+  DeviceArray<unsigned> after_sources_;   // list_after_sources (empty: no source, or the plain kernels)
+  DeviceArray<unsigned char> after_sources_flag_;
+  std::array<DeviceArray<double>, 4> side_t_, side_v_;  // Forcing::boundary on the device
+  cudax::forcing::SideSeries side_series_{};
+  bool sources_series_ = false;     // the lagged kernel's kSourcesSeries instance
+  bool rhs_at_first_step_ = false;  // the stored rhs took the sides' series at t = 0 (set_state)
   // Passive scalars: h c of scalar s in hc_[2 s + parity], their device
   // pointers (PlainExtras::hc) and the sides' concentrations.
   std::vector<DeviceArray<Real>> hc_;

@@ -163,6 +163,13 @@ __device__ __forceinline__ State<Real> force_cell(const CellArgs<Real>& A, const
   return apply_cell_forcing(q, f, dt, A.phys, F, moved);
 }
 
+// Sides whose condition follows a time series (Forcing::boundary), as the
+// step kernels take them (n = 0: a side that keeps its constant value),
+// each evaluated at the time of the state whose ghosts it makes.
+struct SideSeries {
+  SeriesView side[4];
+};
+
 // The cell forcing as the first-order lagged step kernel applies it, to each
 // state it makes (step_kernels.cuh), so that the rhs it stores is the forced
 // state's. The kernel computes a ring of cells around its chunk that the
@@ -181,7 +188,16 @@ struct MarchForcing {
   double* part_infiltration = nullptr;      // [strip * ny + row]: this step's infiltrated depth over the strip's cells
   const double* row_rain_scale = nullptr;   // per row: the rain scales of its active cells summed (no stack)
   const double* row_frame_rate = nullptr;   // [frame * ny + row]: a frame's rates over the row's active cells
-  index_t strips = 0;
+  index_t strips = 0;                       // 0: no cell forcing in the kernel
+  // Per chunk, 1 where a cell of the chunk or of its one-cell ring belongs to
+  // a source: the kernel's rhs, rate and maxima of the new state there are
+  // made from the state before the sources, so first_rhs_kernel makes them
+  // again after them, and the kernel leaves out the rate and the maxima.
+  // Null without sources; set with or without cell forcing.
+  const unsigned char* after_sources = nullptr;
+  // The sides' time series: the ghosts of the state the kernel makes take
+  // their values at that state's time (its kSourcesSeries instance).
+  SideSeries sides;
 };
 
 // Row blockIdx.x: friction from the map, rain, infiltration of its active cells.
@@ -335,17 +351,18 @@ class ForcingDevice {
  public:
   ForcingDevice() = default;
 
-  // Whether the lagged step kernel can apply f (MarchForcing): cell forcing
-  // alone. A source shares its volume by the weights of all its cells after
-  // the step, and a side's series changes the ghosts the kernel already used
-  // for the next rhs.
-  static bool marches(const Forcing& f) {
-    return f.forces_cells() && f.sources.empty() && !f.has_boundary_series();
+  // Whether the lagged step kernel can run with f: it applies the cell
+  // forcing itself (MarchForcing); the sources run after it, and the chunks
+  // next to them take their rhs and rate again (MarchForcing::after_sources);
+  // it evaluates the sides' series itself (MarchForcing::sides). Not on a
+  // rank with sources, which wait for every rank's weights, or side series.
+  static bool marches(const Forcing& f, bool ranked) {
+    return !ranked || (f.sources.empty() && !f.has_boundary_series());
   }
 
   // Checks and uploads p.forcing; waits for the copies. march_strips > 0:
-  // the lagged step kernel applies the cell forcing (marches(p.forcing)),
-  // with that many strips of chunks.
+  // the lagged step kernel applies the cell forcing (f.forces_cells() and
+  // marches), with that many strips of chunks.
   explicit ForcingDevice(const Problem& p, index_t march_strips = 0)
       : grid_(p.grid), area_(p.grid.dx * p.grid.dy) {
     const Forcing& f = p.forcing;
@@ -382,7 +399,8 @@ class ForcingDevice {
     cell_.row_rain = rows_.get();
     cell_.row_infiltration = rows_.get() + ny;
     if (march_strips > 0) {
-      if (!marches(f)) throw std::logic_error("ForcingDevice: this forcing cannot be applied by the lagged kernel");
+      if (!f.forces_cells() || !marches(f, p.owned.cells() > 0))
+        throw std::logic_error("ForcingDevice: this forcing cannot be applied by the lagged kernel");
       march_.strips = march_strips;
       upload_row_rain(p);
       if (infiltrated_.size() > 0) {

@@ -242,13 +242,52 @@ __device__ __forceinline__ BoundaryCondition<Real> side_bc(const Params<Real>& P
   }
 }
 
+// A side's condition at time t: the side's series' value there (as the
+// host takes it), or its constant one.
+template <class Real>
+__device__ __forceinline__ BoundaryCondition<Real> side_at(const Params<Real>& P, const forcing::SideSeries& S,
+                                                           int side, double t) {
+  BoundaryCondition<Real> bc = side_bc(P, side);
+  const SeriesView v = S.side[side];
+  if (v.n > 0) bc.value = static_cast<Real>(series_value(v, t));
+  return bc;
+}
+
+// The four sides' conditions as a block keeps them in shared memory (a
+// type without constructors, as __shared__ requires).
+template <class Real>
+struct BlockSides {
+  int kind[4];
+  Real value[4];
+
+  __device__ __forceinline__ BoundaryCondition<Real> operator[](int s) const {
+    return {static_cast<BoundaryKind>(kind[s]), value[s]};
+  }
+};
+
+// The sides' conditions at time t into `sides`, by threads 0..3 of the
+// block; every thread must call it (it synchronises the block).
+template <class Real>
+__device__ __forceinline__ void block_sides_at(const Params<Real>& P, const forcing::SideSeries& S, double t,
+                                               BlockSides<Real>& sides) {
+  if (threadIdx.x < 4) {
+    const BoundaryCondition<Real> bc = side_at(P, S, static_cast<int>(threadIdx.x), t);
+    sides.kind[threadIdx.x] = static_cast<int>(bc.kind);
+    sides.value[threadIdx.x] = bc.value;
+  }
+  __syncthreads();
+}
+
 // The condition of boundary cell `along` (j on west/east, i on south/north)
-// of a side: its segment's, else the side's.
+// of a side: its segment's, else the side's (sides[side] where given, else
+// Params::bc).
 template <class Real>
 __device__ __forceinline__ BoundaryCondition<Real> boundary_cell_bc(const Params<Real>& P, int side, index_t along,
                                                                     const SegmentCondition<Real>* segments,
-                                                                    int segment_count) {
-  return condition_at(static_cast<Side>(side), along, side_bc(P, side), segments, segment_count);
+                                                                    int segment_count,
+                                                                    const BlockSides<Real>* sides = nullptr) {
+  return condition_at(static_cast<Side>(side), along, sides ? (*sides)[side] : side_bc(P, side), segments,
+                      segment_count);
 }
 
 // Cell (i, j) of the state in (h, hu, hv), -2 <= i <= nx + 1, -2 <= j <= ny + 1
@@ -261,7 +300,8 @@ __device__ __forceinline__ Cell<Real> load_cell(const Params<Real>& P, const Rea
                                                 const Real* __restrict__ hu, const Real* __restrict__ hv,
                                                 index_t i, index_t j,
                                                 const SegmentCondition<Real>* segments = nullptr,
-                                                int segment_count = 0) {
+                                                int segment_count = 0,
+                                                const BlockSides<Real>* sides = nullptr) {
   const bool in_i = i >= 0 && i < P.nx;
   const bool in_j = j >= 0 && j < P.ny;
   if (in_i && in_j) {
@@ -291,7 +331,7 @@ __device__ __forceinline__ Cell<Real> load_cell(const Params<Real>& P, const Rea
   const index_t k = P.index(si, sj);
   const Real zi = P.z[k];
   const State<Real> g = ghost_state(State<Real>{h[k], hu[k], hv[k]}, zi, static_cast<Side>(side),
-                                    boundary_cell_bc(P, side, side < 2 ? sj : si, segments, segment_count));
+                                    boundary_cell_bc(P, side, side < 2 ? sj : si, segments, segment_count, sides));
   // The ghost's bed mirrors the interior one (make_padded_fields).
   return {g.h, g.hu, g.hv, zi};
 }
@@ -329,6 +369,12 @@ __device__ __forceinline__ void block_max_to(unsigned long long v, unsigned long
   }
 }
 
+// The time a step of dt from t reaches: the target exactly where the step
+// was clipped to it (as Backend::advance).
+__device__ __forceinline__ double step_end_time(const Launch& A, double t, double dt) {
+  return dt >= A.target - t ? A.target : t + dt;
+}
+
 // Is a step to be taken from slot c, and with which dt? dt exactly as
 // CpuBackend::step with dt_max = min(A.dt_max, target - t); the new time as
 // Simulation::advance_to sets it. Thread 0 of block 0 fills the next slot
@@ -349,7 +395,7 @@ __device__ __forceinline__ bool step_prologue(const Params<Real>& P, const Launc
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     Ctrl* o = &P.ctrl[(A.slot + 1) % 3];
     if (active) {
-      o->t = dt >= remaining ? A.target : t + dt;
+      o->t = step_end_time(A, t, dt);
       o->steps = c.steps + 1;
       o->dt = dt;
       o->t_max = t + dt;
@@ -472,10 +518,18 @@ __global__ void list_kernel(const Params<Real> P, const Launch A) {
 
 // The rhs and CFL rate of a state set by the host (slot A.slot), which the
 // lagged kernel takes from the launch before it: rhs into P.rh[parity],
-// rate accumulated into the slot.
-template <class Real>
-__global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<Real> P, const Launch A) {
+// rate accumulated into the slot. Also, over a list of chunks, of a state
+// that changed after the lagged kernel made it: halos unpacked, sources
+// (MarchForcing::after_sources), whose cells' maxima it then grows
+// (kMaxima, when the slot's launch took a step). The ghosts take the sides'
+// series (S) at the state's time, as step_prologue takes it.
+template <class Real, bool kMaxima = false>
+__global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<Real> P, const Launch A,
+                                                                  const forcing::SideSeries S) {
   const Ctrl c = P.ctrl[A.slot];
+  __shared__ BlockSides<Real> block_sides;
+  block_sides_at(P, S, A.use_t_in ? A.t_in : c.t, block_sides);
+  const BlockSides<Real>* sides = &block_sides;
   const int parity = c.parity;
   const int lane = threadIdx.x & 31;
   const index_t gw = static_cast<index_t>(blockIdx.x) * kBlockWarps + (threadIdx.x >> 5);
@@ -493,7 +547,8 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
     const Real* __restrict__ hu = P.hu[parity];
     const Real* __restrict__ hv = P.hv[parity];
     const auto load = [&](index_t j) {
-      return j <= jend ? load_cell(P, h, hu, hv, i, j) : Cell<Real>{Real(0), Real(0), Real(0), quiet_nan(Real(0))};
+      return j <= jend ? load_cell(P, h, hu, hv, i, j, static_cast<const SegmentCondition<Real>*>(nullptr), 0, sides)
+                       : Cell<Real>{Real(0), Real(0), Real(0), quiet_nan(Real(0))};
     };
     Cell<Real> b = load(j0);
     EdgeFluctuation<Real> fs;
@@ -516,6 +571,10 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
         P.rh[parity][k] = rhs.h;
         P.rhu[parity][k] = rhs.hu;
         P.rhv[parity][k] = rhs.hv;
+        // As maxima_kernel grows them (MaximaOf::step).
+        if (kMaxima && c.stepped &&
+            (grow_cell_maxima(st(b), P.phys.h_dry, P.arrival_threshold, P.max_h[k], P.max_speed[k]) & kArrived))
+          P.arrival[k] = c.t_max;
       }
       if (tile_lane && !math::is_nan(b.z) && P.owned.contains(i, r)) {
         const unsigned long long e = encode_rate(rate);
@@ -537,18 +596,27 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
 // kRanked: a rank of a distributed run, whose rate counts its owned cells
 // only (the halo's are another rank's, and stale at the block's edge).
 // kMaxima: grows the maxima of the cells it writes with their state n, at
-// t_now (the time the step that made it gave the maxima), then with state
-// n+1 at t_max (a kernel of its own: the benchmark's keeps its registers).
+// t_now (the time the step that made it gave the maxima), then, if
+// grow_next, with state n+1 at t_max (a kernel of its own: the benchmark's
+// keeps its registers).
+// kSourcesSeries: a run with sources or sides that follow a series; the
+// ghosts of state n+1 take sides[] (its time's), not Params::bc.
 // Growing with a state grown before changes nothing (grow_cell_maxima), so
 // the host may launch it after a step of either kind.
 // kForcing: forces each state n+1 cell over the step from t0 (M, rain;
 // dt_full: the step's dt in double, as the forcing takes it).
-template <class Real, bool kRanked, bool kMaxima, bool kForcing>
+template <class Real, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries>
 __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P, int parity, Real dt, double t_max,
                                                            int i0, int j0, int jend, int lane, bool& dry_all,
                                                            Real& gain_sum, const forcing::MarchForcing<Real>& M,
                                                            const forcing::StepRain& rain, double t0,
-                                                           double dt_full, double t_now) {
+                                                           double dt_full, double t_now, bool grow_next,
+                                                           const BlockSides<Real>* sides) {
+  // The condition of side s for state n+1.
+  const auto bc_of = [&](int s) {
+    if constexpr (kSourcesSeries) return (*sides)[s];
+    else return side_bc(P, s);
+  };
   // Column and row numbers in 32 bits (no device holds a grid 2^31 cells
   // wide), linear offsets in 64.
   const int nx = static_cast<int>(P.nx), ny = static_cast<int>(P.ny);
@@ -651,20 +719,20 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
       if (!inside && west_strip) {
         const State<Real> e1 = shfl_down(q1, 1);
         const Real ez = shfl_down(z, 1);
-        if (i == -1) q1 = ghost_state(e1, ez, Side::west, P.bc[0]);
+        if (i == -1) q1 = ghost_state(e1, ez, Side::west, bc_of(0));
       }
       if (!inside && east_strip) {
         const State<Real> w1 = shfl_up(q1, 1);
         const Real wz = shfl_up(z, 1);
-        if (i == nx) q1 = ghost_state(w1, wz, Side::east, P.bc[1]);
+        if (i == nx) q1 = ghost_state(w1, wz, Side::east, bc_of(1));
       }
     } else if (r < 0) {
       q1 = st(cur.q);  // south ghost row: set from row 0 below
     } else {
-      q1 = ghost_state(q1_prev, z_prev, Side::north, P.bc[3]);
+      q1 = ghost_state(q1_prev, z_prev, Side::north, bc_of(3));
     }
     if (!inside && r == 0) {
-      q1_prev = ghost_state(q1, z, Side::south, P.bc[2]);
+      q1_prev = ghost_state(q1, z, Side::south, bc_of(2));
       p1_prev = cell_primitive(q1_prev, z_prev, P.phys);
     }
     if constexpr (kForcing) {
@@ -711,7 +779,8 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
           int grew = grow_cell_maxima(st(cur.q), P.phys.h_dry, P.arrival_threshold, max_h, max_speed);
           const double arrived_at = grew & kArrived ? t_now : t_max;
           // p1's velocity is grow_cell_maxima's (cell_primitive's) for a wet cell.
-          grew |= grow_cell_maxima(p1.h, p1.u, p1.v, P.phys.h_dry, P.arrival_threshold, max_h, max_speed);
+          if (grow_next)
+            grew |= grow_cell_maxima(p1.h, p1.u, p1.v, P.phys.h_dry, P.arrival_threshold, max_h, max_speed);
           if (grew & kMaxDepthGrew) P.max_h[k] = max_h;
           if (grew & kMaxSpeedGrew) P.max_speed[k] = max_speed;
           if (grew & kArrived) P.arrival[k] = arrived_at;
@@ -738,12 +807,15 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
 // one-cell ring; the state n+1 edges then give the rhs of the chunk's cells
 // for the next step, stored, and their CFL rate. Each edge is evaluated
 // once (plus the ring's), at the price of 6 more values moved per cell.
-template <class Real, bool kRanked, bool kMaxima, bool kForcing>
+// kSourcesSeries: see lagged_march; the chunks next to a source
+// (MarchForcing::after_sources) leave out the new state's rate and maxima.
+template <class Real, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries>
 __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P, int parity, Real dt, double t_max,
                                                            index_t sx, index_t cy, int lane, index_t chunk,
                                                            const forcing::MarchForcing<Real>& M,
                                                            const forcing::StepRain& rain, double t0,
-                                                           double dt_full, double t_now) {
+                                                           double dt_full, double t_now,
+                                                           const BlockSides<Real>* sides) {
   const int nx = static_cast<int>(P.nx), ny = static_cast<int>(P.ny);
   const int i0 = static_cast<int>(sx) * P.cg.width;
   const int j0 = static_cast<int>(cy) * P.cg.rows;
@@ -755,11 +827,13 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
   }
   if (lane == 0 && P.computed) atomicAdd(P.computed, 1ull);
 
+  // Next to a source: the new state's rate and maxima wait for the sources (MarchForcing::after_sources).
+  const bool settled = !kSourcesSeries || M.after_sources == nullptr || M.after_sources[chunk] == 0;
   bool dry_all = true;
   Real gain = Real(0);
   const unsigned long long best =
-      lagged_march<Real, kRanked, kMaxima, kForcing>(P, parity, dt, t_max, i0, j0, jend, lane, dry_all, gain, M, rain,
-                                                     t0, dt_full, t_now);
+      lagged_march<Real, kRanked, kMaxima, kForcing, kSourcesSeries>(P, parity, dt, t_max, i0, j0, jend, lane, dry_all,
+                                                                     gain, M, rain, t0, dt_full, t_now, settled, sides);
   warp_add_nonzero(P.gain, static_cast<double>(gain));
   if (P.dry_skip) {
     const bool d = __all_sync(kFullMask, dry_all) && !next_to_level_side(P, sx, cy);
@@ -768,13 +842,14 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
       P.same[chunk] = 0;
     }
   }
-  return best;
+  return settled ? best : 0;
 }
 
 // kMinBlocks: resident blocks per SM to compile for (0: MinBlocks<Real>),
 // a tuning knob (CudaOptions::min_blocks); kRanked, kMaxima, kForcing:
-// lagged_march (M: its forcing, unused without).
-template <class Real, int kMinBlocks, bool kRanked, bool kMaxima, bool kForcing>
+// lagged_march (M: its forcing, unused without); kSourcesSeries:
+// lagged_chunk.
+template <class Real, int kMinBlocks, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : MinBlocks<Real>::value)
     lagged_kernel(const Params<Real> P, const Launch A, const forcing::MarchForcing<Real> M) {
   const Ctrl c = P.ctrl[A.slot];
@@ -789,6 +864,13 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : M
     __syncthreads();
     rain = block_rain;
   }
+  const BlockSides<Real>* sides = nullptr;
+  if constexpr (kSourcesSeries) {
+    // The ghosts of the state this launch makes: the sides at its time.
+    __shared__ BlockSides<Real> block_sides;
+    block_sides_at(P, M.sides, step_end_time(A, A.use_t_in ? A.t_in : c.t, dt), block_sides);
+    sides = &block_sides;
+  }
   const int lane = threadIdx.x & 31;
   const index_t gw = static_cast<index_t>(blockIdx.x) * kBlockWarps + (threadIdx.x >> 5);
   index_t chunk = 0;
@@ -796,8 +878,8 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : M
   if (warp_chunk(P, A.slot, gw, chunk)) {
     const index_t cy = chunk / P.cg.strips;
     const index_t sx = chunk - cy * P.cg.strips;
-    best = lagged_chunk<Real, kRanked, kMaxima, kForcing>(P, c.parity, static_cast<Real>(dt), t_max, sx, cy, lane,
-                                                          chunk, M, rain, t0, dt, c.t_max);
+    best = lagged_chunk<Real, kRanked, kMaxima, kForcing, kSourcesSeries>(
+        P, c.parity, static_cast<Real>(dt), t_max, sx, cy, lane, chunk, M, rain, t0, dt, c.t_max, sides);
   }
   block_max_to(best, &P.ctrl[(A.slot + 1) % 3].rate_bits);
 }
