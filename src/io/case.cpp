@@ -1329,8 +1329,28 @@ void add_source_concentrations(const Reader& rd, const toml::table& t, const std
 
 // [[source]]: points that bring water in (or take it out: a negative
 // discharge) in the cell that holds them (a grid cell, or the mesh cell).
+// A volume source whose discharge (a constant, or each value of its series)
+// could not leave its cells even as critical flow at max_speed through their
+// whole perimeter is an input error, named by `key`: 1e300 m^3/s would
+// otherwise make the run non-finite a step later, naming no source.
+void check_source_discharge(const Reader& rd, const std::string& key, const VolumeSource& s, const Problem& p,
+                            const UnstructuredMesh* mesh, double max_speed) {
+  double perimeter = 0;
+  for (index_t c : s.cells) perimeter += mesh ? mesh->cell_perimeter(c) : 2 * (p.grid.dx + p.grid.dy);
+  const double bound = max_speed * max_speed * max_speed / p.physics.g * perimeter;
+  for (std::size_t k = 0; k < s.discharge.v.size(); ++k) {
+    const double q = s.discharge.v[k];
+    if (std::abs(q) <= bound) continue;
+    const std::string when = s.discharge.t.size() > 1 ? " at t = " + num(s.discharge.t[k]) + " s" : "";
+    rd.fail_at(key, s.name + ": discharge " + num(q) + " m^3/s" + when + " exceeds " + num(bound) +
+                        " m^3/s, what critical flow at physics.max_speed = " + num(max_speed) +
+                        " m/s carries through the perimeter of its cells (" + num(perimeter) +
+                        " m; raise physics.max_speed if the flow is meant to be that fast)");
+  }
+}
+
 void read_sources(const Reader& rd, const toml::node& n, const fs::path& base_dir, const CellCentres& where,
-                  Problem& p) {
+                  double max_speed, Problem& p) {
   const toml::array* a = n.as_array();
   if (!a) rd.fail_type("source", "an array of tables [[source]] with x, y and discharge", n);
   const Grid& g = p.grid;
@@ -1383,6 +1403,7 @@ void read_sources(const Reader& rd, const toml::node& n, const fs::path& base_di
     } else {
       rd.fail_type(at + ".discharge", "a number (m^3/s) or a CSV file name", *q);
     }
+    check_source_discharge(rd, at + ".discharge", s, p, where.mesh, max_speed);
     add_source_concentrations(rd, *t, at, p);
     p.forcing.sources.push_back(std::move(s));
   }
@@ -1403,7 +1424,7 @@ const char* kind_name(BoundaryKind k) {
 // stretch of a walled side is brought in as a volume source over the active
 // ones (Forcing::sources); a level, open or wall stretch is a condition of
 // its own for their ghost cells (Problem::segments).
-void read_segments(const Reader& rd, const toml::node& n, const fs::path& base_dir, Problem& p) {
+void read_segments(const Reader& rd, const toml::node& n, const fs::path& base_dir, double max_speed, Problem& p) {
   const toml::array* a = n.as_array();
   if (!a) rd.fail_type("boundary.segment", "an array of tables [[boundary.segment]] with side, from, to, type", n);
   const Grid& g = p.grid;
@@ -1531,6 +1552,7 @@ void read_segments(const Reader& rd, const toml::node& n, const fs::path& base_d
       if (!std::isnan(p.z[static_cast<std::size_t>(c)])) s.cells.push_back(c);
     }
     if (s.cells.empty()) rd.fail_at(at, name + ": every cell of the " + *side_str + " side in it is inactive");
+    check_source_discharge(rd, at + (hydrograph ? ".hydrograph" : ".discharge"), s, p, nullptr, max_speed);
     add_source_concentrations(rd, *t, at, p);
     p.forcing.sources.push_back(std::move(s));
   }
@@ -1597,19 +1619,20 @@ const std::string segments_on_mesh =
     "boundary segments run on Cartesian grids; on a mesh, give the stretch a physical line group of its own in the "
     "mesh file and its condition under [boundary] (this case runs on a mesh, [mesh])";
 
-// The forcing sections of a case, after [time] (a series must last the run).
+// The forcing sections of a case, after [time] (a series must last the run)
+// and [physics] (max_speed bounds a source's discharge).
 void read_forcing(const Reader& rd, const toml::table& root, const fs::path& base_dir, const CellCentres& at,
-                  Problem& p) {
+                  double max_speed, Problem& p) {
   if (const toml::table* r = rd.table(root, "", "rain")) {
     read_rain(rd, *r, base_dir, at, p);
     const std::vector<double> c = read_concentrations(rd, *r, "rain", p.scalars);
     for (std::size_t k = 0; k < c.size(); ++k) p.scalars[k].rain = c[k];
   }
   if (const toml::table* i = rd.table(root, "", "infiltration")) read_infiltration(rd, *i, base_dir, at, p);
-  if (const toml::node* s = root.get("source")) read_sources(rd, *s, base_dir, at, p);
+  if (const toml::node* s = root.get("source")) read_sources(rd, *s, base_dir, at, max_speed, p);
   if (at.mesh) return;  // segments: refused with the mesh's boundaries
   if (const toml::table* b = rd.table(root, "", "boundary"))
-    if (const toml::node* s = b->get("segment")) read_segments(rd, *s, base_dir, p);
+    if (const toml::node* s = b->get("segment")) read_segments(rd, *s, base_dir, max_speed, p);
 }
 
 std::string default_name(const std::string& source) {
@@ -1942,7 +1965,7 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
     rd.fail_at("numerics.scheme", "unstructured meshes run the first-order scheme only (\"roe1\")");
 
   // Forcing beyond the boundaries.
-  read_forcing(rd, root, base_dir, at, p);
+  read_forcing(rd, root, base_dir, at, max_speed, p);
 
   if (const toml::table* pt = rd.table(root, "", "parallel")) {
     if (mesh) rd.fail_at("parallel", parallel_on_mesh);

@@ -15,14 +15,8 @@ double dry_time_step(const Problem& p) {
   if (p.mesh) {
     const UnstructuredMesh& m = *p.mesh;
     g_max = 0;
-    for (index_t c = 0; c < m.cells(); ++c) {
-      double perimeter = 0;
-      for (int k = 0; k < 4; ++k) {
-        const mesh_index e = m.cell_edges[static_cast<std::size_t>(4 * c + k)];
-        if (e >= 0) perimeter += m.edge_length[static_cast<std::size_t>(e)];
-      }
-      g_max = std::max(g_max, perimeter / (2 * m.cell_area[static_cast<std::size_t>(c)]));
-    }
+    for (index_t c = 0; c < m.cells(); ++c)
+      g_max = std::max(g_max, m.cell_perimeter(c) / (2 * m.cell_area[static_cast<std::size_t>(c)]));
   }
   constexpr double depth = 1.0;  // m
   return p.cfl / (std::sqrt(p.physics.g * depth) * g_max);

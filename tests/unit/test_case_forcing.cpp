@@ -614,6 +614,19 @@ TEST_F(ForcingCaseTest, SourceErrors) {
                       ": cannot open time series file"));
   EXPECT_EQ(error_of("source = 3\n" + kBase),
             "case.toml: source: expected an array of tables [[source]] with x, y and discharge, found integer 3");
+  // More than critical flow at max_speed carries out through the cell's perimeter (8 m): 1e300 m^3/s used to end
+  // the run non-finite a step later, naming no source. At max_speed = 10 m/s the bound is 1000 / 9.81 x 8 m.
+  const std::string big = error_of(kBase + "[[source]]\nname = \"big\"\nx = 1\ny = 13\ndischarge = 1e300\n");
+  EXPECT_TRUE(has(big, "case.toml: source[0].discharge: source 'big': discharge 1e+300 m^3/s exceeds ")) << big;
+  EXPECT_TRUE(has(big, "through the perimeter of its cells (8 m; raise physics.max_speed")) << big;
+  write("flood.csv", "0,1\n600,900\n1200,1\n");
+  const std::string series =
+      error_of(kBase + "[[source]]\nx = 1\ny = 13\ndischarge = \"flood.csv\"\n", {"physics.max_speed=10"});
+  EXPECT_TRUE(has(series, "case.toml: source[0].discharge: source 1: discharge 900 m^3/s at t = 600 s exceeds 815.49"))
+      << series;
+  EXPECT_TRUE(has(error_of(kBase + "[[source]]\nx = 1\ny = 13\ndischarge = -900\n", {"physics.max_speed=10"}),
+                  "discharge -900 m^3/s exceeds"));
+  EXPECT_EQ(error_of(kBase + "[[source]]\nx = 1\ny = 13\ndischarge = -800\n", {"physics.max_speed=10"}), "");
 }
 
 // ------------------------------------------------------------------ inflow segments
@@ -795,6 +808,13 @@ TEST_F(ForcingCaseTest, SegmentErrors) {
   EXPECT_EQ(error_of(kBase + segment("south", 0, 3, inflow) + segment("south", 3, 10, inflow)),
             "case.toml: boundary.segment[1]: segment south 3-10 overlaps segment south 0-3 (boundary.segment[0])");
   EXPECT_EQ(error_of(kBase + segment("south", 0, 4, inflow) + segment("south", 4, 10, inflow)), "");
+  // Its three cells' perimeter, 24 m, bounds the discharge as for a point source (SourceErrors).
+  const std::string fast =
+      error_of(kBase + segment("west", 10, 16, "type = \"inflow\"\ndischarge = 3000\n"), {"physics.max_speed=10"});
+  EXPECT_TRUE(has(fast, "case.toml: boundary.segment[0].discharge: segment west 10-16: discharge 3000 m^3/s exceeds"))
+      << fast;
+  EXPECT_EQ(
+      error_of(kBase + segment("west", 10, 16, "type = \"inflow\"\ndischarge = 2000\n"), {"physics.max_speed=10"}), "");
 
   EXPECT_EQ(error_of(kBase + "[boundary]\nwest = \"open\"\n" + segment("west", 10, 16, inflow)),
             "case.toml: boundary.segment[0]: an inflow segment brings its water in as a source along a walled side; "

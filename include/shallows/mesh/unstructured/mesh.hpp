@@ -52,6 +52,15 @@ struct UnstructuredMesh {
   index_t cells() const { return static_cast<index_t>(cell_area.size()); }
   index_t edges() const { return static_cast<index_t>(edge_left.size()); }
   int cell_sides(index_t c) const { return cell_nodes[static_cast<std::size_t>(4 * c + 3)] < 0 ? 3 : 4; }
+  // The length of a cell's edges (m): 0 for an inactive cell (deactivate_cells).
+  double cell_perimeter(index_t c) const {
+    double perimeter = 0;
+    for (int k = 0; k < 4; ++k) {
+      const mesh_index e = cell_edges[static_cast<std::size_t>(4 * c + k)];
+      if (e >= 0) perimeter += edge_length[static_cast<std::size_t>(e)];
+    }
+    return perimeter;
+  }
   bool is_boundary(index_t e) const { return edge_right[static_cast<std::size_t>(e)] < 0; }
   // Index of a boundary group by name, -1 if the mesh has none of that name.
   int find_boundary(const std::string& name) const {
