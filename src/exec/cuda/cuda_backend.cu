@@ -142,6 +142,27 @@ int choose_rows(const Grid& g, int sms) {
   return rows;
 }
 
+// The chunks the boxes touch, each once, after three copies of their count
+// (list_count of each Ctrl slot, as warp_chunk reads a list); touched: 1 for
+// each chunk listed.
+std::vector<unsigned> chunks_touched(const cudax::ChunkGrid& cg, const std::vector<CellBox>& boxes,
+                                     std::vector<unsigned char>& touched) {
+  touched.assign(static_cast<std::size_t>(cg.chunks), 0);
+  std::vector<unsigned> list(3, 0);
+  for (const CellBox& box : boxes) {
+    const CellBox c = cg.chunks_over(box);
+    for (index_t y = c.j0; y < c.j1; ++y) {
+      for (index_t x = c.i0; x < c.i1; ++x) {
+        const auto chunk = static_cast<std::size_t>(y * cg.strips + x);
+        if (!touched[chunk]) list.push_back(static_cast<unsigned>(chunk));
+        touched[chunk] = 1;
+      }
+    }
+  }
+  for (std::size_t s = 0; s < 3; ++s) list[s] = static_cast<unsigned>(list.size() - 3);
+  return list;
+}
+
 template <class Real>
 class CudaExecutor final : public CudaBackend {
  public:
@@ -319,15 +340,8 @@ class CudaExecutor final : public CudaBackend {
     plain_.scalar_segment = scalar_segment_.get();
     if (march_strips > 0) march_ = forcing_.march();
     if (lagged && !p.forcing.sources.empty()) list_after_sources(p);
-    for (std::size_t s = 0; s < 4; ++s) {
-      const TimeSeries& ts = p.forcing.boundary[s];
-      side_t_[s] = DeviceArray<double>(ts.t.size());
-      side_v_[s] = DeviceArray<double>(ts.v.size());
-      side_t_[s].upload(ts.t.data(), ts.t.size());
-      side_v_[s].upload(ts.v.data(), ts.v.size());
-      side_series_.side[s] = {side_t_[s].get(), side_v_[s].get(), static_cast<int>(ts.t.size())};
-    }
-    march_.sides = side_series_;
+    side_series_ = cudax::forcing::SideSeriesDevice(p.forcing.boundary);
+    march_.sides = side_series_.views();
     sources_series_ = lagged && (!p.forcing.sources.empty() || p.forcing.has_boundary_series());
 
     {
@@ -575,7 +589,7 @@ class CudaExecutor final : public CudaBackend {
       const Launch a{slot_, 0, 0.0, 0.0, 0.0, 0};
       // Its rates of owned cells are the state's own, already in the slot: the maximum does not move.
       cudax::first_rhs_kernel<Real><<<static_cast<unsigned>((count + cudax::kBlockWarps - 1) / cudax::kBlockWarps),
-                                      cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_);
+                                      cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_.views());
       SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel (halo chunks)");
       unpacked_.clear();
     }
@@ -589,19 +603,8 @@ class CudaExecutor final : public CudaBackend {
   // exchange, so made once.
   DeviceArray<unsigned>& halo_chunks() {
     if (halo_chunks_.size() == 0) {
-      std::vector<unsigned char> seen(static_cast<std::size_t>(cg_step_.chunks), 0);
-      std::vector<unsigned> list(3, 0);
-      for (const CellBox& box : unpacked_) {
-        const CellBox c = cg_step_.chunks_over(box);
-        for (index_t y = c.j0; y < c.j1; ++y) {
-          for (index_t x = c.i0; x < c.i1; ++x) {
-            const auto chunk = static_cast<std::size_t>(y * cg_step_.strips + x);
-            if (!seen[chunk]) list.push_back(static_cast<unsigned>(chunk));
-            seen[chunk] = 1;
-          }
-        }
-      }
-      for (int s = 0; s < 3; ++s) list[static_cast<std::size_t>(s)] = static_cast<unsigned>(list.size() - 3);
+      std::vector<unsigned char> seen;
+      const std::vector<unsigned> list = chunks_touched(cg_step_, unpacked_, seen);
       halo_chunks_ = DeviceArray<unsigned>(list.size());
       halo_chunks_.upload(list.data(), list.size());
     }
@@ -706,7 +709,7 @@ class CudaExecutor final : public CudaBackend {
       p_rate.list = nullptr;
       const Launch a{0, 0, 0.0, 0.0, 0.0, 0};
       cudax::first_rhs_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(p_rate, a,
-                                                                                                 side_series_);
+                                                                                                 side_series_.views());
       SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel");
       // Sides that follow a series: this rhs took them at t = 0; the first
       // step takes it again at its own start (launch_step).
@@ -772,13 +775,13 @@ class CudaExecutor final : public CudaBackend {
       p.dry_skip = 0;
       p.list = nullptr;
       cudax::first_rhs_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(p, a,
-                                                                                                 side_series_);
+                                                                                                 side_series_.views());
       SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel (the sides' series)");
       rhs_at_first_step_ = false;
     }
     if (sides_.kept()) {
       cudax::boundary_rate_kernel<Real><<<4, cudax::forcing::kThreads, 0, stream_>>>(
-          base_, plain_, a, side_series_, grid_.dx, grid_.dy, sides_.rate());
+          base_, plain_, a, side_series_.views(), grid_.dx, grid_.dy, sides_.rate());
       SHALLOWS_CUDA_CHECK_LAUNCH("boundary_rate_kernel");
     }
     if (compact_) {
@@ -830,34 +833,26 @@ class CudaExecutor final : public CudaBackend {
     const auto blocks = static_cast<unsigned>((count + cudax::kBlockWarps - 1) / cudax::kBlockWarps);
     const Launch a{slot, 0, 0.0, 0.0, 0.0, 0};
     if (track_maxima_) {
-      cudax::first_rhs_kernel<Real, true><<<blocks, cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_);
+      cudax::first_rhs_kernel<Real, true><<<blocks, cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_.views());
     } else {
-      cudax::first_rhs_kernel<Real><<<blocks, cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_);
+      cudax::first_rhs_kernel<Real><<<blocks, cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_.views());
     }
     SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel (chunks after the sources)");
   }
 
   // The chunks whose cells or one-cell rings hold a source's cell: as a
-  // list (three copies of its count, then the chunks) and as flags.
+  // list (chunks_touched) and as flags.
   void list_after_sources(const Problem& p) {
-    std::vector<unsigned char> flag(static_cast<std::size_t>(cg_step_.chunks), 0);
-    std::vector<unsigned> list(3, 0);
+    std::vector<CellBox> rings;
     for (const VolumeSource& s : p.forcing.sources) {
       for (index_t cell : s.cells) {
         const index_t i = cell % grid_.nx, j = cell / grid_.nx;
-        const CellBox ring{std::max<index_t>(i - 1, 0), std::max<index_t>(j - 1, 0), std::min(i + 2, grid_.nx),
-                           std::min(j + 2, grid_.ny)};
-        const CellBox c = cg_step_.chunks_over(ring);
-        for (index_t y = c.j0; y < c.j1; ++y) {
-          for (index_t x = c.i0; x < c.i1; ++x) {
-            const auto chunk = static_cast<std::size_t>(y * cg_step_.strips + x);
-            if (!flag[chunk]) list.push_back(static_cast<unsigned>(chunk));
-            flag[chunk] = 1;
-          }
-        }
+        rings.push_back({std::max<index_t>(i - 1, 0), std::max<index_t>(j - 1, 0), std::min(i + 2, grid_.nx),
+                         std::min(j + 2, grid_.ny)});
       }
     }
-    for (int s = 0; s < 3; ++s) list[static_cast<std::size_t>(s)] = static_cast<unsigned>(list.size() - 3);
+    std::vector<unsigned char> flag;
+    const std::vector<unsigned> list = chunks_touched(cg_step_, rings, flag);
     after_sources_ = DeviceArray<unsigned>(list.size());
     after_sources_.upload(list.data(), list.size());
     after_sources_flag_ = DeviceArray<unsigned char>(flag.size());
@@ -990,8 +985,7 @@ class CudaExecutor final : public CudaBackend {
   DeviceArray<unsigned> halo_chunks_;     // halo_chunks
   DeviceArray<unsigned> after_sources_;   // list_after_sources (empty: no source, or the plain kernels)
   DeviceArray<unsigned char> after_sources_flag_;
-  std::array<DeviceArray<double>, 4> side_t_, side_v_;  // Forcing::boundary on the device
-  cudax::forcing::SideSeries side_series_{};
+  cudax::forcing::SideSeriesDevice side_series_;  // Forcing::boundary on the device
   bool sources_series_ = false;     // the lagged kernel's kSourcesSeries instance
   bool rhs_at_first_step_ = false;  // the stored rhs took the sides' series at t = 0 (set_state)
   // Passive scalars: h c of scalar s in hc_[2 s + parity], their device

@@ -26,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <map>
@@ -168,6 +169,27 @@ __device__ __forceinline__ State<Real> force_cell(const CellArgs<Real>& A, const
 // each evaluated at the time of the state whose ghosts it makes.
 struct SideSeries {
   SeriesView side[4];
+};
+
+// Forcing::boundary uploaded, and its views (a grid executor's).
+class SideSeriesDevice {
+ public:
+  SideSeriesDevice() = default;
+  explicit SideSeriesDevice(const std::array<TimeSeries, 4>& boundary) {
+    for (std::size_t s = 0; s < 4; ++s) {
+      const TimeSeries& ts = boundary[s];
+      t_[s] = DeviceArray<double>(ts.t.size());
+      v_[s] = DeviceArray<double>(ts.v.size());
+      t_[s].upload(ts.t.data(), ts.t.size());
+      v_[s].upload(ts.v.data(), ts.v.size());
+      views_.side[s] = {t_[s].get(), v_[s].get(), static_cast<int>(ts.t.size())};
+    }
+  }
+  const SideSeries& views() const { return views_; }
+
+ private:
+  std::array<DeviceArray<double>, 4> t_, v_;
+  SideSeries views_{};
 };
 
 // The cell forcing as the first-order lagged step kernel applies it, to each

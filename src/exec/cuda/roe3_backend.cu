@@ -131,13 +131,7 @@ class CudaRoe3Backend final : public CudaBackend {
     if (forcing_.active() || segments_follow_series(p.segments)) t0_ = DeviceArray<double>(1);
     boundary_series_ = p.forcing.has_boundary_series() || segments_follow_series(p.segments);
     upload_segments(p.segments);
-    for (std::size_t s = 0; s < 4; ++s) {
-      const TimeSeries& ts = p.forcing.boundary[s];
-      series_t_[s] = DeviceArray<double>(ts.t.size());
-      series_v_[s] = DeviceArray<double>(ts.v.size());
-      series_t_[s].upload(ts.t.data(), ts.t.size());
-      series_v_[s].upload(ts.v.data(), ts.v.size());
-    }
+    side_series_ = cudax::forcing::SideSeriesDevice(p.forcing.boundary);
 
     SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_ctrl_), sizeof(Roe3Ctrl)));
@@ -449,7 +443,7 @@ class CudaRoe3Backend final : public CudaBackend {
     cudax::roe3k::SideSeries series;
     if (t) {
       series.t = t;
-      for (int s = 0; s < 4; ++s) series.s[s] = {series_t_[s].get(), series_v_[s].get(), static_cast<int>(series_t_[s].size())};
+      for (int s = 0; s < 4; ++s) series.s[s] = side_series_.views().side[s];
     }
     const cudax::roe3k::Segments<Real> seg{segments_.get(), segment_series_.get(), static_cast<int>(segments_.size())};
     cudax::roe3k::ghost_we_kernel<Real><<<blocks_for(Grid::ghost * grid_.ny, threads), threads, 0, stream_>>>(
@@ -667,7 +661,7 @@ class CudaRoe3Backend final : public CudaBackend {
   DeviceArray<double> max_h_, max_speed_, arrival_;
   cudax::forcing::ForcingDevice<Real> forcing_;
   bool boundary_series_ = false;
-  DeviceArray<double> series_t_[4], series_v_[4];  // Forcing::boundary on the device
+  cudax::forcing::SideSeriesDevice side_series_;  // Forcing::boundary on the device
   DeviceArray<SegmentCondition<Real>> segments_;   // Problem::segments (upload_segments)
   DeviceArray<double> segment_t_, segment_v_;
   DeviceArray<SeriesView> segment_series_;
