@@ -1853,8 +1853,6 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
     p.hu = momentum(2);
     p.hv = momentum(3);
   }
-  for (std::size_t k = 0; k < n; ++k)
-    if (std::isnan(p.z[k]) || p.h[k] <= 0) p.hu[k] = p.hv[k] = 0;  // no discharge without water
 
   // Passive scalars, before the boundaries and the forcing, whose concentrations name them.
   std::vector<ScalarOutput> scalar_outputs;
@@ -1930,6 +1928,10 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
       max_speed = *v;
     }
   }
+  // No discharge in a dry cell (h <= dry_tolerance), as every step leaves one: the Riemann solver sees none there,
+  // and the sides' account, which takes a boundary cell's discharge, counted a film's as water that left.
+  for (std::size_t k = 0; k < n; ++k)
+    if (std::isnan(p.z[k]) || !(p.h[k] > p.physics.h_dry)) p.hu[k] = p.hv[k] = 0;
   check_speeds(rd, p, velocity_pair ? "u" : "hu", max_speed, at, mesh.get());
 
   // Time.

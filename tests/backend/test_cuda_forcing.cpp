@@ -512,6 +512,8 @@ TEST(CudaForcing, LaggedKernelForcesAsThePlainOnes) {
                                (series ? ", side series" : "");
       Problem p = everything(Scheme::roe1, precision, model, sources);
       if (series) p = with_side_series(p);
+      // A source on the last column of the first strip of chunks (30 columns): its ring reaches the next strip.
+      if (sources) p.forcing.sources.push_back({"strip edge", {cell(p, 29, 10)}, TimeSeries::constant(0.04)});
       if (stack) rain_from_stack(p, 6);
       if (!cells) {
         p.forcing.rain = {};

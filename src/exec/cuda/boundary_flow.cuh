@@ -29,9 +29,9 @@ __global__ void __launch_bounds__(forcing::kThreads)
                          double dx, double dy, double* rate) {
   __shared__ double sum_buf[forcing::kThreads];
   const int side = static_cast<int>(blockIdx.x);
-  const Ctrl c = P.ctrl[A.slot];
-  const int b = c.parity;
-  const BoundaryCondition<Real> side_now = side_at(P, S, side, A.use_t_in ? A.t_in : c.t);
+  const Ctrl ctrl = P.ctrl[A.slot];
+  const int b = ctrl.parity;
+  const BoundaryCondition<Real> side_now = side_at(P, S, side, A.use_t_in ? A.t_in : ctrl.t);
   const Real* h = P.h[b];
   const Real* hu = P.hu[b];
   const Real* hv = P.hv[b];

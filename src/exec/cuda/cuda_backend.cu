@@ -372,6 +372,9 @@ class CudaExecutor final : public CudaBackend {
 
   std::string name() const override { return "cuda"; }
 
+  // The lagged kernel takes the new state's side series at t + dt, the next
+  // t of a caller of step() (Simulation::advance_steps); advance() runs on
+  // the device, where a step clipped to the target lands on it exactly.
   double step(double t, double dt_max) override {
     // Sides that follow a time series take its value at the step's start (as on the CPU).
     for (std::size_t s = 0; s < 4; ++s)
@@ -588,9 +591,11 @@ class CudaExecutor final : public CudaBackend {
       const auto count = static_cast<index_t>(list.size() - 3);
       const Launch a{slot_, 0, 0.0, 0.0, 0.0, 0};
       // Its rates of owned cells are the state's own, already in the slot: the maximum does not move.
-      cudax::first_rhs_kernel<Real><<<static_cast<unsigned>((count + cudax::kBlockWarps - 1) / cudax::kBlockWarps),
-                                      cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_.views());
-      SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel (halo chunks)");
+      if (count > 0) {
+        cudax::first_rhs_kernel<Real><<<static_cast<unsigned>((count + cudax::kBlockWarps - 1) / cudax::kBlockWarps),
+                                        cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_.views());
+        SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel (halo chunks)");
+      }
       unpacked_.clear();
     }
     // Boxes from GPU to GPU need no wait: their buffers are the device's.
@@ -853,6 +858,7 @@ class CudaExecutor final : public CudaBackend {
     }
     std::vector<unsigned char> flag;
     const std::vector<unsigned> list = chunks_touched(cg_step_, rings, flag);
+    if (list.size() == 3) return;  // sources without cells (a Problem built in code): nothing to settle
     after_sources_ = DeviceArray<unsigned>(list.size());
     after_sources_.upload(list.data(), list.size());
     after_sources_flag_ = DeviceArray<unsigned char>(flag.size());
