@@ -471,6 +471,10 @@ std::unique_ptr<ParserSlot> make_parser(const std::string& expr) {
   return s;
 }
 
+// The discharge per unit width (m^2/s) of critical flow (Froude number 1) at
+// speed u: u^3 / g.
+double critical_discharge(double u, double g) { return u * u * u / g; }
+
 // Initial and boundary flows beyond max_speed (physics.max_speed, default
 // 100 m/s: faster than any flood, dam break or tsunami current) are input
 // errors, not flows to compute: an initial speed |(hu, hv)| / h in a wet
@@ -495,7 +499,7 @@ void check_speeds(const Reader& rd, const Problem& p, const std::string& first_k
     rd.fail_at(key, "initial speed " + num(speed) + " m/s at " + cell + ", centre (x, y) = (" + num(at.x(k)) +
                         ", " + num(at.y(k)) + ")," + bound);
   }
-  const double max_discharge = max_speed * max_speed * max_speed / p.physics.g;
+  const double max_discharge = critical_discharge(max_speed, p.physics.g);
   // A constant discharge, or each value of a side's series (when: " at t = ... s").
   const auto check_discharge = [&](double q, const std::string& name, const std::string& when) {
     if (std::abs(q) <= max_discharge) return;
@@ -1327,8 +1331,6 @@ void add_source_concentrations(const Reader& rd, const toml::table& t, const std
   for (std::size_t k = 0; k < c.size(); ++k) p.scalars[k].sources.push_back(c[k]);
 }
 
-// [[source]]: points that bring water in (or take it out: a negative
-// discharge) in the cell that holds them (a grid cell, or the mesh cell).
 // A volume source whose discharge (a constant, or each value of its series)
 // could not leave its cells even as critical flow at max_speed through their
 // whole perimeter is an input error, named by `key`: 1e300 m^3/s would
@@ -1337,7 +1339,7 @@ void check_source_discharge(const Reader& rd, const std::string& key, const Volu
                             const UnstructuredMesh* mesh, double max_speed) {
   double perimeter = 0;
   for (index_t c : s.cells) perimeter += mesh ? mesh->cell_perimeter(c) : 2 * (p.grid.dx + p.grid.dy);
-  const double bound = max_speed * max_speed * max_speed / p.physics.g * perimeter;
+  const double bound = critical_discharge(max_speed, p.physics.g) * perimeter;
   for (std::size_t k = 0; k < s.discharge.v.size(); ++k) {
     const double q = s.discharge.v[k];
     if (std::abs(q) <= bound) continue;
@@ -1349,6 +1351,8 @@ void check_source_discharge(const Reader& rd, const std::string& key, const Volu
   }
 }
 
+// [[source]]: points that bring water in (or take it out: a negative
+// discharge) in the cell that holds them (a grid cell, or the mesh cell).
 void read_sources(const Reader& rd, const toml::node& n, const fs::path& base_dir, const CellCentres& where,
                   double max_speed, Problem& p) {
   const toml::array* a = n.as_array();

@@ -709,13 +709,7 @@ class CudaExecutor final : public CudaBackend {
         SHALLOWS_CUDA_CHECK(cudaMemsetAsync(rhu_[b].get(), 0, bytes, stream_));
         SHALLOWS_CUDA_CHECK(cudaMemsetAsync(rhv_[b].get(), 0, bytes, stream_));
       }
-      Params p_rate = base_;
-      p_rate.dry_skip = 0;
-      p_rate.list = nullptr;
-      const Launch a{0, 0, 0.0, 0.0, 0.0, 0};
-      cudax::first_rhs_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(p_rate, a,
-                                                                                                 side_series_.views());
-      SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel");
+      launch_first_rhs(Launch{0, 0, 0.0, 0.0, 0.0, 0});
       // Sides that follow a series: this rhs took them at t = 0; the first
       // step takes it again at its own start (launch_step).
       rhs_at_first_step_ = boundary_series_;
@@ -772,16 +766,11 @@ class CudaExecutor final : public CudaBackend {
   void launch_step(const Launch& a) {
     known_parity_ = -1;
     if (timeline_) timeline_->begin(stream_);
-    if (rhs_at_first_step_ && kind_ == KernelKind::lagged) {
+    if (rhs_at_first_step_) {
       // The first rhs and rate again, the sides' series at this step's start.
       SHALLOWS_CUDA_CHECK(
           cudaMemsetAsync(&ctrl_.get()[a.slot].rate_bits, 0, sizeof(unsigned long long), stream_));
-      Params p = base_;
-      p.dry_skip = 0;
-      p.list = nullptr;
-      cudax::first_rhs_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(p, a,
-                                                                                                 side_series_.views());
-      SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel (the sides' series)");
+      launch_first_rhs(a);
       rhs_at_first_step_ = false;
     }
     if (sides_.kept()) {
@@ -825,6 +814,17 @@ class CudaExecutor final : public CudaBackend {
     ++steps_launched_;
     // The lagged kernel grows the maxima itself (launch_lagged); the plain kernels leave them to maxima_kernel.
     if (track_maxima_ && kind_ != KernelKind::lagged) launch_maxima(slot_, cudax::MaximaOf::step, 0.0);
+  }
+
+  // The lagged kernel's rhs and rate of the state in slot a.slot, over every
+  // chunk (the sides' series at its time, as step_prologue takes it).
+  void launch_first_rhs(const Launch& a) {
+    Params p = base_;
+    p.dry_skip = 0;
+    p.list = nullptr;
+    cudax::first_rhs_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(p, a,
+                                                                                               side_series_.views());
+    SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel");
   }
 
   // The chunks next to a source (MarchForcing::after_sources): the rhs and

@@ -443,7 +443,7 @@ class CudaRoe3Backend final : public CudaBackend {
     cudax::roe3k::SideSeries series;
     if (t) {
       series.t = t;
-      for (int s = 0; s < 4; ++s) series.s[s] = side_series_.views().side[s];
+      series.views = side_series_.views();
     }
     const cudax::roe3k::Segments<Real> seg{segments_.get(), segment_series_.get(), static_cast<int>(segments_.size())};
     cudax::roe3k::ghost_we_kernel<Real><<<blocks_for(Grid::ghost * grid_.ny, threads), threads, 0, stream_>>>(

@@ -358,13 +358,14 @@ __global__ void apply_kernel(const MarchArgs<Real> A) {
 // the constant value), evaluated on the device at *t, the step's start time
 // (t null: the constant values).
 struct SideSeries {
-  SeriesView s[4];
+  forcing::SideSeries views;
   const double* t = nullptr;
 };
 
 template <class Real>
 __device__ BoundaryCondition<Real> at_time(BoundaryCondition<Real> bc, const SideSeries& series, int side) {
-  if (series.t && series.s[side].n > 0) bc.value = static_cast<Real>(series_value(series.s[side], *series.t));
+  const SeriesView v = series.views.side[side];
+  if (series.t && v.n > 0) bc.value = static_cast<Real>(series_value(v, *series.t));
   return bc;
 }
 
