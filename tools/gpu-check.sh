@@ -19,7 +19,8 @@
 #   forcing   the valley example on GPU and CPU, first and third order (water account and tracer mass of each);
 #             S004-T1 8192^2 on `shallows run` (cell-updates/s over the stepping): plain; with rain, Green-Ampt
 #             and a Manning map; the same with volume sources, or a tide side (each also on the plain kernels,
-#             SHALLOWS_CUDA_KERNEL=plain), or two passive scalars
+#             SHALLOWS_CUDA_KERNEL=plain), or two passive scalars (also on the plain kernels). FORCING_LABELS picks
+#             the S004-T1 rows (default: all), FORCING_VALLEY=0 leaves out the valley runs
 #   runpath   S004-T1 8192^2 on `shallows run` with an output every ~200 steps (a gauge alone: no maxima; VTK:
 #             maxima tracked), against `shallows bench` on the same grid: cell-updates/s over the stepping, and
 #             their ratio
@@ -211,12 +212,12 @@ forcing_volumes() {
 
 stage_forcing() {
   local dir="$BUILD/gpu-check-cli/valley"
-  if cli_pair valley "$REPO/cases/valley/case.toml" --set 'bathymetry.z={file="dem.asc"}'; then
+  if [[ ${FORCING_VALLEY:-1} != 0 ]] && cli_pair valley "$REPO/cases/valley/case.toml" --set 'bathymetry.z={file="dem.asc"}'; then
     note "valley GPU: $(forcing_volumes "$dir/cuda/summary.json")"
     note "valley CPU: $(forcing_volumes "$dir/cpu/summary.json")"
   fi
   dir="$BUILD/gpu-check-cli/valley-roe3"
-  if cli_pair valley-roe3 "$REPO/cases/valley/case.toml" --set 'bathymetry.z={file="dem.asc"}' \
+  if [[ ${FORCING_VALLEY:-1} != 0 ]] && cli_pair valley-roe3 "$REPO/cases/valley/case.toml" --set 'bathymetry.z={file="dem.asc"}' \
     --set 'numerics.scheme="roe3"'; then
     note "valley roe3 GPU: $(forcing_volumes "$dir/cuda/summary.json")"
     note "valley roe3 CPU: $(forcing_volumes "$dir/cpu/summary.json")"
@@ -234,14 +235,14 @@ stage_forcing() {
   local series=(--set "boundary.west={type=\"level\",eta=\"$BUILD/gpu-check-forcing/tide.csv\"}")
   local what kernel
   for p in float double; do
-    for label in plain forcing sources sources-plain series series-plain scalars; do
+    for label in ${FORCING_LABELS:-plain forcing sources sources-plain series series-plain scalars scalars-plain}; do
       local out="$BUILD/gpu-check-forcing/$label-$p" extra=()
       kernel=lagged
       [[ $label == forcing ]] && extra=("${forced[@]}")
       [[ $label == sources* ]] && extra=("${forced[@]}" "${sources[@]}")
       [[ $label == series* ]] && extra=("${forced[@]}" "${series[@]}")
       [[ $label == *-plain ]] && kernel=plain
-      [[ $label == scalars ]] && extra=("${forced[@]}" "${scalars[@]}")
+      [[ $label == scalars* ]] && extra=("${forced[@]}" "${scalars[@]}")
       rm -rf "$out"
       SHALLOWS_CUDA_KERNEL=$kernel "$SHALLOWS" run "$REPO/cases/s004-t1/case.toml" --backend cuda --precision "$p" -q -o "$out" \
         --set domain.nx=$n --set domain.ny=$n --set time.end=0.2 --set time.output_every=0.1 \
@@ -252,7 +253,7 @@ stage_forcing() {
         forcing) what=', rain 30 mm/h, Green-Ampt, Manning map' ;;
         scalars) what=', rain 30 mm/h, Green-Ampt, Manning map, two passive scalars' ;;
         sources) what=', rain 30 mm/h, Green-Ampt, Manning map, a source, a sink, an inflow segment' ;;
-        sources-plain | series-plain) what=', the same on the plain kernels (SHALLOWS_CUDA_KERNEL=plain)' ;;
+        sources-plain | series-plain | scalars-plain) what=', the same on the plain kernels (SHALLOWS_CUDA_KERNEL=plain)' ;;
         series) what=', rain 30 mm/h, Green-Ampt, Manning map, a tide on the west side (a level series)' ;;
         *) what='' ;;
       esac

@@ -468,7 +468,8 @@ TEST(CudaForcing, FloatRunsStayFiniteAndNonNegative) {
 #ifdef SHALLOWS_HAVE_CUDA
 // First order: the lagged kernel applies rain, infiltration and a Manning
 // map itself, the sources run after it, and it takes a side's series on the
-// device; a passive scalar needs the plain kernels.
+// device; passive scalars follow it in a pass of their own, but not with
+// a side that follows a series (the plain kernels).
 TEST(CudaForcing, FirstOrderForcingPicksItsKernels) {
   SHALLOWS_REQUIRE_GPU();
   const CudaOptions lagged{};
@@ -484,6 +485,8 @@ TEST(CudaForcing, FirstOrderForcingPicksItsKernels) {
   p.scalars.back().name = "salt";
   p.scalars.back().c = {0.0};
   EXPECT_EQ(make_cuda_backend(p, options("cuda"), lagged)->stats().kernel, "plain");
+  p.forcing.boundary = {};
+  EXPECT_EQ(make_cuda_backend(p, options("cuda"), lagged)->stats().kernel, "lagged");
   p.scalars.clear();
   p.forcing = {};
   EXPECT_EQ(make_cuda_backend(p, options("cuda"), lagged)->stats().kernel, "lagged");

@@ -176,18 +176,21 @@ class CudaExecutor final : public CudaBackend {
         // infiltration, a Manning map), the sources run after it, and it
         // takes the sides' series on the device (ForcingDevice::marches); a
         // rank's sources or side series need the plain kernels, after whose
-        // update the forcing kernels change the state. Passive scalars are
-        // transported by the plain update kernel, which also knows boundary
-        // segments. On a rank, lagged needs a halo one cell wider than k
-        // steps use (lagged_fits_halo).
+        // update the forcing kernels change the state. Passive scalars
+        // follow the lagged kernel in a pass of their own
+        // (lagged_scalars_kernel), on one process and with sides of
+        // constant values; else the plain update kernel transports them.
+        // Boundary segments need the plain kernels. On a rank, lagged needs
+        // a halo one cell wider than k steps use (lagged_fits_halo).
         kind_((p.forcing.active() && !cudax::forcing::ForcingDevice<Real>::marches(p.forcing, distributed_)) ||
-                      !p.scalars.empty() || !p.segments.empty() ||
-                      (distributed_ && !lagged_fits_halo(p, o.halo_steps))
+                      (!p.scalars.empty() && (distributed_ || p.forcing.has_boundary_series())) ||
+                      !p.segments.empty() || (distributed_ && !lagged_fits_halo(p, o.halo_steps))
                   ? KernelKind::plain
                   : parse_kernel(co.kernel)),
         // On ranks too: unpack_box sets the flags of the chunks a halo
-        // touches. Never with forcing: rain falls on dry chunks as well.
-        dry_skip_(co.dry_skip && kind_ != KernelKind::plain && !p.forcing.active()),
+        // touches. Never with forcing: rain falls on dry chunks as well;
+        // nor with scalars: a skipped chunk would not store its mass fluxes.
+        dry_skip_(co.dry_skip && kind_ != KernelKind::plain && !p.forcing.active() && p.scalars.empty()),
         compact_(dry_skip_ && co.compact),
         track_maxima_(o.track_maxima),
         arrival_threshold_(o.arrival_threshold),
@@ -219,7 +222,8 @@ class CudaExecutor final : public CudaBackend {
     const auto padded = static_cast<std::size_t>(grid_.padded_size());
     const auto chunks = static_cast<std::size_t>(cg_step_.chunks);
     const bool lagged = kind_ == KernelKind::lagged;
-    std::size_t need = ((lagged ? 13 : 7) + 2 * p.scalars.size()) * padded * sizeof(Real) + 3 * sizeof(Ctrl) +
+    const std::size_t per_cell = (lagged ? 13 : 7) + 2 * p.scalars.size() + (lagged && !p.scalars.empty() ? 4 : 0);
+    std::size_t need = per_cell * padded * sizeof(Real) + 3 * sizeof(Ctrl) +
                        sizeof(unsigned long long) + static_cast<std::size_t>(grid_.ny) * sizeof(double);
     if (dry_skip_) need += 3 * chunks;
     if (compact_) need += chunks * sizeof(unsigned) + 3 * sizeof(unsigned);
@@ -272,6 +276,13 @@ class CudaExecutor final : public CudaBackend {
         rh_[b] = DeviceArray<Real>(padded);
         rhu_[b] = DeviceArray<Real>(padded);
         rhv_[b] = DeviceArray<Real>(padded);
+        if (p.scalars.empty()) continue;
+        for (DeviceArray<Real>* m : {&mass_x_[b], &mass_y_[b]}) {
+          *m = DeviceArray<Real>(padded);
+          SHALLOWS_CUDA_CHECK(cudaMemset(m->get(), 0, padded * sizeof(Real)));
+        }
+        mass_.x[b] = mass_x_[b].get();
+        mass_.y[b] = mass_y_[b].get();
       }
     }
     ctrl_ = DeviceArray<Ctrl>(3);
@@ -593,7 +604,7 @@ class CudaExecutor final : public CudaBackend {
       // Its rates of owned cells are the state's own, already in the slot: the maximum does not move.
       if (count > 0) {
         cudax::first_rhs_kernel<Real><<<static_cast<unsigned>((count + cudax::kBlockWarps - 1) / cudax::kBlockWarps),
-                                        cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_.views());
+                                        cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_.views(), mass_);
         SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel (halo chunks)");
       }
       unpacked_.clear();
@@ -787,6 +798,7 @@ class CudaExecutor final : public CudaBackend {
     switch (kind_) {
       case KernelKind::lagged:
         launch_lagged(a);
+        if (plain_.scalars > 0) launch_scalars_pass(a);
         break;
       case KernelKind::plain:
         cudax::plain_rate_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a, 1);
@@ -797,11 +809,7 @@ class CudaExecutor final : public CudaBackend {
         SHALLOWS_CUDA_CHECK_LAUNCH("plain_update_kernel");
         break;
     }
-    if (forcing_.active()) {
-      forcing_.launch(StepClock<Real>{ctrl_.get(), a.slot, a.use_t_in, a.t_in, {h_[0].get(), h_[1].get()},
-                                      {hu_[0].get(), hu_[1].get()}, {hv_[0].get(), hv_[1].get()}},
-                      stream_, sum_reducer());
-    }
+    if (forcing_.active()) forcing_.launch(step_clock(a), stream_, sum_reducer());
     if (after_sources_.size() > 0) launch_after_sources((a.slot + 1) % 3);
     if (sides_.kept()) {
       cudax::boundary_add_kernel<Real><<<1, 8, 0, stream_>>>(ctrl_.get(), (a.slot + 1) % 3, sides_.rate(),
@@ -822,8 +830,8 @@ class CudaExecutor final : public CudaBackend {
     Params p = base_;
     p.dry_skip = 0;
     p.list = nullptr;
-    cudax::first_rhs_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(p, a,
-                                                                                               side_series_.views());
+    cudax::first_rhs_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(
+        p, a, side_series_.views(), mass_);
     SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel");
   }
 
@@ -838,9 +846,10 @@ class CudaExecutor final : public CudaBackend {
     const auto blocks = static_cast<unsigned>((count + cudax::kBlockWarps - 1) / cudax::kBlockWarps);
     const Launch a{slot, 0, 0.0, 0.0, 0.0, 0};
     if (track_maxima_) {
-      cudax::first_rhs_kernel<Real, true><<<blocks, cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_.views());
+      cudax::first_rhs_kernel<Real, true><<<blocks, cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_.views(),
+                                                                                         mass_);
     } else {
-      cudax::first_rhs_kernel<Real><<<blocks, cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_.views());
+      cudax::first_rhs_kernel<Real><<<blocks, cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_.views(), mass_);
     }
     SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel (chunks after the sources)");
   }
@@ -866,6 +875,25 @@ class CudaExecutor final : public CudaBackend {
     march_.after_sources = after_sources_flag_.get();
   }
 
+  // The step from slot a.slot as the forcing kernels see it.
+  StepClock<Real> step_clock(const Launch& a) const {
+    return {ctrl_.get(), a.slot, a.use_t_in, a.t_in, {h_[0].get(), h_[1].get()}, {hu_[0].get(), hu_[1].get()},
+            {hv_[0].get(), hv_[1].get()}};
+  }
+
+  // The scalars over the step the lagged kernel just took (before the
+  // sources, which bring theirs to the new state).
+  void launch_scalars_pass(const Launch& a) {
+    if (march_.strips > 0) {
+      cudax::lagged_scalars_kernel<Real, StepClock<Real>, true>
+          <<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, mass_, step_clock(a), march_);
+    } else {
+      cudax::lagged_scalars_kernel<Real, StepClock<Real>, false>
+          <<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, mass_, step_clock(a), march_);
+    }
+    SHALLOWS_CUDA_CHECK_LAUNCH("lagged_scalars_kernel");
+  }
+
   void launch_plain_update(const Launch& a) {
     if (plain_.scalars > 0) {
       cudax::plain_update_kernel<Real, true><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a);
@@ -874,11 +902,23 @@ class CudaExecutor final : public CudaBackend {
     }
   }
 
-  template <int kMinBlocks, bool kRanked, bool kMaxima, bool kForcing = false, bool kSources = false>
+  template <int kMinBlocks, bool kRanked, bool kMaxima, bool kForcing = false, bool kSources = false,
+            bool kScalars = false>
   void launch_lagged_with(const Launch& a) {
-    cudax::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima, kForcing, kSources>
-        <<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a, march_);
+    cudax::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima, kForcing, kSources, kScalars>
+        <<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a, march_, mass_);
     SHALLOWS_CUDA_CHECK_LAUNCH("lagged_kernel");
+  }
+
+  // Scalars (one process, no side series): instances that store the mass fluxes.
+  template <bool kMaxima>
+  void launch_lagged_with_fluxes(const Launch& a) {
+    if (sources_series_) {
+      if (march_.strips > 0) return launch_lagged_with<0, false, kMaxima, true, true, true>(a);
+      return launch_lagged_with<0, false, kMaxima, false, true, true>(a);
+    }
+    if (march_.strips > 0) return launch_lagged_with<0, false, kMaxima, true, false, true>(a);
+    launch_lagged_with<0, false, kMaxima, false, false, true>(a);
   }
 
   template <bool kMaxima>
@@ -887,6 +927,7 @@ class CudaExecutor final : public CudaBackend {
       if (march_.strips > 0) return launch_lagged_with<0, true, kMaxima, true>(a);
       return launch_lagged_with<0, true, kMaxima>(a);
     }
+    if (mass_.x[0]) return launch_lagged_with_fluxes<kMaxima>(a);
     // Sources or side series (one process only): an instance of their own, so that the others keep their registers.
     if (sources_series_) {
       if (march_.strips > 0) return launch_lagged_with<0, false, kMaxima, true, true>(a);
@@ -978,6 +1019,10 @@ class CudaExecutor final : public CudaBackend {
   cudax::ChunkGrid cg_step_{};
   Params base_{};
   cudax::PlainExtras<Real> plain_{};  // what only the plain kernels take (scalars, segments)
+  // Passive scalars on the lagged kernel: the mass fluxes of the state's
+  // edges, by parity (MassFluxes; null pointers otherwise).
+  cudax::MassFluxes<Real> mass_{};
+  DeviceArray<Real> mass_x_[2], mass_y_[2];
   cudaStream_t stream_ = nullptr;
   Ctrl* host_in_ = nullptr;
   Ctrl* host_out_ = nullptr;

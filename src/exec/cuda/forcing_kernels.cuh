@@ -145,17 +145,23 @@ __device__ __forceinline__ StepRain step_rain(const CellArgs<Real>& A, double t0
   return {series_integral(A.rain, t0, t1), frames_over(A.frames, t0, t1)};
 }
 
+// The rain depth of cell `cell` (row-major interior index) over [t0, t0 + dt].
+template <class Real>
+__device__ __forceinline__ double cell_rain(const CellArgs<Real>& A, const StepRain& rain, index_t cell, double t0,
+                                            double dt) {
+  return A.frames.n > 0 ? frames_rain_depth(A.frames, rain.over, cell, t0, t0 + dt)
+                        : A.rain_scale.at(cell, 1.0) * rain.depth;
+}
+
 // One active cell's forcing over [t0, t0 + dt] (apply_cell_forcing with the
-// cell's rain, map and soil; `cell`: row-major interior index), for
-// cell_forcing_kernel and the lagged step kernel alike. F: the cell's
-// cumulative infiltration, updated.
+// cell's rain, map and soil), for cell_forcing_kernel and the lagged step
+// kernel alike. F: the cell's cumulative infiltration, updated.
 template <class Real>
 __device__ __forceinline__ State<Real> force_cell(const CellArgs<Real>& A, const StepRain& rain, index_t cell,
                                                   double t0, double dt, State<Real> q, double& F,
                                                   ForcingDepths& moved) {
   CellForcing f;
-  f.rain = A.frames.n > 0 ? frames_rain_depth(A.frames, rain.over, cell, t0, t0 + dt)
-                          : A.rain_scale.at(cell, 1.0) * rain.depth;
+  f.rain = cell_rain(A, rain, cell, t0, dt);
   f.manning = A.manning.at(cell, -1.0);
   f.model = A.model;
   f.p0 = A.p0.at(cell, 0.0);
@@ -220,7 +226,19 @@ struct MarchForcing {
   // The sides' time series: the ghosts of the state the kernel makes take
   // their values at that state's time (its kSourcesSeries instance).
   SideSeries sides;
+  // Per cell (row-major): the depth the step's infiltration took, kept for
+  // the scalars' pass after the kernel (moved_depths); null without
+  // infiltration or scalars.
+  double* taken = nullptr;
 };
+
+// What the forcing of the lagged kernel's step from t0 over dt moved in
+// `cell`, as force_cell's `moved` (the scalars' pass).
+template <class Real>
+__device__ __forceinline__ ForcingDepths moved_depths(const MarchForcing<Real>& M, const StepRain& rain, index_t cell,
+                                                      double t0, double dt) {
+  return {cell_rain(M.cell, rain, cell, t0, dt), M.taken ? M.taken[cell] : 0.0};
+}
 
 // Row blockIdx.x: friction from the map, rain, infiltration of its active cells.
 template <class Real, class Clock>
@@ -453,8 +471,10 @@ class ForcingDevice {
                           f.rain.frames.size() + f.manning.size() + 2 * ny;
     if (march_strips > 0) doubles += (static_cast<std::size_t>(march_strips) + 1 + f.rain.frame_times.size()) * ny;
     if (f.infiltration.model != InfiltrationModel::none) {
+      // The lagged kernel's: infiltration in two buffers, and the depth taken for the scalars.
+      const std::size_t per_cell = march_strips > 0 ? (p.scalars.empty() ? 2 : 3) : 1;
       doubles += f.infiltration.p0.size() + f.infiltration.p1.size() + f.infiltration.p2.size() +
-                 static_cast<std::size_t>(p.grid.cells()) * (march_strips > 0 ? 2 : 1);
+                 static_cast<std::size_t>(p.grid.cells()) * per_cell;
     }
     std::size_t other = 0;
     for (const VolumeSource& s : f.sources) {
@@ -496,6 +516,10 @@ class ForcingDevice {
                              static_cast<int>(source_count_)};
     cell_.scalars = a;
     source_.scalars = a;
+    if (march_.strips > 0 && infiltrated_.size() > 0) {
+      taken_ = DeviceArray<double>(infiltrated_.size());
+      march_.taken = taken_.get();
+    }
     SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
@@ -744,7 +768,7 @@ class ForcingDevice {
   DeviceArray<double> spread_;
   mutable std::vector<double> spread_host_;
   DeviceArray<double> rain_t_, rain_v_, rain_scale_, frame_t_, frames_, manning_, p_[3], infiltrated_, rows_;
-  DeviceArray<double> infiltrated_next_, parts_, row_rain_;  // the lagged kernel's (MarchForcing)
+  DeviceArray<double> infiltrated_next_, parts_, row_rain_, taken_;  // the lagged kernel's (MarchForcing)
   DeviceArray<int> order_, knot_start_;
   DeviceArray<index_t> cell_start_, cells_;
   DeviceArray<double> source_t_, source_v_, moved_;

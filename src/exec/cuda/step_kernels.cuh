@@ -36,6 +36,12 @@
 //    cell forcing (rain, infiltration, a Manning map: forcing::MarchForcing)
 //    to each state it makes, before that state's edges, so the rhs it stores
 //    is the forced state's.
+//  * lagged_scalars_kernel: a run with passive scalars follows each lagged
+//    step with a pass that transports them, one thread per cell, with the
+//    mass fluxes of state n's edges, which the lagged kernel's kScalars
+//    instance stored with the rhs (MassFluxes), and state n and its rhs,
+//    still in their buffers: 2 values stored and 4 read per cell-update, 2
+//    per scalar.
 //  * plain_rate_kernel + plain_update_kernel ("plain"): one thread per cell,
 //    neighbours read from global memory (L1/L2), each edge evaluated by both
 //    of its cells: the simple reference the lagged kernel is tested against.
@@ -180,6 +186,19 @@ struct PlainExtras {
   const SegmentCondition<Real>* segments = nullptr;
   int segment_count = 0;
   const Real* scalar_segment = nullptr;
+};
+
+// The mass flux of each edge of a state (scalar_transport.hpp's
+// edge_mass_flux), padded as the state, by buffer parity: x[p][k] is the
+// flux through the east edge of the cell at k, y[p][k] through its north
+// edge; the west and south sides' edges are the ghosts' (i = -1, j = -1).
+// The lagged kernel's kScalars instance and first_rhs_kernel store them
+// with the edges they evaluate, for lagged_scalars_kernel; null without
+// scalars.
+template <class Real>
+struct MassFluxes {
+  Real* x[2] = {};
+  Real* y[2] = {};
 };
 
 // ---------------------------------------------------------------- helpers
@@ -523,9 +542,11 @@ __global__ void list_kernel(const Params<Real> P, const Launch A) {
 // (MarchForcing::after_sources), whose cells' maxima it then grows
 // (kMaxima, when the slot's launch took a step). The ghosts take the sides'
 // series (S) at the state's time, as step_prologue takes it.
+// With scalars it also stores the state's mass fluxes (MF).
 template <class Real, bool kMaxima = false>
 __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<Real> P, const Launch A,
-                                                                  const forcing::SideSeries S) {
+                                                                  const forcing::SideSeries S,
+                                                                  const MassFluxes<Real> MF) {
   const Ctrl c = P.ctrl[A.slot];
   __shared__ BlockSides<Real> block_sides;
   block_sides_at(P, S, A.use_t_in ? A.t_in : c.t, block_sides);
@@ -555,6 +576,8 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
     {
       const Cell<Real> a = load(j0 - 1);
       fs = cartesian_edge<1>(st(a), a.z, st(b), b.z, P.phys);
+      if (MF.y[0] && tile_lane && j0 == 0)  // the south side's edge
+        MF.y[parity][P.index(i, -1)] = edge_mass_flux(a.hv, b.hv, fs, !math::is_nan(a.z) && !math::is_nan(b.z));
     }
     Cell<Real> c1 = load(j0 + 1);
     for (index_t r = j0; r < jend; ++r) {
@@ -566,6 +589,13 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
       const Real rate = (w_speed + fe.speed) * P.half_inv_dx + (fs.speed + fn.speed) * P.half_inv_dy;
       const State<Real> w = shfl_up(fe.to_right, 1);
       const State<Real> rhs = cell_rhs(P, w, fe.to_left, fs.to_right, fn.to_left);
+      if (MF.x[0]) {
+        const index_t k = P.index(i, r);
+        const Real m = edge_mass_flux(b.hu, be.hu, fe, !math::is_nan(b.z) && !math::is_nan(be.z));
+        if (tile_lane || i == -1) MF.x[parity][k] = m;  // i = -1: the west side's edge
+        if (tile_lane)
+          MF.y[parity][k] = edge_mass_flux(b.hv, c1.hv, fn, !math::is_nan(b.z) && !math::is_nan(c1.z));
+      }
       if (tile_lane) {
         const index_t k = P.index(i, r);
         P.rh[parity][k] = rhs.h;
@@ -605,13 +635,15 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
 // the host may launch it after a step of either kind.
 // kForcing: forces each state n+1 cell over the step from t0 (M, rain;
 // dt_full: the step's dt in double, as the forcing takes it).
-template <class Real, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries>
+// kScalars: stores the mass fluxes of state n+1's edges (MF).
+template <class Real, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries, bool kScalars>
 __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P, int parity, Real dt, double t_max,
                                                            int i0, int j0, int jend, int lane, bool& dry_all,
                                                            Real& gain_sum, const forcing::MarchForcing<Real>& M,
                                                            const forcing::StepRain& rain, double t0,
                                                            double dt_full, double t_now, bool grow_next,
-                                                           const BlockSides<Real>* sides) {
+                                                           const BlockSides<Real>* sides,
+                                                           const MassFluxes<Real>& MF) {
   // The condition of side s for state n+1.
   const auto bc_of = [&](int s) {
     if constexpr (kSourcesSeries) return (*sides)[s];
@@ -709,6 +741,7 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
           q1 = forcing::force_cell(M.cell, rain, cell, t0, dt_full, q1, F, moved);
           if (r >= j0 && r < jend && (inside ? lane >= 1 && lane < 31 : tile_lane)) {
             if (F_out) F_out[cell] = F;
+            if (M.taken) M.taken[cell] = moved.infiltration;
             // A rank's accounts count its own cells.
             infiltrated = !kRanked || P.owned.contains(i, r) ? moved.infiltration : 0.0;
           }
@@ -760,11 +793,24 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
           }
         }
       }
+      if constexpr (kScalars) {
+        // As the north edge of the cell below it (row -1: the south side's).
+        if ((r - 1 >= j0 || r == 0) && (inside ? lane >= 1 && lane < 31 : tile_lane)) {
+          MF.y[1 - parity][k - pitch] =
+              edge_mass_flux(q1_prev.hv, q1.hv, fy, !math::is_nan(z_prev) && !math::is_nan(z));
+        }
+      }
       s_prev = fy.to_right;
       ys_prev = fy.speed;
     }
     if (r >= j0 && r < jend) {
       const auto fx = cartesian_edge<0>(p1, shfl_down(p1, 1), P.phys);
+      if constexpr (kScalars) {
+        const Real hu_e = shfl_down(q1.hu, 1), z_e = shfl_down(z, 1);
+        // i = -1: the west side's edge.
+        if ((inside ? lane >= 1 && lane < 31 : tile_lane) || (!inside && i == -1))
+          MF.x[1 - parity][k] = edge_mass_flux(q1.hu, hu_e, fx, !math::is_nan(z) && !math::is_nan(z_e));
+      }
       w_prev = shfl_up(fx.to_right, 1);
       e_prev = fx.to_left;
       xs_prev = shfl_up(fx.speed, 1) + fx.speed;
@@ -809,13 +855,14 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
 // once (plus the ring's), at the price of 6 more values moved per cell.
 // kSourcesSeries: see lagged_march; the chunks next to a source
 // (MarchForcing::after_sources) leave out the new state's rate and maxima.
-template <class Real, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries>
+template <class Real, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries, bool kScalars>
 __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P, int parity, Real dt, double t_max,
                                                            index_t sx, index_t cy, int lane, index_t chunk,
                                                            const forcing::MarchForcing<Real>& M,
                                                            const forcing::StepRain& rain, double t0,
                                                            double dt_full, double t_now,
-                                                           const BlockSides<Real>* sides) {
+                                                           const BlockSides<Real>* sides,
+                                                           const MassFluxes<Real>& MF) {
   const int nx = static_cast<int>(P.nx), ny = static_cast<int>(P.ny);
   const int i0 = static_cast<int>(sx) * P.cg.width;
   const int j0 = static_cast<int>(cy) * P.cg.rows;
@@ -832,8 +879,8 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
   bool dry_all = true;
   Real gain = Real(0);
   const unsigned long long best =
-      lagged_march<Real, kRanked, kMaxima, kForcing, kSourcesSeries>(P, parity, dt, t_max, i0, j0, jend, lane, dry_all,
-                                                                     gain, M, rain, t0, dt_full, t_now, settled, sides);
+      lagged_march<Real, kRanked, kMaxima, kForcing, kSourcesSeries, kScalars>(
+          P, parity, dt, t_max, i0, j0, jend, lane, dry_all, gain, M, rain, t0, dt_full, t_now, settled, sides, MF);
   warp_add_nonzero(P.gain, static_cast<double>(gain));
   if (P.dry_skip) {
     const bool d = __all_sync(kFullMask, dry_all) && !next_to_level_side(P, sx, cy);
@@ -848,10 +895,11 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
 // kMinBlocks: resident blocks per SM to compile for (0: MinBlocks<Real>),
 // a tuning knob (CudaOptions::min_blocks); kRanked, kMaxima, kForcing:
 // lagged_march (M: its forcing, unused without); kSourcesSeries:
-// lagged_chunk.
-template <class Real, int kMinBlocks, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries>
+// lagged_chunk; kScalars: lagged_march (MF: unused without).
+template <class Real, int kMinBlocks, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries, bool kScalars>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : MinBlocks<Real>::value)
-    lagged_kernel(const Params<Real> P, const Launch A, const forcing::MarchForcing<Real> M) {
+    lagged_kernel(const Params<Real> P, const Launch A, const forcing::MarchForcing<Real> M,
+                  const MassFluxes<Real> MF) {
   const Ctrl c = P.ctrl[A.slot];
   double dt = 0, t_max = 0;
   if (!step_prologue<Real, false>(P, A, c, dt, t_max)) return;  // the whole grid, or none of it
@@ -878,8 +926,8 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : M
   if (warp_chunk(P, A.slot, gw, chunk)) {
     const index_t cy = chunk / P.cg.strips;
     const index_t sx = chunk - cy * P.cg.strips;
-    best = lagged_chunk<Real, kRanked, kMaxima, kForcing, kSourcesSeries>(
-        P, c.parity, static_cast<Real>(dt), t_max, sx, cy, lane, chunk, M, rain, t0, dt, c.t_max, sides);
+    best = lagged_chunk<Real, kRanked, kMaxima, kForcing, kSourcesSeries, kScalars>(
+        P, c.parity, static_cast<Real>(dt), t_max, sx, cy, lane, chunk, M, rain, t0, dt, c.t_max, sides, MF);
   }
   block_max_to(best, &P.ctrl[(A.slot + 1) % 3].rate_bits);
 }
@@ -928,36 +976,30 @@ __global__ void __launch_bounds__(kBlockThreads) plain_rate_kernel(const Params<
   block_max_to(best, &P.ctrl[A.slot].rate_bits);
 }
 
-// The scalars of active cell (i, j) (padded index k) over the step of dt
-// whose edges are fw..fn (scalar_transport.hpp, as the CPU executor's
-// transport_scalars): h c of state n + 1 = the transported concentration
-// times the cell's new depth h1.
-template <class Real>
+// The scalars of active cell (i, j) (padded index k) over a step of dt
+// (scalar_transport.hpp, as the CPU executor's transport_scalars): its
+// depth h and its neighbours' (hw..hn; a neighbour beyond a side brings its
+// ghost concentration), the mass fluxes of its edges (mw..mn) and its new
+// depth h1; h c of state n + 1 = the transported concentration times h1,
+// then finish(scalar, h c) (the forcing's, or as it is).
+template <class Real, class Finish>
 __device__ __forceinline__ void transport_scalars(const Params<Real>& P, const PlainExtras<Real>& X, int parity,
-                                                  index_t i, index_t j, index_t k,
-                                                  const Cell<Real>& q, const Cell<Real>& w, const Cell<Real>& e,
-                                                  const Cell<Real>& s, const Cell<Real>& n,
-                                                  const EdgeFluctuation<Real>& fw, const EdgeFluctuation<Real>& fe,
-                                                  const EdgeFluctuation<Real>& fs, const EdgeFluctuation<Real>& fn,
-                                                  Real h1, Real dt) {
-  const Real mw = edge_mass_flux(w.hu, q.hu, fw, !math::is_nan(w.z));
-  const Real me = edge_mass_flux(q.hu, e.hu, fe, !math::is_nan(e.z));
-  const Real ms = edge_mass_flux(s.hv, q.hv, fs, !math::is_nan(s.z));
-  const Real mn = edge_mass_flux(q.hv, n.hv, fn, !math::is_nan(n.z));
+                                                  index_t i, index_t j, index_t k, Real h, Real hw, Real he, Real hs,
+                                                  Real hn, Real mw, Real me, Real ms, Real mn, Real h1, Real dt,
+                                                  const Finish& finish) {
   for (int sc = 0; sc < X.scalars; ++sc) {
     const Real* __restrict__ hc = X.hc[2 * sc + parity];
     const Real* given = X.scalar_side + 4 * sc;
-    const Real cc = concentration(hc[k], q.h);
-    // A neighbour beyond a side is its ghost.
-    const auto beyond = [&](bool outside, int side, index_t along, index_t x, Real h) {
-      if (!outside) return concentration(hc[x], h);
+    const Real cc = concentration(hc[k], h);
+    const auto beyond = [&](bool outside, int side, index_t along, index_t x, Real hx) {
+      if (!outside) return concentration(hc[x], hx);
       return concentration_beyond(static_cast<Side>(side), along, cc, side_bc(P, side).kind, given[side], X.segments,
                                   X.segment_count, X.scalar_segment + sc * X.segment_count);
     };
-    const ScalarStencil<Real> stencil{mw, me, ms, mn, cc, beyond(i == 0, 0, j, k - 1, w.h),
-                                      beyond(i == P.nx - 1, 1, j, k + 1, e.h), beyond(j == 0, 2, i, k - P.pitch, s.h),
-                                      beyond(j == P.ny - 1, 3, i, k + P.pitch, n.h)};
-    X.hc[2 * sc + 1 - parity][k] = transported_concentration(stencil, q.h, dt, P.inv_dx, P.inv_dy) * h1;
+    const ScalarStencil<Real> stencil{mw, me, ms, mn, cc, beyond(i == 0, 0, j, k - 1, hw),
+                                      beyond(i == P.nx - 1, 1, j, k + 1, he), beyond(j == 0, 2, i, k - P.pitch, hs),
+                                      beyond(j == P.ny - 1, 3, i, k + P.pitch, hn)};
+    X.hc[2 * sc + 1 - parity][k] = finish(sc, transported_concentration(stencil, h, dt, P.inv_dx, P.inv_dy) * h1);
   }
 }
 
@@ -991,7 +1033,12 @@ __global__ void __launch_bounds__(kBlockThreads) plain_update_kernel(const Param
       const auto fn = cartesian_edge<1>(st(q), q.z, st(n), n.z, P.phys);
       q1 = advance_cell(st(q), cell_rhs(P, fw.to_right, fe.to_left, fs.to_right, fn.to_left), dt, P.phys, gain);
       if constexpr (kScalars) {
-        transport_scalars(P, X, c.parity, i, j, P.index(i, j), q, w, e, s, n, fw, fe, fs, fn, q1.h, dt);
+        transport_scalars(P, X, c.parity, i, j, P.index(i, j), q.h, w.h, e.h, s.h, n.h,
+                          edge_mass_flux(w.hu, q.hu, fw, !math::is_nan(w.z)),
+                          edge_mass_flux(q.hu, e.hu, fe, !math::is_nan(e.z)),
+                          edge_mass_flux(s.hv, q.hv, fs, !math::is_nan(s.z)),
+                          edge_mass_flux(q.hv, n.hv, fn, !math::is_nan(n.z)), q1.h, dt,
+                          [](int, Real hc) { return hc; });
       }
     }
     const index_t k = P.index(i, j);
@@ -1000,6 +1047,55 @@ __global__ void __launch_bounds__(kBlockThreads) plain_update_kernel(const Param
     P.hv[1 - c.parity][k] = q1.hv;
   }
   warp_add_nonzero(P.gain, static_cast<double>(gain));
+}
+
+// The passive scalars over the step the lagged kernel just took (first
+// order), as plain_update_kernel<Real, true> and cell_forcing_kernel
+// transport and force them, from what the lagged kernel left: state n and
+// its rhs (still in their buffers: the cell's new depth before the forcing)
+// and its edges' mass fluxes (MF, stored when state n was made); with cell
+// forcing (kForced), the rain's concentration comes in and infiltration
+// takes the water's own, with the rain depth and the infiltrated depth
+// (MarchForcing::taken) the kernel's forcing moved. One thread per cell;
+// the flow's state is not written. clock.window(): the step (StepClock).
+template <class Real, class Clock, bool kForced>
+__global__ void __launch_bounds__(kBlockThreads) lagged_scalars_kernel(const Params<Real> P, const PlainExtras<Real> X,
+                                                                       const MassFluxes<Real> MF, const Clock clock,
+                                                                       const forcing::MarchForcing<Real> M) {
+  const forcing::StepWindow<Real> win = clock.window();
+  if (!win.taken) return;  // the whole grid, or none of it
+  [[maybe_unused]] __shared__ forcing::StepRain rain;
+  if constexpr (kForced) {
+    if (threadIdx.x == 0) rain = forcing::step_rain(M.cell, win.t0, win.t0 + win.dt);
+    __syncthreads();
+  }
+  const int parity = 1 - win.parity;  // state n
+  const Real dt = static_cast<Real>(win.dt);
+  index_t i, j;
+  if (!plain_cell(P, i, j)) return;
+  const index_t k = P.index(i, j);
+  if (math::is_nan(P.z[k])) return;
+  const Real* __restrict__ h = P.h[parity];
+  const Real* __restrict__ mx = MF.x[parity];
+  const Real* __restrict__ my = MF.y[parity];
+  Real gain;  // counted by the lagged kernel
+  const Real h1 =
+      explicit_update(State<Real>{h[k], Real(0), Real(0)}, State<Real>{P.rh[parity][k], Real(0), Real(0)}, dt,
+                      P.phys, gain).h;
+  // A neighbour beyond a side brings its ghost concentration (transport_scalars), not its depth.
+  const Real hw = i > 0 ? h[k - 1] : Real(0), he = i < P.nx - 1 ? h[k + 1] : Real(0);
+  const Real hs = j > 0 ? h[k - P.pitch] : Real(0), hn = j < P.ny - 1 ? h[k + P.pitch] : Real(0);
+  const Real mw = mx[k - 1], me = mx[k], ms = my[k - P.pitch], mn = my[k];
+  if constexpr (kForced) {
+    const ForcingDepths moved = forcing::moved_depths(M, rain, j * P.nx + i, win.t0, win.dt);
+    const double* rain_c = M.cell.scalars.rain_c;
+    transport_scalars(P, X, parity, i, j, k, h[k], hw, he, hs, hn, mw, me, ms, mn, h1, dt, [&](int sc, Real hc) {
+      return static_cast<Real>(forced_scalar(static_cast<double>(hc), static_cast<double>(h1), moved, rain_c[sc]));
+    });
+  } else {
+    transport_scalars(P, X, parity, i, j, k, h[k], hw, he, hs, hn, mw, me, ms, mn, h1, dt,
+                      [](int, Real hc) { return hc; });
+  }
 }
 
 // ---------------------------------------------------------------- others
