@@ -40,8 +40,10 @@
 //    step with a pass that transports them, one thread per cell, with the
 //    mass fluxes of state n's edges, which the lagged kernel's kScalars
 //    instance stored with the rhs (MassFluxes), and state n and its rhs,
-//    still in their buffers: 2 values stored and 4 read per cell-update, 2
-//    per scalar.
+//    still in their buffers: 2 values stored and 5 read per cell-update (h,
+//    rhs, bed, 2 fluxes; with infiltration a double each way more), 2 per
+//    scalar. A version that marched up strips of 32 columns, dividing out
+//    each concentration once, measured slower (bench/results.md run 91).
 //  * plain_rate_kernel + plain_update_kernel ("plain"): one thread per cell,
 //    neighbours read from global memory (L1/L2), each edge evaluated by both
 //    of its cells: the simple reference the lagged kernel is tested against.
