@@ -526,10 +526,7 @@ TEST(CudaForcing, LaggedKernelForcesAsThePlainOnes) {
       }
       BackendOptions o = options("cuda");
       o.track_maxima = true;
-      CudaOptions plain_kernels;
-      plain_kernels.kernel = "plain";
-      auto lagged = make_cuda_backend(p, o, CudaOptions{});
-      auto plain = make_cuda_backend(p, o, plain_kernels);
+      auto [lagged, plain] = test_support::lagged_and_plain(p, o);
       ASSERT_EQ(lagged->stats().kernel, "lagged");
       ASSERT_EQ(plain->stats().kernel, "plain");
       const double t_end = 6;

@@ -16,7 +16,6 @@
 #include <utility>
 #include <vector>
 
-#include "shallows/exec/cuda_backend.hpp"
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/backend.hpp"
 #include "support/gpu.hpp"
@@ -192,10 +191,7 @@ TEST(CudaScalarsLagged, TransportsAsThePlainKernels) {
       }
       BackendOptions o = options("cuda");
       o.track_maxima = true;
-      CudaOptions plain_kernels;
-      plain_kernels.kernel = "plain";
-      auto lagged = make_cuda_backend(p, o, CudaOptions{});
-      auto plain = make_cuda_backend(p, o, plain_kernels);
+      auto [lagged, plain] = test_support::lagged_and_plain(p, o);
       ASSERT_EQ(lagged->stats().kernel, "lagged") << what;
       ASSERT_EQ(plain->stats().kernel, "plain") << what;
       const double t_end = 24;
