@@ -156,10 +156,10 @@ TEST_P(CudaScalars, RestartContinuesBitForBit) {
 
 #ifdef SHALLOWS_HAVE_CUDA
 // First order: the scalars' pass after the lagged kernel gives the plain
-// kernels' bits (the state, every scalar, the forcing's accounts), in both
-// precisions: everything() (rain, Green-Ampt, a source, inflow and open
-// sides), rain scaled per cell with initial + constant loss, rain from a
-// stack of frames, and no forcing (dry chunks skipped).
+// kernels' bits (the state, every scalar, the maxima, the forcing's
+// accounts), in both precisions: everything() (rain, Green-Ampt, a source,
+// inflow and open sides), rain scaled per cell with initial + constant
+// loss, rain from a stack of frames, and no forcing.
 TEST(CudaScalarsLagged, TransportsAsThePlainKernels) {
   SHALLOWS_REQUIRE_GPU();
   for (Precision precision : {Precision::double_precision, Precision::single_precision}) {
@@ -211,6 +211,12 @@ TEST(CudaScalarsLagged, TransportsAsThePlainKernels) {
       // The square has moved, and the inflows brought the third scalar.
       EXPECT_GT(max_rel_diff(fa.hc[1], run(p, "cpu", 0.5).hc[1]), 1e-3) << what;
       EXPECT_GT(*std::max_element(fa.hc[2].begin(), fa.hc[2].end()), 0.0) << what;
+      Maxima ma, mb;
+      lagged->read_maxima(ma);
+      plain->read_maxima(mb);
+      EXPECT_TRUE(bitwise_equal(ma.max_h, mb.max_h)) << what;
+      EXPECT_TRUE(bitwise_equal(ma.max_speed, mb.max_speed)) << what;
+      EXPECT_TRUE(bitwise_equal(ma.arrival_time, mb.arrival_time)) << what;
       ForcingState sa, sb;
       lagged->read_forcing_state(sa);
       plain->read_forcing_state(sb);

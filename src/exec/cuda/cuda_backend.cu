@@ -645,7 +645,10 @@ class CudaExecutor final : public CudaBackend {
     s.steps = steps_launched_;
     // Lagged: read h, hu, hv, z and the rhs, write h, hu, hv and the rhs.
     // Plain: read h, hu, hv, z twice (rate pass, update pass), write h, hu, hv.
-    const double values = kind_ == KernelKind::lagged ? 13.0 : 11.0;
+    // Scalars: each one's h c read and written; after the lagged kernel also
+    // its 2 mass fluxes stored and the pass's 5 reads (lagged_scalars_kernel).
+    const bool lagged = kind_ == KernelKind::lagged;
+    const double values = (lagged ? 13.0 : 11.0) + 2.0 * plain_.scalars + (lagged && plain_.scalars > 0 ? 7.0 : 0.0);
     s.bytes_per_cell_update = double(sizeof(Real)) * values;
     return s;
   }
