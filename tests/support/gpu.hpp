@@ -14,8 +14,12 @@
 
 #ifdef SHALLOWS_HAVE_CUDA
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "shallows/exec/cuda_backend.hpp"
+#include "support/measures.hpp"
 
 namespace shallows::test_support {
 
@@ -29,6 +33,29 @@ inline KernelPair lagged_and_plain(const Problem& p, const BackendOptions& o) {
   CudaOptions plain_kernels;
   plain_kernels.kernel = "plain";
   return {make_cuda_backend(p, o, CudaOptions{}), make_cuda_backend(p, o, plain_kernels)};
+}
+
+// The state (each scalar's h c too) and the maxima of the pair, bit for bit.
+inline void expect_same_bits(const KernelPair& k, const std::string& what) {
+  Fields fa, fb;
+  k.lagged->read_state(fa);
+  k.plain->read_state(fb);
+  Maxima ma, mb;
+  k.lagged->read_maxima(ma);
+  k.plain->read_maxima(mb);
+  ASSERT_EQ(fa.hc.size(), fb.hc.size()) << what;
+  std::vector<std::pair<std::string, std::pair<const std::vector<double>*, const std::vector<double>*>>> fields = {
+      {"h", {&fa.h, &fb.h}},
+      {"hu", {&fa.hu, &fb.hu}},
+      {"hv", {&fa.hv, &fb.hv}},
+      {"max_h", {&ma.max_h, &mb.max_h}},
+      {"max_speed", {&ma.max_speed, &mb.max_speed}},
+      {"arrival_time", {&ma.arrival_time, &mb.arrival_time}}};
+  for (std::size_t s = 0; s < fa.hc.size(); ++s)
+    fields.push_back({"h c of scalar " + std::to_string(s), {&fa.hc[s], &fb.hc[s]}});
+  for (const auto& [name, pair] : fields) {
+    EXPECT_TRUE(bitwise_equal(*pair.first, *pair.second)) << what << ", " << name;
+  }
 }
 
 }  // namespace shallows::test_support
