@@ -591,15 +591,14 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
       const Real rate = (w_speed + fe.speed) * P.half_inv_dx + (fs.speed + fn.speed) * P.half_inv_dy;
       const State<Real> w = shfl_up(fe.to_right, 1);
       const State<Real> rhs = cell_rhs(P, w, fe.to_left, fs.to_right, fn.to_left);
+      const index_t k = P.index(i, r);
       if (MF.x[0]) {
-        const index_t k = P.index(i, r);
         const Real m = edge_mass_flux(b.hu, be.hu, fe, !math::is_nan(b.z) && !math::is_nan(be.z));
         if (tile_lane || i == -1) MF.x[parity][k] = m;  // i = -1: the west side's edge
         if (tile_lane)
           MF.y[parity][k] = edge_mass_flux(b.hv, c1.hv, fn, !math::is_nan(b.z) && !math::is_nan(c1.z));
       }
       if (tile_lane) {
-        const index_t k = P.index(i, r);
         P.rh[parity][k] = rhs.h;
         P.rhu[parity][k] = rhs.hu;
         P.rhv[parity][k] = rhs.hv;
@@ -1088,16 +1087,16 @@ __global__ void __launch_bounds__(kBlockThreads) lagged_scalars_kernel(const Par
   const Real hw = i > 0 ? h[k - 1] : Real(0), he = i < P.nx - 1 ? h[k + 1] : Real(0);
   const Real hs = j > 0 ? h[k - P.pitch] : Real(0), hn = j < P.ny - 1 ? h[k + P.pitch] : Real(0);
   const Real mw = mx[k - 1], me = mx[k], ms = my[k - P.pitch], mn = my[k];
-  if constexpr (kForced) {
-    const ForcingDepths moved = forcing::moved_depths(M, rain, j * P.nx + i, win.t0, win.dt);
-    const double* rain_c = M.cell.scalars.rain_c;
-    transport_scalars(P, X, parity, i, j, k, h[k], hw, he, hs, hn, mw, me, ms, mn, h1, dt, [&](int sc, Real hc) {
-      return static_cast<Real>(forced_scalar(static_cast<double>(hc), static_cast<double>(h1), moved, rain_c[sc]));
-    });
-  } else {
-    transport_scalars(P, X, parity, i, j, k, h[k], hw, he, hs, hn, mw, me, ms, mn, h1, dt,
-                      [](int, Real hc) { return hc; });
-  }
+  [[maybe_unused]] ForcingDepths moved{};
+  if constexpr (kForced) moved = forcing::moved_depths(M, rain, j * P.nx + i, win.t0, win.dt);
+  transport_scalars(P, X, parity, i, j, k, h[k], hw, he, hs, hn, mw, me, ms, mn, h1, dt, [&](int sc, Real hc) {
+    if constexpr (kForced) {
+      return static_cast<Real>(
+          forced_scalar(static_cast<double>(hc), static_cast<double>(h1), moved, M.cell.scalars.rain_c[sc]));
+    } else {
+      return hc;
+    }
+  });
 }
 
 // ---------------------------------------------------------------- others
