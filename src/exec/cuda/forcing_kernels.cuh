@@ -137,20 +137,22 @@ __device__ __forceinline__ double block_sum(double v, double* s) {
 // thread of a block finds it (trivial, for shared memory).
 struct StepRain {
   double depth;
+  double uniform;  // depth times the scale of every cell, where one scale serves them all
   FrameRange over;
 };
 
 template <class Real>
 __device__ __forceinline__ StepRain step_rain(const CellArgs<Real>& A, double t0, double t1) {
-  return {series_integral(A.rain, t0, t1), frames_over(A.frames, t0, t1)};
+  const double depth = series_integral(A.rain, t0, t1);
+  return {depth, A.rain_scale.n > 1 ? 0.0 : A.rain_scale.at(0, 1.0) * depth, frames_over(A.frames, t0, t1)};
 }
 
 // The rain depth of cell `cell` (row-major interior index) over [t0, t0 + dt].
 template <class Real>
 __device__ __forceinline__ double cell_rain(const CellArgs<Real>& A, const StepRain& rain, index_t cell, double t0,
                                             double dt) {
-  return A.frames.n > 0 ? frames_rain_depth(A.frames, rain.over, cell, t0, t0 + dt)
-                        : A.rain_scale.at(cell, 1.0) * rain.depth;
+  if (A.frames.n > 0) return frames_rain_depth(A.frames, rain.over, cell, t0, t0 + dt);
+  return A.rain_scale.n > 1 ? A.rain_scale.v[cell] * rain.depth : rain.uniform;
 }
 
 // One active cell's forcing over [t0, t0 + dt] (apply_cell_forcing with the
@@ -164,9 +166,12 @@ __device__ __forceinline__ State<Real> force_cell(const CellArgs<Real>& A, const
   f.rain = cell_rain(A, rain, cell, t0, dt);
   f.manning = A.manning.at(cell, -1.0);
   f.model = A.model;
-  f.p0 = A.p0.at(cell, 0.0);
-  f.p1 = A.p1.at(cell, 0.0);
-  f.p2 = A.p2.at(cell, 0.0);
+  // Per cell, only what is there: the kernels are bound by instructions.
+  if (f.model != InfiltrationModel::none) {
+    f.p0 = A.p0.at(cell, 0.0);
+    f.p1 = A.p1.at(cell, 0.0);
+    f.p2 = A.p2.at(cell, 0.0);
+  }
   return apply_cell_forcing(q, f, dt, A.phys, F, moved);
 }
 

@@ -675,6 +675,8 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
   // The forcing's infiltration of state n and n+1, row-major interior cells.
   const double* __restrict__ F_in = kForcing ? M.infiltrated[parity] : nullptr;
   double* __restrict__ F_out = kForcing ? M.infiltrated[1 - parity] : nullptr;
+  // This strip's parts of the rows' infiltration.
+  double* __restrict__ strip_part = F_out ? M.part_infiltration + static_cast<index_t>(i0 / P.cg.width) * ny : nullptr;
 
   // State n and its rhs of row j (offset k of (i, j)) for this lane's
   // interior cell (ghost rows and columns only need the bed).
@@ -771,9 +773,9 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
     }
     if constexpr (kForcing) {
       // The row's part of the step's infiltration: this strip's cells, by a fixed tree.
-      if (F_out && r >= j0 && r < jend) {
+      if (strip_part && r >= j0 && r < jend) {
         for (int d = 16; d > 0; d >>= 1) infiltrated += __shfl_down_sync(kFullMask, infiltrated, d);
-        if (lane == 0) M.part_infiltration[static_cast<index_t>(i0 / P.cg.width) * ny + r] = infiltrated;
+        if (lane == 0) strip_part[r] = infiltrated;
       }
     }
     const CellPrimitive<Real> p1 = cell_primitive(q1, z, P.phys);
