@@ -4,6 +4,7 @@
 // source's volume.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -101,6 +102,30 @@ TEST(CellForcing, InfiltrationNeverTakesMoreThanIsThere) {
   EXPECT_EQ(q.hu, 0.0);
   EXPECT_DOUBLE_EQ(moved.infiltration, 0.003);
   EXPECT_DOUBLE_EQ(F, 0.003);
+}
+
+// Green-Ampt in a cell: water up to Ks dt all soaks in (the soil's rate is at
+// least Ks), more than the step's capacity leaves the rest, in between all of it.
+TEST(CellForcing, GreenAmptTakesWhatIsThereUpToTheCapacity) {
+  PhysicsParams<double> p;
+  CellForcing f;
+  f.model = InfiltrationModel::green_ampt;
+  f.p0 = 1e-5;  // Ks, m/s
+  f.p1 = 0.1;   // suction
+  f.p2 = 0.3;   // deficit
+  const double dt = 2.0, F0 = 0.004;
+  const double capacity = green_ampt_capacity(F0, dt, f.p0, f.p1 * f.p2) - F0;
+  ASSERT_GT(capacity, 2 * f.p0 * dt);  // the suction doubles the rate at least, at this F0
+  for (const double rain : {0.0, 0.3 * f.p0 * dt, f.p0 * dt, 0.5 * (f.p0 * dt + capacity), 2 * capacity}) {
+    f.rain = rain;
+    double F = F0;
+    ForcingDepths moved;
+    const State<double> q = apply_cell_forcing(State<double>{0.0, 0.0, 0.0}, f, dt, p, F, moved);
+    const double expected = std::min(rain, capacity);
+    EXPECT_EQ(moved.infiltration, expected) << "rain " << rain;
+    EXPECT_EQ(F, F0 + expected) << "rain " << rain;
+    EXPECT_EQ(q.h, rain - expected) << "rain " << rain;
+  }
 }
 
 TEST(CellForcing, InitialAndConstantLossUnderPondingIsExact) {

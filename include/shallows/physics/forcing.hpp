@@ -140,8 +140,13 @@ SHALLOWS_HD State<Real> apply_cell_forcing(State<Real> q, const CellForcing& f, 
   moved.rain = f.rain;
   double taken = 0;
   if (f.model == InfiltrationModel::green_ampt) {
-    const double capacity = green_ampt_capacity(infiltrated, dt, f.p0, f.p1 * f.p2) - infiltrated;
-    taken = math::min(capacity, h);
+    // The soil takes at least Ks dt over the step (its rate never falls below Ks): no more water than that
+    // all soaks in, without the implicit solve (a dry cell under rain lighter than Ks, every step).
+    if (h <= f.p0 * dt) {
+      taken = h;
+    } else {
+      taken = math::min(green_ampt_capacity(infiltrated, dt, f.p0, f.p1 * f.p2) - infiltrated, h);
+    }
     infiltrated += taken;
   } else if (f.model == InfiltrationModel::initial_constant) {
     // What is left of the initial loss, then the constant rate: under ponding F(t) = loss + rate t.
