@@ -18,7 +18,7 @@ __global__ void numerics_check(shallows::StateArrays<Real> a, shallows::Grid g, 
   const auto fy = cartesian_edge<1>(l, a.z[0], r, a.z[1], p);
   const auto fn = roe_normal(l, a.z[0], r, a.z[1], Real(0.6), Real(0.8), p);
   const State<Real> q = advance_cell(l, fx.to_left + fy.to_right + fn.to_left, Real(1e-3), p);
-  fill_ghost_cell(a, g, Side::west, 0, 0, BoundaryCondition<Real>{BoundaryKind::level, Real(1)});
+  fill_ghost_cell(a, g, Side::west, 0, 0, BoundaryCondition<Real>{BoundaryKind::level, Real(1)}, p);
   out[0] = q.h + q.hu + q.hv + fx.speed;
 }
 

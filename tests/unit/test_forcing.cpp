@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -55,6 +56,29 @@ TEST(Series, StepIntegralsAddUpToTheWholeIntegral) {
 
 // Time at which Green-Ampt under ponding reaches F: t(F) = (F - S ln(1 + F / S)) / Ks.
 double green_ampt_time(double F, double ks, double S) { return (F - S * std::log1p(F / S)) / ks; }
+
+// The portable log1p (IEEE basic operations only, so that CPU and GPU agree
+// bit for bit) against libm's: magnitudes from 1e-300 to 1e300, both signs
+// above -1, and the ends.
+TEST(PortableLog1p, WithinTwoUlpsOverTheWholeRange) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> e(-300, 300), unit(0, 1);
+  double worst = 0;
+  for (int k = 0; k < 400000; ++k) {
+    const double x = k % 4 == 0 ? -unit(rng) : k % 4 == 1 ? unit(rng) * 3 : std::pow(10.0, e(rng)) * (k % 8 == 2 ? -1 : 1);
+    if (!(x > -1) || !std::isfinite(x)) continue;
+    const double exact = std::log1p(x);
+    worst = std::max(worst, std::abs(math::log1p(x) - exact) / std::abs(exact));
+  }
+  EXPECT_LE(worst, 2 * std::numeric_limits<double>::epsilon()) << "worst relative error " << worst;
+  EXPECT_EQ(math::log1p(0.0), 0.0);
+  EXPECT_EQ(math::log1p(1e-300), 1e-300);
+  EXPECT_EQ(math::log1p(-1.0), -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(math::log1p(-2.0)));
+  EXPECT_TRUE(std::isnan(math::log1p(std::nan(""))));
+  EXPECT_EQ(math::log1p(std::numeric_limits<double>::infinity()), std::numeric_limits<double>::infinity());
+  EXPECT_NEAR(math::log1p(std::exp(1.0) - 1), 1.0, 2e-16);
+}
 
 TEST(GreenAmpt, StepsComposeToTheImplicitAnalyticSolution) {
   const double ks = 1e-5, S = 0.11 * 0.3;  // 36 mm/h, suction 0.11 m, deficit 0.3
@@ -126,6 +150,26 @@ TEST(CellForcing, GreenAmptTakesWhatIsThereUpToTheCapacity) {
     EXPECT_EQ(F, F0 + expected) << "rain " << rain;
     EXPECT_EQ(q.h, rain - expected) << "rain " << rain;
   }
+}
+
+// The soil's water leaves at the cell's velocity: the discharge shrinks with
+// the depth (taken_discharge), and what rain brings arrives at rest.
+TEST(CellForcing, SoilTakesItsShareOfTheDischarge) {
+  PhysicsParams<double> p;
+  CellForcing f;
+  f.model = InfiltrationModel::initial_constant;
+  f.p0 = 0.4;  // m
+  double F = 0;
+  ForcingDepths moved;
+  const State<double> q = apply_cell_forcing(State<double>{1.0, 0.5, -0.2}, f, 1.0, p, F, moved);
+  EXPECT_DOUBLE_EQ(q.h, 0.6);
+  EXPECT_DOUBLE_EQ(q.hu / q.h, 0.5);
+  EXPECT_DOUBLE_EQ(q.hv / q.h, -0.2);
+  f.model = InfiltrationModel::none;
+  f.rain = 1.0;
+  const State<double> r = apply_cell_forcing(State<double>{1.0, 0.5, -0.2}, f, 1.0, p, F, moved);
+  EXPECT_EQ(r.hu, 0.5);
+  EXPECT_EQ(r.hv, -0.2);
 }
 
 TEST(CellForcing, InitialAndConstantLossUnderPondingIsExact) {

@@ -5,6 +5,7 @@
 // the valley keeps its dry banks dry.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "shallows/solver/simulation.hpp"
@@ -57,5 +58,31 @@ TEST_P(Slopes, LakeAtRestKeepsDryBanksDry) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Valley, Slopes, ::testing::Values(0.05, 0.2, 1.0));
+
+// A river enters a channel that holds a film of 0.1 mm: the inflow side's
+// ghost is no shallower than the discharge's critical depth (inflow_depth),
+// so the water comes in at about the critical speed, not at q / h = 5 km/s,
+// and 20 s take a few hundred steps, not 10^5. The volume grows by q L t.
+TEST(ThinLayers, InflowSideFillsAFilmAtABoundedSpeed) {
+  Problem p = test_support::make_problem(50, 3, 0, 50, 0, 3, [](double, double) { return 0.0; },
+                                         [](double, double) { return 1e-4; });
+  const double q = 0.5;  // m^2/s
+  p.bc(Side::west) = {BoundaryKind::inflow, q};
+  p.precision = Precision::double_precision;
+  p.t_end = 20;
+  Simulation sim(p, BackendOptions{"cpu", 1, false, 0.01});
+  const double v0 = sim.volume();
+  sim.advance_to(p.t_end);
+  EXPECT_LT(sim.steps(), 1000);
+  const Fields f = sim.state();
+  double fastest = 0;
+  for (std::size_t k = 0; k < f.h.size(); ++k) {
+    if (f.h[k] > p.physics.h_dry) fastest = std::max(fastest, std::hypot(f.hu[k], f.hv[k]) / f.h[k]);
+  }
+  const double critical_speed = std::sqrt(9.81 * std::cbrt(q * q / 9.81));  // 1.7 m/s
+  EXPECT_LT(fastest, 3 * critical_speed);
+  EXPECT_GT(f.h[static_cast<std::size_t>(p.grid.nx + 5)], 0.1) << "the river has not come in";
+  EXPECT_NEAR(sim.volume() - v0, q * 3 * p.t_end, 0.05 * q * 3 * p.t_end);
+}
 
 } // namespace

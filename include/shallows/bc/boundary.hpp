@@ -6,6 +6,7 @@
 #include "shallows/core/config.hpp"
 #include "shallows/core/math.hpp"
 #include "shallows/core/state.hpp"
+#include "shallows/physics/params.hpp"
 
 namespace shallows {
 
@@ -14,7 +15,7 @@ enum class Side : int { west = 0, east = 1, south = 2, north = 3 };
 enum class BoundaryKind : int {
   wall,    // reflective: normal discharge mirrored
   open,    // transmissive: state copied
-  inflow,  // given discharge per unit width into the domain, depth from inside
+  inflow,  // given discharge per unit width into the domain, depth from inside (inflow_depth)
   level,   // given free-surface elevation, velocity from inside
 };
 
@@ -55,9 +56,21 @@ SHALLOWS_HD BoundaryCondition<Real> condition_at(Side side, index_t s, BoundaryC
   return k >= 0 ? segments[k].bc : side_bc;
 }
 
+// The depth an inflow side's ghost gets beside a cell of depth h: a wet
+// cell's, but no less than the critical depth (q^2 / g)^(1/3) of the
+// discharge q per unit width, so that the water comes in at no more than
+// the critical speed (a thin layer inside would otherwise take it at a
+// speed q / h without bound, and the time step with it). A dry cell's: no
+// water comes in (docs/case-file.md).
+template <class Real>
+SHALLOWS_HD Real inflow_depth(Real h, Real q, const PhysicsParams<Real>& p) {
+  return h > p.h_dry ? math::max(h, math::cbrt(q * q / p.g)) : h;
+}
+
 // Ghost state for a side, from the mirrored interior cell (state q, bed z).
 template <class Real>
-SHALLOWS_HD State<Real> ghost_state(State<Real> q, Real z, Side side, BoundaryCondition<Real> bc) {
+SHALLOWS_HD State<Real> ghost_state(State<Real> q, Real z, Side side, BoundaryCondition<Real> bc,
+                                    const PhysicsParams<Real>& p) {
   const bool x_side = side == Side::west || side == Side::east;
   // +1 where the outward normal points along +x/+y.
   const Real outward = (side == Side::east || side == Side::north) ? Real(1) : Real(-1);
@@ -66,7 +79,8 @@ SHALLOWS_HD State<Real> ghost_state(State<Real> q, Real z, Side side, BoundaryCo
       return q;
     case BoundaryKind::inflow: {
       const Real q_normal = -outward * bc.value;  // into the domain
-      return x_side ? State<Real>{q.h, q_normal, Real(0)} : State<Real>{q.h, Real(0), q_normal};
+      const Real h = inflow_depth(q.h, bc.value, p);
+      return x_side ? State<Real>{h, q_normal, Real(0)} : State<Real>{h, Real(0), q_normal};
     }
     case BoundaryKind::level: {
       const Real h = math::max(bc.value - z, Real(0));

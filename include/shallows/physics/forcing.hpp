@@ -98,7 +98,7 @@ SHALLOWS_HD double green_ampt_capacity(double F0, double dt, double ks, double S
   if (F0 > 0) d = math::min(d, target * (1 + S / F0));
   const double base = F0 + S;
   for (int it = 0; it < 60; ++it) {
-    const double phi = d - S * ::log1p(d / base) - target;
+    const double phi = d - S * math::log1p(d / base) - target;
     const double step = phi * (base + d) / (F0 + d);  // phi / phi'
     const double next = d - step;
     if (!(next < d) || !(next > 0)) break;  // converged to round-off
@@ -123,11 +123,22 @@ struct ForcingDepths {
   double infiltration = 0;
 };
 
+// A cell's discharge after water left it at the cell's velocity (the soil,
+// a sink), its depth going from `before` to `after`: the discharge shrinks
+// with the depth, so the velocity stays. Were it kept, a cell drained to a
+// thin layer would hold its discharge at a speed without bound, and the
+// time step would collapse. Water brought (rain, a source) arrives at rest.
+template <class Real>
+SHALLOWS_HD Real taken_discharge(Real hu, double after, double before) {
+  return static_cast<Real>(static_cast<double>(hu) * (after / before));
+}
+
 // One cell's forcing over a step of dt, after the scheme's update: friction
 // from the map (as advance_cell applies a constant one), then rain, then
-// infiltration of what is there (never more). `infiltrated`: the cell's
-// cumulative infiltration F (m), updated. A cell left at or below h_dry
-// loses its velocity, as in explicit_update.
+// infiltration of what is there (never more), which takes its share of the
+// discharge (taken_discharge). `infiltrated`: the cell's cumulative
+// infiltration F (m), updated. A cell left at or below h_dry loses its
+// velocity, as in explicit_update.
 template <class Real>
 SHALLOWS_HD State<Real> apply_cell_forcing(State<Real> q, const CellForcing& f, double dt,
                                            const PhysicsParams<Real>& p, double& infiltrated, ForcingDepths& moved) {
@@ -153,10 +164,12 @@ SHALLOWS_HD State<Real> apply_cell_forcing(State<Real> q, const CellForcing& f, 
     taken = math::min(math::max(f.p0 - infiltrated, 0.0) + f.p1 * dt, h);
     infiltrated += taken;
   }
+  const double before = h;
   h -= taken;
   moved.infiltration = taken;
   const Real hr = static_cast<Real>(h);
   if (hr <= p.h_dry) return {hr, Real(0), Real(0)};
+  if (taken > 0) return {hr, taken_discharge(q.hu, h, before), taken_discharge(q.hv, h, before)};
   return {hr, q.hu, q.hv};
 }
 

@@ -46,7 +46,8 @@ __global__ void __launch_bounds__(forcing::kThreads)
     const Real z = P.z[c];
     const State<Real> ghost =
         ghost_state(q, z, static_cast<Side>(side), condition_at(static_cast<Side>(side), k, side_now, X.segments,
-                                                                X.segment_count));
+                                                                X.segment_count),
+                    P.phys);
     const double r = boundary_inflow_rate(static_cast<Side>(side), ghost, q, z, P.phys);
     if (r > 0) in += r;
     else out -= r;

@@ -361,6 +361,9 @@ __global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real>
     if (hn <= A.h_dry) {
       w.hu[k] = Real(0);
       w.hv[k] = Real(0);
+    } else if (d < 0) {  // a sink
+      w.hu[k] = taken_discharge(w.hu[k], h + d, h);
+      w.hv[k] = taken_discharge(w.hv[k], h + d, h);
     }
     if constexpr (!kSpread) added += d;
   }

@@ -447,11 +447,11 @@ class CudaRoe3Backend final : public CudaBackend {
     }
     const cudax::roe3k::Segments<Real> seg{segments_.get(), segment_series_.get(), static_cast<int>(segments_.size())};
     cudax::roe3k::ghost_we_kernel<Real><<<blocks_for(Grid::ghost * grid_.ny, threads), threads, 0, stream_>>>(
-        a, grid_, bc_[0], bc_[1], ctrl, series, seg);
+        a, grid_, bc_[0], bc_[1], ctrl, series, seg, physics_);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 ghost_we_kernel");
     cudax::roe3k::ghost_sn_kernel<Real>
         <<<blocks_for(Grid::ghost * (grid_.nx + 2 * Grid::ghost), threads), threads, 0, stream_>>>(
-            a, grid_, bc_[2], bc_[3], ctrl, series, seg);
+            a, grid_, bc_[2], bc_[3], ctrl, series, seg, physics_);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 ghost_sn_kernel");
   }
 

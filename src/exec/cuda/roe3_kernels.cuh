@@ -394,7 +394,7 @@ __device__ BoundaryCondition<Real> cell_bc(BoundaryCondition<Real> side_bc, Side
 template <class Real>
 __global__ void ghost_we_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<Real> west,
                                 BoundaryCondition<Real> east, const Roe3Ctrl* ctrl, SideSeries series,
-                                Segments<Real> seg) {
+                                Segments<Real> seg, PhysicsParams<Real> p) {
   if (ctrl && !ctrl->active) return;
   west = at_time(west, series, 0);
   east = at_time(east, series, 1);
@@ -403,15 +403,15 @@ __global__ void ghost_we_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<R
   if (t >= n) return;
   const int k = static_cast<int>(t / g.ny);
   const index_t j = t % g.ny;
-  fill_ghost_cell(a, g, Side::west, k, j, cell_bc(west, Side::west, j, seg, series.t));
-  fill_ghost_cell(a, g, Side::east, k, j, cell_bc(east, Side::east, j, seg, series.t));
+  fill_ghost_cell(a, g, Side::west, k, j, cell_bc(west, Side::west, j, seg, series.t), p);
+  fill_ghost_cell(a, g, Side::east, k, j, cell_bc(east, Side::east, j, seg, series.t), p);
 }
 
 // South/north ghosts over the full padded width (corners from west/east).
 template <class Real>
 __global__ void ghost_sn_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<Real> south,
                                 BoundaryCondition<Real> north, const Roe3Ctrl* ctrl, SideSeries series,
-                                Segments<Real> seg) {
+                                Segments<Real> seg, PhysicsParams<Real> p) {
   if (ctrl && !ctrl->active) return;
   south = at_time(south, series, 2);
   north = at_time(north, series, 3);
@@ -421,8 +421,8 @@ __global__ void ghost_sn_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<R
   if (t >= n) return;
   const int k = static_cast<int>(t / w);
   const index_t i = t % w - Grid::ghost;
-  fill_ghost_cell(a, g, Side::south, k, i, cell_bc(south, Side::south, i, seg, series.t));
-  fill_ghost_cell(a, g, Side::north, k, i, cell_bc(north, Side::north, i, seg, series.t));
+  fill_ghost_cell(a, g, Side::south, k, i, cell_bc(south, Side::south, i, seg, series.t), p);
+  fill_ghost_cell(a, g, Side::north, k, i, cell_bc(north, Side::north, i, seg, series.t), p);
 }
 
 // Maxima after a step, as CpuGridBackend::update_maxima with the time t_max.

@@ -352,7 +352,7 @@ __device__ __forceinline__ Cell<Real> load_cell(const Params<Real>& P, const Rea
   const index_t k = P.index(si, sj);
   const Real zi = P.z[k];
   const State<Real> g = ghost_state(State<Real>{h[k], hu[k], hv[k]}, zi, static_cast<Side>(side),
-                                    boundary_cell_bc(P, side, side < 2 ? sj : si, segments, segment_count, sides));
+                                    boundary_cell_bc(P, side, side < 2 ? sj : si, segments, segment_count, sides), P.phys);
   // The ghost's bed mirrors the interior one (make_padded_fields).
   return {g.h, g.hu, g.hv, zi};
 }
@@ -755,20 +755,20 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
       if (!inside && west_strip) {
         const State<Real> e1 = shfl_down(q1, 1);
         const Real ez = shfl_down(z, 1);
-        if (i == -1) q1 = ghost_state(e1, ez, Side::west, bc_of(0));
+        if (i == -1) q1 = ghost_state(e1, ez, Side::west, bc_of(0), P.phys);
       }
       if (!inside && east_strip) {
         const State<Real> w1 = shfl_up(q1, 1);
         const Real wz = shfl_up(z, 1);
-        if (i == nx) q1 = ghost_state(w1, wz, Side::east, bc_of(1));
+        if (i == nx) q1 = ghost_state(w1, wz, Side::east, bc_of(1), P.phys);
       }
     } else if (r < 0) {
       q1 = st(cur.q);  // south ghost row: set from row 0 below
     } else {
-      q1 = ghost_state(q1_prev, z_prev, Side::north, bc_of(3));
+      q1 = ghost_state(q1_prev, z_prev, Side::north, bc_of(3), P.phys);
     }
     if (!inside && r == 0) {
-      q1_prev = ghost_state(q1, z, Side::south, bc_of(2));
+      q1_prev = ghost_state(q1, z, Side::south, bc_of(2), P.phys);
       p1_prev = cell_primitive(q1_prev, z_prev, P.phys);
     }
     if constexpr (kForcing) {

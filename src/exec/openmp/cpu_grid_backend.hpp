@@ -268,14 +268,14 @@ class CpuGridBackend : public Backend {
     };
     for (int k = 0; k < Grid::ghost; ++k) {
       for (index_t j = 0; j < g.ny; ++j) {
-        fill_ghost_cell(a, g, Side::west, k, j, bc(Side::west, j));
-        fill_ghost_cell(a, g, Side::east, k, j, bc(Side::east, j));
+        fill_ghost_cell(a, g, Side::west, k, j, bc(Side::west, j), physics_);
+        fill_ghost_cell(a, g, Side::east, k, j, bc(Side::east, j), physics_);
       }
     }
     for (int k = 0; k < Grid::ghost; ++k) {
       for (index_t i = -Grid::ghost; i < g.nx + Grid::ghost; ++i) {
-        fill_ghost_cell(a, g, Side::south, k, i, bc(Side::south, i));
-        fill_ghost_cell(a, g, Side::north, k, i, bc(Side::north, i));
+        fill_ghost_cell(a, g, Side::south, k, i, bc(Side::south, i), physics_);
+        fill_ghost_cell(a, g, Side::north, k, i, bc(Side::north, i), physics_);
       }
     }
   }

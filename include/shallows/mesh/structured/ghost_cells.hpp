@@ -22,7 +22,7 @@ struct StateArrays {
 // -ghost..nx+ghost-1, so they must be filled after west/east (corners).
 template <class Real>
 SHALLOWS_HD void fill_ghost_cell(const StateArrays<Real>& a, const Grid& g, Side side, int k, index_t s,
-                                 BoundaryCondition<Real> bc) {
+                                 BoundaryCondition<Real> bc, const PhysicsParams<Real>& p) {
   index_t ghost = 0;
   index_t inside = 0;
   switch (side) {
@@ -31,7 +31,7 @@ SHALLOWS_HD void fill_ghost_cell(const StateArrays<Real>& a, const Grid& g, Side
     case Side::south: ghost = g.index(s, -1 - k); inside = g.index(s, k); break;
     case Side::north: ghost = g.index(s, g.ny + k); inside = g.index(s, g.ny - 1 - k); break;
   }
-  const State<Real> q = ghost_state(State<Real>{a.h[inside], a.hu[inside], a.hv[inside]}, a.z[inside], side, bc);
+  const State<Real> q = ghost_state(State<Real>{a.h[inside], a.hu[inside], a.hv[inside]}, a.z[inside], side, bc, p);
   a.h[ghost] = q.h;
   a.hu[ghost] = q.hu;
   a.hv[ghost] = q.hv;

@@ -22,7 +22,7 @@ namespace shallows {
 // The state beyond a boundary edge with outward unit normal (nx, ny), from the
 // cell inside (as a Cartesian ghost cell: bed copied, no step at the boundary).
 //  wall:   normal velocity mirrored;  open: copied;
-//  inflow: bc.value = discharge per unit width into the domain, tangential 0, depth from inside;
+//  inflow: bc.value = discharge per unit width into the domain, tangential 0, depth from inside (inflow_depth);
 //  level:  bc.value = eta, velocity from inside (discharge scaled with the depth).
 template <class Real>
 SHALLOWS_HD CellPrimitive<Real> boundary_primitive(const CellPrimitive<Real>& q, Real nx, Real ny,
@@ -31,7 +31,7 @@ SHALLOWS_HD CellPrimitive<Real> boundary_primitive(const CellPrimitive<Real>& q,
     case BoundaryKind::open:
       return q;
     case BoundaryKind::inflow:
-      return cell_primitive(State<Real>{q.h, -bc.value * nx, -bc.value * ny}, q.z, p);
+      return cell_primitive(State<Real>{inflow_depth(q.h, bc.value, p), -bc.value * nx, -bc.value * ny}, q.z, p);
     case BoundaryKind::level: {
       const Real h = math::max(bc.value - q.z, Real(0));
       const Real scale = q.h <= Real(0) ? Real(0) : h / q.h;
