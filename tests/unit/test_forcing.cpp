@@ -65,7 +65,9 @@ TEST(PortableLog1p, WithinTwoUlpsOverTheWholeRange) {
   std::uniform_real_distribution<double> e(-300, 300), unit(0, 1);
   double worst = 0;
   for (int k = 0; k < 400000; ++k) {
-    const double x = k % 4 == 0 ? -unit(rng) : k % 4 == 1 ? unit(rng) * 3 : std::pow(10.0, e(rng)) * (k % 8 == 2 ? -1 : 1);
+    const double x = k % 4 == 0   ? -unit(rng)
+                     : k % 4 == 1 ? unit(rng) * 3
+                                  : std::pow(10.0, e(rng)) * (k % 8 == 2 ? -1 : 1);
     if (!(x > -1) || !std::isfinite(x)) continue;
     const double exact = std::log1p(x);
     worst = std::max(worst, std::abs(math::log1p(x) - exact) / std::abs(exact));
@@ -204,6 +206,21 @@ TEST(CellForcing, UniformMapFrictionEqualsTheConstantOne) {
   EXPECT_EQ(a.h, b.h);
   EXPECT_EQ(a.hu, b.hu);
   EXPECT_EQ(a.hv, b.hv);
+}
+
+// A sink's water leaves at the cell's velocity; a source's arrives at rest;
+// a cell left dry keeps no discharge.
+TEST(Sources, SinkWaterTakesItsShareOfTheDischarge) {
+  double hu = 0.5, hv = -0.2;
+  sourced_discharge(1.0, -0.4, 0.6, 1e-6, hu, hv);
+  EXPECT_DOUBLE_EQ(hu, 0.3);
+  EXPECT_DOUBLE_EQ(hv, -0.12);
+  sourced_discharge(0.6, 0.4, 1.0, 1e-6, hu, hv);
+  EXPECT_DOUBLE_EQ(hu, 0.3);
+  EXPECT_DOUBLE_EQ(hv, -0.12);
+  sourced_discharge(1.0, -1.0, 0.0, 1e-6, hu, hv);
+  EXPECT_EQ(hu, 0.0);
+  EXPECT_EQ(hv, 0.0);
 }
 
 TEST(Sources, VolumeIsSharedByDepthAndConserved) {

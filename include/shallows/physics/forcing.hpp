@@ -133,6 +133,19 @@ SHALLOWS_HD Real taken_discharge(Real hu, double after, double before) {
   return static_cast<Real>(static_cast<double>(hu) * (after / before));
 }
 
+// A cell's discharge after a source moved depth d into it (h before, hn
+// after): none once the cell is dry; a sink's water (d < 0) leaves with its
+// share; a source's arrives at rest.
+template <class Real>
+SHALLOWS_HD void sourced_discharge(double h, double d, Real hn, Real h_dry, Real& hu, Real& hv) {
+  if (hn <= h_dry) {
+    hu = hv = Real(0);
+  } else if (d < 0) {
+    hu = taken_discharge(hu, h + d, h);
+    hv = taken_discharge(hv, h + d, h);
+  }
+}
+
 // One cell's forcing over a step of dt, after the scheme's update: friction
 // from the map (as advance_cell applies a constant one), then rain, then
 // infiltration of what is there (never more), which takes its share of the

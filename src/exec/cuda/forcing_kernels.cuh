@@ -358,13 +358,7 @@ __global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real>
       const double given = A.scalars.source_c[s * A.scalars.sources + src];
       hc[k] = static_cast<Real>(sourced_scalar(static_cast<double>(hc[k]), h, d, given));
     }
-    if (hn <= A.h_dry) {
-      w.hu[k] = Real(0);
-      w.hv[k] = Real(0);
-    } else if (d < 0) {  // a sink
-      w.hu[k] = taken_discharge(w.hu[k], h + d, h);
-      w.hv[k] = taken_discharge(w.hv[k], h + d, h);
-    }
+    sourced_discharge(h, d, hn, A.h_dry, w.hu[k], w.hv[k]);
     if constexpr (!kSpread) added += d;
   }
   added = block_sum(added, sum_buf);

@@ -352,7 +352,8 @@ __device__ __forceinline__ Cell<Real> load_cell(const Params<Real>& P, const Rea
   const index_t k = P.index(si, sj);
   const Real zi = P.z[k];
   const State<Real> g = ghost_state(State<Real>{h[k], hu[k], hv[k]}, zi, static_cast<Side>(side),
-                                    boundary_cell_bc(P, side, side < 2 ? sj : si, segments, segment_count, sides), P.phys);
+                                    boundary_cell_bc(P, side, side < 2 ? sj : si, segments, segment_count, sides),
+                                    P.phys);
   // The ghost's bed mirrors the interior one (make_padded_fields).
   return {g.h, g.hu, g.hv, zi};
 }

@@ -253,12 +253,7 @@ class CpuForcing {
         const double given = scalar_source_[m * forcing_.sources.size() + s];
         hc[m][c] = static_cast<Real>(sourced_scalar(static_cast<double>(hc[m][c]), h, d, given));
       }
-      if (hn <= p.h_dry) {
-        a.hu[c] = a.hv[c] = Real(0);
-      } else if (d < 0) {  // a sink
-        a.hu[c] = taken_discharge(a.hu[c], h + d, h);
-        a.hv[c] = taken_discharge(a.hv[c], h + d, h);
-      }
+      sourced_discharge(h, d, hn, p.h_dry, a.hu[c], a.hv[c]);
     }
     state_.sources[s] += moved * cells_of_.account_scale();
   }
