@@ -82,6 +82,28 @@ TEST(PortableLog1p, WithinTwoUlpsOverTheWholeRange) {
   EXPECT_NEAR(math::log1p(std::exp(1.0) - 1), 1.0, 2e-16);
 }
 
+// log1p_ratio(a, b) = log(1 + a / b) with one division near 0, against
+// libm's log1p of the quotient computed in long double, for a / b > -0.29
+// (nearer -1 the rounding of a / b itself is magnified, as in log1p(a / b)),
+// and up to 1e30, where it takes log1p's path.
+TEST(PortableLog1p, RatioWithinTwoUlps) {
+  std::mt19937_64 rng(13);
+  std::uniform_real_distribution<double> e(-30, 30), unit(0, 1);
+  double worst = 0;
+  for (int k = 0; k < 200000; ++k) {
+    const double b = std::pow(10.0, e(rng));
+    const double a = b * (k % 3 == 0 ? -0.29 * unit(rng) : k % 3 == 1 ? 0.5 * unit(rng) : std::pow(10.0, e(rng)));
+    const double exact = static_cast<double>(std::log1p(static_cast<long double>(a) / static_cast<long double>(b)));
+    if (exact == 0) continue;
+    worst = std::max(worst, std::abs(math::log1p_ratio(a, b) - exact) / std::abs(exact));
+  }
+  EXPECT_LE(worst, 2 * std::numeric_limits<double>::epsilon()) << "worst relative error " << worst;
+  EXPECT_EQ(math::log1p_ratio(0.0, 3.0), 0.0);
+  EXPECT_EQ(math::log1p_ratio(1e-300, 1.0), 1e-300);
+  EXPECT_EQ(math::log1p_ratio(-2.0, 2.0), -std::numeric_limits<double>::infinity());
+  EXPECT_NEAR(math::log1p_ratio(std::exp(1.0) - 1, 1.0), 1.0, 2e-16);
+}
+
 TEST(GreenAmpt, StepsComposeToTheImplicitAnalyticSolution) {
   const double ks = 1e-5, S = 0.11 * 0.3;  // 36 mm/h, suction 0.11 m, deficit 0.3
   std::mt19937_64 rng(11);

@@ -87,6 +87,14 @@ SHALLOWS_HD double log1p(double x) {
   return k * ln2_hi + (k * ln2_lo + (detail::log1p_atanh((m - 1) / (m + 1)) + c));
 }
 
+// log(1 + a / b), b > 0: near 0 with one division, s = a / (2 b + a), where
+// log1p(a / b) would take two (a / b, then s); else log1p(a / b). Within
+// two ulps like log1p. Green-Ampt's Newton step evaluates it per cell.
+SHALLOWS_HD double log1p_ratio(double a, double b) {
+  if (a > -0.2928932188134524 * b && a < 0.41421356237309503 * b) return detail::log1p_atanh(a / (2 * b + a));
+  return log1p(a / b);
+}
+
 SHALLOWS_HD float abs(float x) { return ::fabsf(x); }
 SHALLOWS_HD double abs(double x) { return ::fabs(x); }
 

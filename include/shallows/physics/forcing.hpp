@@ -88,17 +88,25 @@ enum class InfiltrationModel : int {
 // error after a step s is about K s^2, K = phi'' / (2 phi') =
 // S / (2 (F0 + d) (F0 + S + d)): it stops once that is below 2^-54 d, so
 // that a short step (d << F0, the common case) takes one iteration, not
-// the three or four that waiting for a step of zero takes.
+// the three or four that waiting for a step of zero takes. Two divisions
+// per iteration (log1p_ratio, the step): the instructions, not the bytes,
+// are what the soil costs a GPU step.
 SHALLOWS_HD double green_ampt_capacity(double F0, double dt, double ks, double S) {
   if (!(ks > 0) || !(dt > 0)) return F0;
   if (!(S > 0)) return F0 + ks * dt;
   // Upper bounds of d: the rate Ks (1 + S / F) falls as F grows, and from F = 0 F(t) <= Ks t + sqrt(2 S Ks t).
+  // The first is the smaller where Ks dt S <= 2 F0^2 (a soil that has taken some water): no square root there.
   const double target = ks * dt;
-  double d = target + math::sqrt(2 * S * target);
-  if (F0 > 0) d = math::min(d, target * (1 + S / F0));
+  double d;
+  if (F0 > 0 && target * S <= 2 * F0 * F0) {
+    d = target * (1 + S / F0);
+  } else {
+    d = target + math::sqrt(2 * S * target);
+    if (F0 > 0) d = math::min(d, target * (1 + S / F0));
+  }
   const double base = F0 + S;
   for (int it = 0; it < 60; ++it) {
-    const double phi = d - S * math::log1p(d / base) - target;
+    const double phi = d - S * math::log1p_ratio(d, base) - target;
     const double step = phi * (base + d) / (F0 + d);  // phi / phi'
     const double next = d - step;
     if (!(next < d) || !(next > 0)) break;  // converged to round-off
