@@ -208,9 +208,13 @@ void run_cpu(const Config& cfg, const std::vector<std::string>& precisions, cons
   }
 }
 
-// How the halos travelled, over all ranks' sides (RankTiming).
-const char* halo_path(int device_sides, int host_sides) {
-  if (device_sides > 0) return host_sides > 0 ? "mixed" : "gpu-to-gpu";
+// How the halos travelled, over all ranks' sides (RankTiming): GPU to GPU
+// (CUDA IPC), through host memory, or by MPI from GPU memory (CUDA-aware).
+const char* halo_path(int device_sides, int host_sides, int mpi_device_sides) {
+  const int paths = (device_sides > 0) + (host_sides > 0) + (mpi_device_sides > 0);
+  if (paths > 1) return "mixed";
+  if (device_sides > 0) return "gpu-to-gpu";
+  if (mpi_device_sides > 0) return "mpi-gpu-memory";
   return host_sides > 0 ? "host" : "-";
 }
 
@@ -268,10 +272,11 @@ void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, cons
         const std::vector<mpi::RankTiming> after = d->rank_timings();
         if (!root) continue;
         double split[5] = {0, 0, 0, 0, 0}, halo = 0;
-        int device_sides = 0, host_sides = 0, device_rate = 1;
+        int device_sides = 0, host_sides = 0, mpi_device_sides = 0, device_rate = 1;
         for (std::size_t r = 0; r < after.size(); ++r) {
           device_sides += after[r].device_sides;
           host_sides += after[r].host_sides;
+          mpi_device_sides += after[r].mpi_device_sides;
           device_rate = std::min(device_rate, after[r].device_rate);
           const mpi::RankTiming &a = after[r], &b = before[r];
           const double part[5] = {a.compute - b.compute, a.reduce - b.reduce, a.pack - b.pack,
@@ -289,7 +294,7 @@ void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, cons
                       threads, k, prec.c_str(), static_cast<long long>(p.grid.nx), static_cast<long long>(p.grid.ny),
                       static_cast<long long>(steps), elapsed, rate, split[0] * per_step, split[1] * per_step,
                       split[2] * per_step, split[3] * per_step, split[4] * per_step,
-                      halo / static_cast<double>(steps), halo_path(device_sides, host_sides),
+                      halo / static_cast<double>(steps), halo_path(device_sides, host_sides, mpi_device_sides),
                       device_rate ? "gpu" : "mpi");
         std::printf("%s\n", line);
         std::fflush(stdout);

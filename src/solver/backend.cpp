@@ -67,8 +67,18 @@ void Backend::unpack_box(const CellBox&, const std::byte*) {
   throw std::runtime_error("executor '" + name() + "' cannot run on several ranks");
 }
 
-Backend::HostBuffer Backend::host_buffer(std::size_t bytes) const {
-  return HostBuffer(new std::byte[bytes], [](std::byte* p) { delete[] p; });
+Backend::BoxBuffer Backend::host_buffer(std::size_t bytes) const {
+  return BoxBuffer(new std::byte[bytes], [](std::byte* p) { delete[] p; });
+}
+
+Backend::BoxBuffer Backend::device_buffer(std::size_t) const { return BoxBuffer(nullptr, [](std::byte*) {}); }
+
+void Backend::pack_box_device(const CellBox&, std::byte*) const {
+  throw std::logic_error("executor '" + name() + "' has no GPU memory for halo boxes");
+}
+
+void Backend::unpack_box_device(const CellBox&, const std::byte*) {
+  throw std::logic_error("executor '" + name() + "' has no GPU memory for halo boxes");
 }
 
 std::vector<std::byte> Backend::peer_link(int, const CellBox&) { return {}; }

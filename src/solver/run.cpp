@@ -117,6 +117,7 @@ void write_summary_json(const std::filesystem::path& dir, const RunSummary& s) {
         << ", \"steps\": " << t.steps << ", \"exchanges\": " << t.exchanges
         << ", \"halo_bytes_per_exchange\": " << json_number(t.halo_bytes)
         << ", \"halo_sides_gpu_to_gpu\": " << t.device_sides << ", \"halo_sides_through_host\": " << t.host_sides
+        << ", \"halo_sides_mpi_gpu_memory\": " << t.mpi_device_sides
         << ", \"rate_allreduce\": " << (t.device_rate ? "\"gpu\"" : "\"mpi\"") << "}";
     }
     f << (s.rank_timings.empty() ? "]\n" : "\n  ]\n") << "}\n";

@@ -7,12 +7,15 @@
 // both ends of a side agree on its path, the links' empty messages, the
 // steps queued between two exchanges (Distributed::advance), the rank
 // timings that say which paths ran, and the state bit for bit against one
-// rank, with every rank offering the links or one refusing them.
+// rank, with every rank offering the links or one refusing them. Also the
+// halos handed to MPI in "GPU memory" (host memory here) where MPI says it
+// reads GPU memory (SHALLOWS_CUDA_AWARE_MPI=on stands for a CUDA-aware MPI).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <array>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -29,7 +32,8 @@ namespace {
 
 class LinkEmulator final : public Backend {
  public:
-  LinkEmulator(std::unique_ptr<Backend> inner, bool offer) : inner_(std::move(inner)), offer_(offer) {
+  LinkEmulator(std::unique_ptr<Backend> inner, bool offer, bool device_memory = false)
+      : inner_(std::move(inner)), offer_(offer), device_memory_(device_memory) {
     inner_->set_rate_reducer([this](double rate) {
       if (!gpu_rate_) return reduce_rate(rate);
       double all = 0;
@@ -61,6 +65,18 @@ class LinkEmulator final : public Backend {
   void pack_box(const CellBox& box, std::byte* out) const override { inner_->pack_box(box, out); }
   void unpack_box(const CellBox& box, const std::byte* in) override { inner_->unpack_box(box, in); }
   void refresh_ghosts() override { inner_->refresh_ghosts(); }
+
+  BoxBuffer device_buffer(std::size_t bytes) const override {
+    return device_memory_ ? inner_->host_buffer(bytes) : Backend::device_buffer(bytes);
+  }
+  void pack_box_device(const CellBox& box, std::byte* out) const override {
+    ++device_packs_;
+    inner_->pack_box(box, out);
+  }
+  void unpack_box_device(const CellBox& box, const std::byte* in) override {
+    ++device_unpacks_;
+    inner_->unpack_box(box, in);
+  }
 
   std::vector<std::byte> peer_link(int, const CellBox&) override { return offer_ ? rank_bytes() : std::vector<std::byte>{}; }
 
@@ -99,6 +115,8 @@ class LinkEmulator final : public Backend {
   int boxes_sent_ = 0;
   long gpu_reductions_ = 0;
   int advances_ = 0;
+  mutable int device_packs_ = 0;
+  int device_unpacks_ = 0;
 
  private:
   static std::vector<std::byte> rank_bytes() {
@@ -110,6 +128,7 @@ class LinkEmulator final : public Backend {
 
   std::unique_ptr<Backend> inner_;
   bool offer_;
+  bool device_memory_;
   bool gpu_rate_ = false;
   std::array<int, 4> peer_{-1, -1, -1, -1};
   std::array<std::vector<std::byte>, 4> sent_;
@@ -192,6 +211,86 @@ TEST(MpiGpuLinks, EveryRankOfferingThemStepsAsOneRank) {
 
 TEST(MpiGpuLinks, ARankRefusingThemLeavesItsSidesAndTheRateToTheHost) {
   run_with_links([](int rank) { return rank != 1; }, "rank 1 refuses the links");
+}
+
+// SHALLOWS_CUDA_AWARE_MPI: auto asks the library; on and off override it;
+// anything else is an error that names the variable.
+TEST(MpiCudaAware, TheVariableDecidesOrAsksTheLibrary) {
+  setenv("SHALLOWS_CUDA_AWARE_MPI", "on", 1);
+  EXPECT_TRUE(mpi::cuda_aware_mpi());
+  setenv("SHALLOWS_CUDA_AWARE_MPI", "off", 1);
+  EXPECT_FALSE(mpi::cuda_aware_mpi());
+  setenv("SHALLOWS_CUDA_AWARE_MPI", "yes", 1);
+  try {
+    mpi::cuda_aware_mpi();
+    ADD_FAILURE() << "SHALLOWS_CUDA_AWARE_MPI=yes accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("SHALLOWS_CUDA_AWARE_MPI"), std::string::npos) << e.what();
+  }
+  setenv("SHALLOWS_CUDA_AWARE_MPI", "auto", 1);
+  const bool asked = mpi::cuda_aware_mpi();
+  unsetenv("SHALLOWS_CUDA_AWARE_MPI");
+  EXPECT_EQ(mpi::cuda_aware_mpi(), asked);
+}
+
+// Where MPI reads GPU memory, every side without a GPU link hands MPI the
+// executor's device buffers (pack_box_device, unpack_box_device); an
+// executor without a GPU, or MPI that cannot, keeps host buffers. The state
+// bit for bit against one rank.
+void run_with_device_memory(bool device_memory, const char* mode, const char* label) {
+  const Problem p = io::load_case(std::string(SHALLOWS_SOURCE_DIR) + "/cases/s000-t2/case.toml", {}).problem;
+  BackendOptions o;
+  o.threads = 1;
+  o.halo_steps = 2;
+  LinkEmulator* mine = nullptr;
+  setenv("SHALLOWS_CUDA_AWARE_MPI", mode, 1);
+  std::unique_ptr<mpi::DistributedBackend> d = mpi::make_distributed_backend(
+      p, o, [&](const Problem& local, const BackendOptions& lo) {
+        auto e = std::make_unique<LinkEmulator>(make_cpu_backend(local, lo), false, device_memory);
+        mine = e.get();
+        return e;
+      });
+  unsetenv("SHALLOWS_CUDA_AWARE_MPI");
+  double t = 0;
+  for (int s = 0; s < 25; ++s) t += d->step(t, 1e9);
+  Fields f;
+  d->read_state(f);
+  const std::vector<mpi::RankTiming> timings = d->rank_timings();
+  const bool used = device_memory && std::string(mode) == "on";
+  if (used) {
+    EXPECT_GT(mine->device_packs_, 0) << label;
+    EXPECT_EQ(mine->device_packs_, mine->device_unpacks_) << label;
+  } else {
+    EXPECT_EQ(mine->device_packs_ + mine->device_unpacks_, 0) << label;
+  }
+  if (mpi::rank() != 0) return;
+  for (const mpi::RankTiming& rt : timings) {
+    EXPECT_EQ(rt.device_sides, 0) << label;
+    EXPECT_GT(rt.host_sides + rt.mpi_device_sides, 0) << label << ", rank " << rt.rank;
+    EXPECT_EQ(used ? rt.host_sides : rt.mpi_device_sides, 0) << label << ", rank " << rt.rank;
+  }
+  const std::unique_ptr<Backend> one = make_cpu_backend(p, o);
+  double t1 = 0;
+  for (int s = 0; s < 25; ++s) t1 += one->step(t1, 1e9);
+  EXPECT_EQ(t1, t) << label;
+  Fields ref;
+  one->read_state(ref);
+  ASSERT_EQ(f.h.size(), ref.h.size());
+  for (std::size_t c = 0; c < ref.h.size(); ++c) {
+    if (f.h[c] != ref.h[c] || f.hu[c] != ref.hu[c] || f.hv[c] != ref.hv[c]) {
+      ADD_FAILURE() << "cell " << c << " differs from one rank (" << label << ")";
+      break;
+    }
+  }
+}
+
+TEST(MpiCudaAware, HalosTravelInGpuMemoryWhereMpiReadsIt) {
+  run_with_device_memory(true, "on", "CUDA-aware MPI, an executor with GPU memory");
+}
+
+TEST(MpiCudaAware, HostMemoryWithoutItOrWithoutAGpu) {
+  run_with_device_memory(true, "off", "MPI without GPU memory");
+  run_with_device_memory(false, "on", "an executor without GPU memory");
 }
 
 } // namespace

@@ -168,8 +168,16 @@ class Backend {
   virtual void refresh_ghosts();
   // Host memory for those buffers: the CUDA executor's is page-locked, so
   // that a box crosses to and from the GPU in one DMA at full speed.
-  using HostBuffer = std::unique_ptr<std::byte[], void (*)(std::byte*)>;
-  virtual HostBuffer host_buffer(std::size_t bytes) const;
+  using BoxBuffer = std::unique_ptr<std::byte[], void (*)(std::byte*)>;
+  virtual BoxBuffer host_buffer(std::size_t bytes) const;
+  // For an MPI that reads and writes GPU memory (CUDA-aware): a buffer in
+  // the executor's GPU memory (null: it has none, the default), and
+  // pack_box / unpack_box with such a buffer. pack_box_device returns once
+  // the box is in the buffer, which MPI reads next; unpack_box_device reads
+  // `in` in stream order, until refresh_ghosts.
+  virtual BoxBuffer device_buffer(std::size_t bytes) const;
+  virtual void pack_box_device(const CellBox& box, std::byte* out) const;
+  virtual void unpack_box_device(const CellBox& box, const std::byte* in);
   // Halo boxes that go from GPU to GPU (CUDA IPC, between the processes of
   // one node) instead of through the host. The link of a side (0-3: west,
   // east, south, north) is what the peer on that side needs to write the box

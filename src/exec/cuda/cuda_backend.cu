@@ -539,6 +539,18 @@ class CudaExecutor final : public CudaBackend {
     unpacked(box, parity);
   }
 
+  void pack_box_device(const CellBox& box, std::byte* out) const override {
+    const int parity = current_parity();
+    halo_.pack_on_device(grid_, box, box_fields(parity), infiltration_field(parity), out, stream_);
+  }
+
+  void unpack_box_device(const CellBox& box, const std::byte* in) override {
+    const int parity = current_parity();
+    halo_.unpack_on_device(grid_, box, box_fields(parity), infiltration_field(parity), in, stream_);
+    host_unpacked_ = true;  // MPI writes `in` again at the next exchange
+    unpacked(box, parity);
+  }
+
   std::vector<std::byte> peer_link(int side, const CellBox& recv) override {
     return halo_.link(side, box_bytes(recv));
   }
@@ -627,7 +639,8 @@ class CudaExecutor final : public CudaBackend {
     return halo_chunks_;
   }
 
-  HostBuffer host_buffer(std::size_t bytes) const override { return cudax::pinned_host_buffer(bytes); }
+  BoxBuffer host_buffer(std::size_t bytes) const override { return cudax::pinned_host_buffer(bytes); }
+  BoxBuffer device_buffer(std::size_t bytes) const override { return cudax::device_box_buffer(bytes); }
 
   CudaStats stats() const override {
     CudaStats s;
@@ -1034,7 +1047,7 @@ class CudaExecutor final : public CudaBackend {
   cudax::RateLinks rate_links_;   // the rate all-reduced by the GPUs (start_rate_links)
   bool device_rate_ = false;
   std::vector<CellBox> unpacked_;         // boxes unpacked since refresh_ghosts (lagged kernel)
-  bool host_unpacked_ = false;            // a box unpacked from a host buffer since refresh_ghosts
+  bool host_unpacked_ = false;            // a box unpacked from an MPI buffer since refresh_ghosts
   mutable int known_parity_ = -1;         // current_parity; -1: not known
   DeviceArray<unsigned> halo_chunks_;     // halo_chunks
   DeviceArray<unsigned> after_sources_;   // list_after_sources (empty: no source, or the plain kernels)

@@ -121,6 +121,20 @@ class HaloBoxes {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
+  // The box of the fields into `out` (device, bytes(...)), for an MPI that
+  // reads GPU memory; synchronises the stream.
+  void pack_on_device(const Grid& g, const CellBox& box, const BoxFields<Real>& reals,
+                      const BoxFields<double>& doubles, std::byte* out, cudaStream_t stream) const {
+    pack_into(g, box, reals, doubles, out, stream);
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+
+  // `in` (device) into the box of the fields, in stream order.
+  void unpack_on_device(const Grid& g, const CellBox& box, const BoxFields<Real>& reals,
+                        const BoxFields<double>& doubles, const std::byte* in, cudaStream_t stream) {
+    unpack_from(g, box, reals, doubles, const_cast<std::byte*>(in), stream);  // only read in this direction
+  }
+
   // `in` into the box of the fields, in stream order: the copy reads `in`
   // until the stream gets past it.
   void unpack(const Grid& g, const CellBox& box, const BoxFields<Real>& reals, const BoxFields<double>& doubles,
@@ -255,10 +269,18 @@ class HaloBoxes {
 
 // Page-locked host memory for halo buffers (Backend::host_buffer): a box
 // crosses to and from the GPU in one DMA at full speed.
-inline Backend::HostBuffer pinned_host_buffer(std::size_t bytes) {
+inline Backend::BoxBuffer pinned_host_buffer(std::size_t bytes) {
   void* p = nullptr;
   SHALLOWS_CUDA_CHECK(cudaMallocHost(&p, bytes));
-  return Backend::HostBuffer(static_cast<std::byte*>(p), [](std::byte* q) { cudaFreeHost(q); });
+  return Backend::BoxBuffer(static_cast<std::byte*>(p), [](std::byte* q) { cudaFreeHost(q); });
+}
+
+// GPU memory for halo buffers that a CUDA-aware MPI reads and writes
+// (Backend::device_buffer).
+inline Backend::BoxBuffer device_box_buffer(std::size_t bytes) {
+  void* p = nullptr;
+  SHALLOWS_CUDA_CHECK(cudaMalloc(&p, bytes));
+  return Backend::BoxBuffer(static_cast<std::byte*>(p), [](std::byte* q) { cudaFree(q); });
 }
 
 } // namespace shallows::cudax

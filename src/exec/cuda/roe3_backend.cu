@@ -318,6 +318,17 @@ class CudaRoe3Backend final : public CudaBackend {
     host_unpacked_ = true;
   }
 
+  void pack_box_device(const CellBox& box, std::byte* out) const override {
+    halo_.pack_on_device(grid_, box, box_fields(), cudax::infiltration_box_field(forcing_.infiltrated()), out,
+                         stream_);
+  }
+
+  void unpack_box_device(const CellBox& box, const std::byte* in) override {
+    halo_.unpack_on_device(grid_, box, box_fields(), cudax::infiltration_box_field(forcing_.infiltrated()), in,
+                           stream_);
+    host_unpacked_ = true;  // MPI writes `in` again at the next exchange
+  }
+
   std::vector<std::byte> peer_link(int side, const CellBox& recv) override {
     return halo_.link(side, box_bytes(recv));
   }
@@ -348,7 +359,8 @@ class CudaRoe3Backend final : public CudaBackend {
     host_unpacked_ = false;
   }
 
-  HostBuffer host_buffer(std::size_t bytes) const override { return cudax::pinned_host_buffer(bytes); }
+  BoxBuffer host_buffer(std::size_t bytes) const override { return cudax::pinned_host_buffer(bytes); }
+  BoxBuffer device_buffer(std::size_t bytes) const override { return cudax::device_box_buffer(bytes); }
 
   CudaStats stats() const override {
     CudaStats s;
@@ -674,7 +686,7 @@ class CudaRoe3Backend final : public CudaBackend {
   cudax::SideAccount sides_;   // water through the sides, when one is not a wall
   int side_blocks_ = 0;        // side_rate_kernel's blocks per side
   cudax::HaloBoxes<Real> halo_;  // a rank's halo boxes on the device
-  bool host_unpacked_ = false;    // a box unpacked from a host buffer since refresh_ghosts
+  bool host_unpacked_ = false;    // a box unpacked from an MPI buffer since refresh_ghosts
   // Last: destroyed first, after the destructor has synchronised stream_.
   cudax::SnapshotStager<Real> stager_{grid_};
 };

@@ -9,12 +9,29 @@
 
 #ifdef SHALLOWS_HAVE_MPI
 #include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // OpenMPI's extensions: MPIX_Query_cuda_support
+#endif
 #endif
 
 namespace shallows::mpi {
 
 #ifdef SHALLOWS_HAVE_MPI
 namespace {
+
+// What the library says of itself. OpenMPI answers at run time whatever
+// its headers' MPIX_CUDA_AWARE_SUPPORT says: a binary built against one
+// OpenMPI runs with another of the same interface.
+bool library_reads_gpu_memory() {
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+  return MPIX_Query_cuda_support() == 1;
+#elif defined(MPIX_GPU_SUPPORT_CUDA)
+  int supported = 0;
+  return MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &supported) == MPI_SUCCESS && supported == 1;
+#else
+  return false;
+#endif
+}
 
 bool launched_by_mpi() {
   // OpenMPI's mpirun, PMIx (srun, OpenMPI 5), PMI-1/2 (srun, MPICH's hydra).
@@ -100,6 +117,18 @@ void abort_job(const std::string& message) {
   std::exit(1);
 }
 
+bool cuda_aware_mpi() {
+  const char* v = std::getenv("SHALLOWS_CUDA_AWARE_MPI");
+  const std::string mode = v == nullptr ? "auto" : v;
+  if (mode == "off") return false;
+  if (mode == "on") return true;
+  if (mode != "auto") {
+    throw std::runtime_error("SHALLOWS_CUDA_AWARE_MPI is '" + mode +
+                             "': it must be auto (ask the MPI library), on or off");
+  }
+  return library_reads_gpu_memory();
+}
+
 bool built_with_mpi() { return true; }
 
 #else
@@ -116,6 +145,8 @@ void abort_job(const std::string& message) {
   std::fprintf(stderr, "shallows: error: %s\n", message.c_str());
   std::exit(1);
 }
+
+bool cuda_aware_mpi() { return false; }
 
 bool built_with_mpi() { return false; }
 

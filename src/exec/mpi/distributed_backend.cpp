@@ -205,17 +205,18 @@ class Distributed final : public DistributedBackend {
   }
 
   std::vector<RankTiming> rank_timings() const override {
-    constexpr int n = 12;
+    constexpr int n = 13;
     const double mine[n] = {double(timing_.rank), timing_.compute, timing_.reduce, timing_.pack, timing_.exchange,
                             timing_.wait, double(timing_.steps), double(timing_.exchanges), timing_.halo_bytes,
-                            double(timing_.device_sides), double(timing_.host_sides), double(timing_.device_rate)};
+                            double(timing_.device_sides), double(timing_.host_sides), double(timing_.device_rate),
+                            double(timing_.mpi_device_sides)};
     std::vector<double> all(rank_ == 0 ? static_cast<std::size_t>(n * size_) : 0);
     MPI_Gather(mine, n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     std::vector<RankTiming> out;
     for (int r = 0; rank_ == 0 && r < size_; ++r) {
       const double* v = all.data() + r * n;
       out.push_back({int(v[0]), v[1], v[2], v[3], v[4], v[5], index_t(v[6]), index_t(v[7]), v[8], int(v[9]),
-                     int(v[10]), int(v[11])});
+                     int(v[10]), int(v[12]), int(v[11])});
     }
     return out;
   }
@@ -231,7 +232,8 @@ class Distributed final : public DistributedBackend {
     CellBox send, recv;  // local coordinates
     std::size_t send_bytes = 0, recv_bytes = 0;
     bool device = false;  // GPU to GPU (Backend::peer_link); the message is then empty
-    Backend::HostBuffer send_buf{nullptr, nullptr}, recv_buf{nullptr, nullptr};
+    bool mpi_device = false;  // the buffers in GPU memory, which MPI reads and writes (CUDA-aware MPI)
+    Backend::BoxBuffer send_buf{nullptr, nullptr}, recv_buf{nullptr, nullptr};
   };
 
   void plan_exchange(const Block& b) {
@@ -269,6 +271,7 @@ class Distributed final : public DistributedBackend {
     const bool off = links != nullptr && std::string(links) == "off";
     const int node = node_ranks().leader;  // the same on every rank of this node
     link_halos(node, off);
+    halos_in_device_memory();
     link_rate(node, off);
     int mine = timing_.device_sides > 0 || timing_.device_rate ? 1 : 0, any = 0;
     MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -331,6 +334,24 @@ class Distributed final : public DistributedBackend {
     }
   }
 
+  // The sides left to MPI hand it buffers in GPU memory where MPI reads
+  // and writes it (CUDA-aware MPI) and the executor has a GPU: no copies
+  // through the host. Each end decides for itself; MPI matches a message in
+  // GPU memory with one in host memory.
+  void halos_in_device_memory() {
+    if (!cuda_aware_mpi()) return;
+    for (Transfer& t : transfers_) {
+      if (t.peer < 0 || t.device) continue;
+      Backend::BoxBuffer send = local_->device_buffer(t.send_bytes), recv = local_->device_buffer(t.recv_bytes);
+      if (!send || !recv) return;  // an executor without a GPU
+      t.send_buf = std::move(send);
+      t.recv_buf = std::move(recv);
+      t.mpi_device = true;
+      --timing_.host_sides;
+      ++timing_.mpi_device_sides;
+    }
+  }
+
   // The rate all-reduced by the GPUs where every rank opened every other's
   // mailbox.
   void link_rate(int node, bool off) {
@@ -361,6 +382,8 @@ class Distributed final : public DistributedBackend {
         if (t.peer < 0) continue;
         if (t.device) {
           local_->send_box_to_peer(s, t.send);
+        } else if (t.mpi_device) {
+          local_->pack_box_device(t.send, t.send_buf.get());
         } else {
           local_->pack_box(t.send, t.send_buf.get());
         }
@@ -386,6 +409,8 @@ class Distributed final : public DistributedBackend {
         if (t.peer < 0) continue;
         if (t.device) {
           local_->receive_box_from_peer(s, t.recv);
+        } else if (t.mpi_device) {
+          local_->unpack_box_device(t.recv, t.recv_buf.get());
         } else {
           local_->unpack_box(t.recv, t.recv_buf.get());
         }

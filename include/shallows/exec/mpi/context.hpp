@@ -52,6 +52,13 @@ void check_same_on_every_rank(std::uint64_t hash, const std::string& what);
 // calls MPI_Abort, so that no rank waits forever for a failed one.
 [[noreturn]] void abort_job(const std::string& message);
 
+// Whether MPI reads and writes GPU memory (CUDA-aware MPI), asked of the
+// library at run time (OpenMPI's MPIX_Query_cuda_support, MPICH's
+// MPIX_GPU_query_support), unless SHALLOWS_CUDA_AWARE_MPI says "off" or "on"
+// (for a library that can but does not say so); any other value of it
+// throws, naming it. False without MPI.
+bool cuda_aware_mpi();
+
 // Whether this build has MPI.
 bool built_with_mpi();
 

@@ -27,7 +27,8 @@ struct RankTiming {
   index_t exchanges = 0;
   double halo_bytes = 0;  // sent per exchange
   int device_sides = 0;   // sides whose halo goes GPU to GPU (CUDA IPC)
-  int host_sides = 0;     // sides whose halo goes through the host
+  int host_sides = 0;     // sides whose halo goes through host memory (staged from a GPU, or a CPU rank's)
+  int mpi_device_sides = 0;  // sides whose halo MPI moves from and to GPU memory (CUDA-aware MPI)
   int device_rate = 0;    // 1: the rate all-reduced by the GPUs (compute then includes it)
 };
 
