@@ -343,37 +343,9 @@ TEST(CudaBackend, HaloBoxesTravelThroughHostAndGpuMemory) {
       for (int n = 0; n < 20; ++n) t += moved->step(t, kInf);
       Fields b;
       moved->read_state(b);
-      const CellBox box{20, 2, 70, 9};
       for (bool device : {false, true}) {
         auto fresh = make_cuda_backend(p, plain_options("cuda"), kernel_options(kernel));
-        Fields initial;
-        fresh->read_state(initial);
-        const std::size_t bytes = moved->box_bytes(box);
-        Backend::BoxBuffer buffer = device ? moved->device_buffer(bytes) : moved->host_buffer(bytes);
-        ASSERT_TRUE(buffer) << label;
-        if (device) {
-          moved->pack_box_device(box, buffer.get());
-          fresh->unpack_box_device(box, buffer.get());
-        } else {
-          moved->pack_box(box, buffer.get());
-          fresh->unpack_box(box, buffer.get());
-        }
-        fresh->refresh_ghosts();
-        Fields c;
-        fresh->read_state(c);
-        std::size_t inside = 0, outside_changed = 0;
-        for (index_t j = 0; j < p.grid.ny; ++j) {
-          for (index_t i = 0; i < p.grid.nx; ++i) {
-            const auto k = static_cast<std::size_t>(j * p.grid.nx + i);
-            if (box.contains(i, j)) {
-              inside += c.h[k] == b.h[k] && c.hu[k] == b.hu[k] && c.hv[k] == b.hv[k];
-            } else {
-              outside_changed += c.h[k] != initial.h[k] || c.hu[k] != initial.hu[k] || c.hv[k] != initial.hv[k];
-            }
-          }
-        }
-        EXPECT_EQ(inside, static_cast<std::size_t>(box.cells())) << label << (device ? ", GPU memory" : ", host");
-        EXPECT_EQ(outside_changed, 0u) << label << (device ? ", GPU memory" : ", host");
+        test_support::expect_box_travels(*moved, b, *fresh, p.grid, CellBox{20, 2, 70, 9}, device, label);
       }
     }
   }

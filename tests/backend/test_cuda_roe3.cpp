@@ -190,38 +190,11 @@ TEST(CudaRoe3, RankPathStepsAsOneProcess) {
     // A box of the moved state into a fresh executor (still the initial
     // state), through host memory and through GPU memory (CUDA-aware MPI's).
     const CellBox box{5, 7, 30, 19};
+    EXPECT_EQ(rank->box_bytes(box),
+              3 * static_cast<std::size_t>(box.cells()) * (prec == Precision::single_precision ? 4 : 8));
     for (bool device : {false, true}) {
       auto fresh = make_backend(ranked, options("cuda"));
-      Fields initial;
-      fresh->read_state(initial);
-      const std::size_t bytes = rank->box_bytes(box);
-      ASSERT_EQ(bytes, 3 * static_cast<std::size_t>(box.cells()) * (prec == Precision::single_precision ? 4 : 8));
-      Backend::BoxBuffer buffer = device ? rank->device_buffer(bytes) : rank->host_buffer(bytes);
-      ASSERT_TRUE(buffer);
-      if (device) {
-        rank->pack_box_device(box, buffer.get());
-        fresh->unpack_box_device(box, buffer.get());
-      } else {
-        rank->pack_box(box, buffer.get());
-        fresh->unpack_box(box, buffer.get());
-      }
-      fresh->refresh_ghosts();
-      Fields c;
-      fresh->read_state(c);
-      std::size_t inside = 0, outside_changed = 0;
-      for (index_t j = 0; j < p.grid.ny; ++j) {
-        for (index_t i = 0; i < p.grid.nx; ++i) {
-          const auto k = static_cast<std::size_t>(j * p.grid.nx + i);
-          if (box.contains(i, j)) {
-            inside += c.h[k] == b.h[k] && c.hu[k] == b.hu[k] && c.hv[k] == b.hv[k];
-          } else {
-            outside_changed += c.h[k] != initial.h[k] || c.hu[k] != initial.hu[k];
-          }
-        }
-      }
-      const char* path = device ? ", GPU memory" : ", host memory";
-      EXPECT_EQ(inside, static_cast<std::size_t>(box.cells())) << precision_name(prec) << path;
-      EXPECT_EQ(outside_changed, 0u) << precision_name(prec) << path;
+      test_support::expect_box_travels(*rank, b, *fresh, p.grid, box, device, precision_name(prec));
     }
   }
 }

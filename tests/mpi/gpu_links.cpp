@@ -135,6 +135,17 @@ class LinkEmulator final : public Backend {
   std::array<MPI_Request, 4> requests_{MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 };
 
+// The gathered state against one rank's, bit for bit.
+void expect_same_state(const Fields& f, const Fields& ref, const char* label) {
+  ASSERT_EQ(f.h.size(), ref.h.size()) << label;
+  for (std::size_t c = 0; c < ref.h.size(); ++c) {
+    if (f.h[c] != ref.h[c] || f.hu[c] != ref.hu[c] || f.hv[c] != ref.hv[c]) {
+      ADD_FAILURE() << "cell " << c << " differs from one rank (" << label << ")";
+      break;
+    }
+  }
+}
+
 // S000-T2 (a dam break over a bump that leaves dry land) on every rank with
 // links offered where offers(rank), stepped by advance() in uneven batches,
 // against one rank bit for bit.
@@ -196,13 +207,7 @@ void run_with_links(bool (*offers)(int), const char* label) {
   EXPECT_EQ(r.t, t) << label;
   Fields ref;
   one->read_state(ref);
-  ASSERT_EQ(f.h.size(), ref.h.size());
-  for (std::size_t c = 0; c < ref.h.size(); ++c) {
-    if (f.h[c] != ref.h[c] || f.hu[c] != ref.hu[c] || f.hv[c] != ref.hv[c]) {
-      ADD_FAILURE() << "cell " << c << " differs from one rank (" << label << ")";
-      break;
-    }
-  }
+  expect_same_state(f, ref, label);
 }
 
 TEST(MpiGpuLinks, EveryRankOfferingThemStepsAsOneRank) {
@@ -275,13 +280,7 @@ void run_with_device_memory(bool device_memory, const char* mode, const char* la
   EXPECT_EQ(t1, t) << label;
   Fields ref;
   one->read_state(ref);
-  ASSERT_EQ(f.h.size(), ref.h.size());
-  for (std::size_t c = 0; c < ref.h.size(); ++c) {
-    if (f.h[c] != ref.h[c] || f.hu[c] != ref.hu[c] || f.hv[c] != ref.hv[c]) {
-      ADD_FAILURE() << "cell " << c << " differs from one rank (" << label << ")";
-      break;
-    }
-  }
+  expect_same_state(f, ref, label);
 }
 
 TEST(MpiCudaAware, HalosTravelInGpuMemoryWhereMpiReadsIt) {
