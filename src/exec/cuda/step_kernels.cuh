@@ -722,7 +722,9 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
     const index_t k = k_row;
     k_row += pitch;
     Row next{};
-    if (r < jend) next = load(r + 1, k_row, inside);  // prefetch
+    // Prefetched; with forcing, after the cell's forcing (below), whose
+    // doubles would otherwise spill the next row's values.
+    if (!kForcing && r < jend) next = load(r + 1, k_row, inside);
     // The maxima of the cell this lane writes, loaded here so that their
     // latency hides behind the row's edges.
     Real max_h = Real(0), max_speed = Real(0);
@@ -768,6 +770,7 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
     } else {
       q1 = ghost_state(q1_prev, z_prev, Side::north, bc_of(3), P.phys);
     }
+    if (kForcing && r < jend) next = load(r + 1, k_row, inside);
     if (!inside && r == 0) {
       q1_prev = ghost_state(q1, z, Side::south, bc_of(2), P.phys);
       p1_prev = cell_primitive(q1_prev, z_prev, P.phys);
