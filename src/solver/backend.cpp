@@ -71,7 +71,9 @@ Backend::BoxBuffer Backend::host_buffer(std::size_t bytes) const {
   return BoxBuffer(new std::byte[bytes], [](std::byte* p) { delete[] p; });
 }
 
-Backend::BoxBuffer Backend::device_buffer(std::size_t) const { return BoxBuffer(nullptr, [](std::byte*) {}); }
+Backend::BoxBuffer Backend::device_buffer(std::size_t) const {
+  throw std::logic_error("executor '" + name() + "' has no GPU memory for halo boxes");
+}
 
 void Backend::pack_box_device(const CellBox&, std::byte*) const {
   throw std::logic_error("executor '" + name() + "' has no GPU memory for halo boxes");

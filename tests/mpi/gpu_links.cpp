@@ -8,8 +8,8 @@
 // steps queued between two exchanges (Distributed::advance), the rank
 // timings that say which paths ran, and the state bit for bit against one
 // rank, with every rank offering the links or one refusing them. Also the
-// halos handed to MPI in "GPU memory" (host memory here) where MPI says it
-// reads GPU memory (SHALLOWS_CUDA_AWARE_MPI=on stands for a CUDA-aware MPI).
+// halos handed to MPI in "GPU memory" (host memory here) where MPI reads it
+// (BackendOptions::mpi_gpu_memory = 1 stands for a CUDA-aware MPI).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -66,9 +66,8 @@ class LinkEmulator final : public Backend {
   void unpack_box(const CellBox& box, const std::byte* in) override { inner_->unpack_box(box, in); }
   void refresh_ghosts() override { inner_->refresh_ghosts(); }
 
-  BoxBuffer device_buffer(std::size_t bytes) const override {
-    return device_memory_ ? inner_->host_buffer(bytes) : Backend::device_buffer(bytes);
-  }
+  bool has_gpu_memory() const override { return device_memory_; }
+  BoxBuffer device_buffer(std::size_t bytes) const override { return inner_->host_buffer(bytes); }
   void pack_box_device(const CellBox& box, std::byte* out) const override {
     ++device_packs_;
     inner_->pack_box(box, out);
@@ -218,35 +217,50 @@ TEST(MpiGpuLinks, ARankRefusingThemLeavesItsSidesAndTheRateToTheHost) {
   run_with_links([](int rank) { return rank != 1; }, "rank 1 refuses the links");
 }
 
-// SHALLOWS_CUDA_AWARE_MPI: auto asks the library; on and off override it;
-// anything else is an error that names the variable.
-TEST(MpiCudaAware, TheVariableDecidesOrAsksTheLibrary) {
-  setenv("SHALLOWS_CUDA_AWARE_MPI", "on", 1);
-  EXPECT_TRUE(mpi::cuda_aware_mpi());
-  setenv("SHALLOWS_CUDA_AWARE_MPI", "off", 1);
-  EXPECT_FALSE(mpi::cuda_aware_mpi());
-  setenv("SHALLOWS_CUDA_AWARE_MPI", "yes", 1);
+// The message of what `call` throws names the variable.
+template <class Call>
+void expect_refused_naming_the_variable(Call&& call, const char* what) {
   try {
-    mpi::cuda_aware_mpi();
-    ADD_FAILURE() << "SHALLOWS_CUDA_AWARE_MPI=yes accepted";
+    call();
+    ADD_FAILURE() << what << " accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("SHALLOWS_CUDA_AWARE_MPI"), std::string::npos) << e.what();
   }
-  setenv("SHALLOWS_CUDA_AWARE_MPI", "auto", 1);
-  const bool asked = mpi::cuda_aware_mpi();
-  unsetenv("SHALLOWS_CUDA_AWARE_MPI");
-  EXPECT_EQ(mpi::cuda_aware_mpi(), asked);
 }
 
-// Where MPI reads GPU memory, every side without a GPU link hands MPI the
-// executor's device buffers (pack_box_device, unpack_box_device); an
-// executor without a GPU, or MPI that cannot, keeps host buffers. The state
-// bit for bit against one rank.
-void run_with_device_memory(bool device_memory, const char* mode, const char* label) {
+// SHALLOWS_CUDA_AWARE_MPI: auto (or unset) takes the library's answer; off
+// never; on also where the library cannot answer, refused where it says no
+// (Debian's OpenMPI: not CUDA-aware); anything else refused, the message
+// naming the variable.
+TEST(MpiCudaAware, TheVariableDecidesOrAsksTheLibrary) {
+  const mpi::GpuMemorySupport library = mpi::library_gpu_memory_support();
+  setenv("SHALLOWS_CUDA_AWARE_MPI", "auto", 1);
+  EXPECT_EQ(mpi::cuda_aware_mpi(), library == mpi::GpuMemorySupport::yes);
+  setenv("SHALLOWS_CUDA_AWARE_MPI", "off", 1);
+  EXPECT_FALSE(mpi::cuda_aware_mpi());
+  setenv("SHALLOWS_CUDA_AWARE_MPI", "on", 1);
+  if (library == mpi::GpuMemorySupport::no) {
+    expect_refused_naming_the_variable([] { mpi::cuda_aware_mpi(); }, "=on where the library says no");
+  } else {
+    EXPECT_TRUE(mpi::cuda_aware_mpi());
+  }
+  setenv("SHALLOWS_CUDA_AWARE_MPI", "yes", 1);
+  expect_refused_naming_the_variable([] { mpi::cuda_aware_mpi(); }, "SHALLOWS_CUDA_AWARE_MPI=yes");
+  unsetenv("SHALLOWS_CUDA_AWARE_MPI");
+  EXPECT_EQ(mpi::cuda_aware_mpi(), library == mpi::GpuMemorySupport::yes);
+}
+
+// Where MPI reads GPU memory (`option`: BackendOptions::mpi_gpu_memory;
+// -1: SHALLOWS_CUDA_AWARE_MPI=`mode` decides), every side without a GPU link
+// hands MPI the executor's device buffers (pack_box_device,
+// unpack_box_device); an executor without a GPU, or MPI that cannot, keeps
+// host buffers. The state bit for bit against one rank.
+void run_with_device_memory(bool device_memory, int option, const char* mode, const char* label) {
   const Problem p = io::load_case(std::string(SHALLOWS_SOURCE_DIR) + "/cases/s000-t2/case.toml", {}).problem;
   BackendOptions o;
   o.threads = 1;
   o.halo_steps = 2;
+  o.mpi_gpu_memory = option;
   LinkEmulator* mine = nullptr;
   setenv("SHALLOWS_CUDA_AWARE_MPI", mode, 1);
   std::unique_ptr<mpi::DistributedBackend> d = mpi::make_distributed_backend(
@@ -261,7 +275,7 @@ void run_with_device_memory(bool device_memory, const char* mode, const char* la
   Fields f;
   d->read_state(f);
   const std::vector<mpi::RankTiming> timings = d->rank_timings();
-  const bool used = device_memory && std::string(mode) == "on";
+  const bool used = device_memory && option == 1;
   if (used) {
     EXPECT_GT(mine->device_packs_, 0) << label;
     EXPECT_EQ(mine->device_packs_, mine->device_unpacks_) << label;
@@ -284,12 +298,13 @@ void run_with_device_memory(bool device_memory, const char* mode, const char* la
 }
 
 TEST(MpiCudaAware, HalosTravelInGpuMemoryWhereMpiReadsIt) {
-  run_with_device_memory(true, "on", "CUDA-aware MPI, an executor with GPU memory");
+  run_with_device_memory(true, 1, "auto", "CUDA-aware MPI, an executor with GPU memory");
 }
 
 TEST(MpiCudaAware, HostMemoryWithoutItOrWithoutAGpu) {
-  run_with_device_memory(true, "off", "MPI without GPU memory");
-  run_with_device_memory(false, "on", "an executor without GPU memory");
+  run_with_device_memory(true, -1, "off", "SHALLOWS_CUDA_AWARE_MPI=off");
+  run_with_device_memory(true, 0, "auto", "MPI without GPU memory");
+  run_with_device_memory(false, 1, "auto", "an executor without GPU memory");
 }
 
 } // namespace

@@ -32,6 +32,9 @@ struct BackendOptions {
   int ranks_x = 0;
   int ranks_y = 0;
   int cuda_device = -1;  // -1: SHALLOWS_CUDA_DEVICE, else 0; a rank of a distributed run takes its node rank's GPU
+  // Halos handed to MPI in GPU memory (CUDA-aware MPI) by executors that have it: 1 yes, 0 no, -1:
+  // SHALLOWS_CUDA_AWARE_MPI and the MPI library decide (mpi::cuda_aware_mpi).
+  int mpi_gpu_memory = -1;
 };
 
 // Where a run of steps ended.
@@ -170,11 +173,12 @@ class Backend {
   // that a box crosses to and from the GPU in one DMA at full speed.
   using BoxBuffer = std::unique_ptr<std::byte[], void (*)(std::byte*)>;
   virtual BoxBuffer host_buffer(std::size_t bytes) const;
-  // For an MPI that reads and writes GPU memory (CUDA-aware): a buffer in
-  // the executor's GPU memory (null: it has none, the default), and
+  // For an MPI that reads and writes GPU memory (CUDA-aware): whether the
+  // executor keeps its state there (the default: no), a buffer there, and
   // pack_box / unpack_box with such a buffer. pack_box_device returns once
   // the box is in the buffer, which MPI reads next; unpack_box_device reads
   // `in` in stream order, until refresh_ghosts.
+  virtual bool has_gpu_memory() const { return false; }
   virtual BoxBuffer device_buffer(std::size_t bytes) const;
   virtual void pack_box_device(const CellBox& box, std::byte* out) const;
   virtual void unpack_box_device(const CellBox& box, const std::byte* in);

@@ -640,6 +640,7 @@ class CudaExecutor final : public CudaBackend {
   }
 
   BoxBuffer host_buffer(std::size_t bytes) const override { return cudax::pinned_host_buffer(bytes); }
+  bool has_gpu_memory() const override { return true; }
   BoxBuffer device_buffer(std::size_t bytes) const override { return cudax::device_box_buffer(bytes); }
 
   CudaStats stats() const override {

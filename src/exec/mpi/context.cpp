@@ -19,20 +19,6 @@ namespace shallows::mpi {
 #ifdef SHALLOWS_HAVE_MPI
 namespace {
 
-// What the library says of itself. OpenMPI answers at run time whatever
-// its headers' MPIX_CUDA_AWARE_SUPPORT says: a binary built against one
-// OpenMPI runs with another of the same interface.
-bool library_reads_gpu_memory() {
-#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
-  return MPIX_Query_cuda_support() == 1;
-#elif defined(MPIX_GPU_SUPPORT_CUDA)
-  int supported = 0;
-  return MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &supported) == MPI_SUCCESS && supported == 1;
-#else
-  return false;
-#endif
-}
-
 bool launched_by_mpi() {
   // OpenMPI's mpirun, PMIx (srun, OpenMPI 5), PMI-1/2 (srun, MPICH's hydra).
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"}) {
@@ -117,16 +103,35 @@ void abort_job(const std::string& message) {
   std::exit(1);
 }
 
+// OpenMPI answers at run time whatever its headers' MPIX_CUDA_AWARE_SUPPORT
+// says: a binary built against one OpenMPI runs with another of the same
+// interface.
+GpuMemorySupport library_gpu_memory_support() {
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+  return MPIX_Query_cuda_support() == 1 ? GpuMemorySupport::yes : GpuMemorySupport::no;
+#elif defined(MPIX_GPU_SUPPORT_CUDA)
+  int supported = 0;
+  if (MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &supported) != MPI_SUCCESS) return GpuMemorySupport::unknown;
+  return supported == 1 ? GpuMemorySupport::yes : GpuMemorySupport::no;
+#else
+  return GpuMemorySupport::unknown;
+#endif
+}
+
 bool cuda_aware_mpi() {
   const char* v = std::getenv("SHALLOWS_CUDA_AWARE_MPI");
   const std::string mode = v == nullptr ? "auto" : v;
-  if (mode == "off") return false;
-  if (mode == "on") return true;
-  if (mode != "auto") {
+  if (mode != "auto" && mode != "on" && mode != "off") {
     throw std::runtime_error("SHALLOWS_CUDA_AWARE_MPI is '" + mode +
                              "': it must be auto (ask the MPI library), on or off");
   }
-  return library_reads_gpu_memory();
+  if (mode == "off") return false;
+  const GpuMemorySupport library = library_gpu_memory_support();
+  if (mode == "on" && library == GpuMemorySupport::no) {
+    throw std::runtime_error("SHALLOWS_CUDA_AWARE_MPI is 'on', but this MPI library says it cannot read GPU memory "
+                             "(it is not CUDA-aware): unset the variable, or use an MPI built with CUDA support");
+  }
+  return library == GpuMemorySupport::yes || mode == "on";
 }
 
 bool built_with_mpi() { return true; }
@@ -146,6 +151,7 @@ void abort_job(const std::string& message) {
   std::exit(1);
 }
 
+GpuMemorySupport library_gpu_memory_support() { return GpuMemorySupport::unknown; }
 bool cuda_aware_mpi() { return false; }
 
 bool built_with_mpi() { return false; }

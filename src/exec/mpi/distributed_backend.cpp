@@ -43,6 +43,7 @@ class Distributed final : public DistributedBackend {
     if (o.halo_steps < 1) throw std::runtime_error("--halo-steps / parallel.halo_steps must be at least 1");
     pg_ = choose_process_grid(size_, p.grid.nx, p.grid.ny, o.ranks_x, o.ranks_y);
     k_ = o.halo_steps;
+    gpu_memory_option_ = o.mpi_gpu_memory;
     halo_ = index_t(k_) * stencil_radius(p.scheme) + extra_halo;
     for (int r = 0; r < size_; ++r) blocks_.push_back(make_block(pg_, r, p.grid.nx, p.grid.ny, halo_));
     const Block& b = blocks_[static_cast<std::size_t>(rank_)];
@@ -337,15 +338,15 @@ class Distributed final : public DistributedBackend {
   // The sides left to MPI hand it buffers in GPU memory where MPI reads
   // and writes it (CUDA-aware MPI) and the executor has a GPU: no copies
   // through the host. Each end decides for itself; MPI matches a message in
-  // GPU memory with one in host memory.
+  // GPU memory with one in host memory. Only a rank with a GPU asks
+  // (SHALLOWS_CUDA_AWARE_MPI, the library).
   void halos_in_device_memory() {
-    if (!cuda_aware_mpi()) return;
+    if (gpu_memory_option_ == 0 || !local_->has_gpu_memory()) return;
+    if (gpu_memory_option_ < 0 && !cuda_aware_mpi()) return;
     for (Transfer& t : transfers_) {
       if (t.peer < 0 || t.device) continue;
-      Backend::BoxBuffer send = local_->device_buffer(t.send_bytes), recv = local_->device_buffer(t.recv_bytes);
-      if (!send || !recv) return;  // an executor without a GPU
-      t.send_buf = std::move(send);
-      t.recv_buf = std::move(recv);
+      t.send_buf = local_->device_buffer(t.send_bytes);
+      t.recv_buf = local_->device_buffer(t.recv_bytes);
       t.mpi_device = true;
       --timing_.host_sides;
       ++timing_.mpi_device_sides;
@@ -482,6 +483,7 @@ class Distributed final : public DistributedBackend {
   int rank_, size_;
   ProcessGrid pg_;
   int k_ = 1;
+  int gpu_memory_option_ = -1;  // BackendOptions::mpi_gpu_memory
   index_t halo_ = 1;
   std::vector<Block> blocks_;
   std::array<Transfer, 4> transfers_;

@@ -52,11 +52,18 @@ void check_same_on_every_rank(std::uint64_t hash, const std::string& what);
 // calls MPI_Abort, so that no rank waits forever for a failed one.
 [[noreturn]] void abort_job(const std::string& message);
 
-// Whether MPI reads and writes GPU memory (CUDA-aware MPI), asked of the
-// library at run time (OpenMPI's MPIX_Query_cuda_support, MPICH's
-// MPIX_GPU_query_support), unless SHALLOWS_CUDA_AWARE_MPI says "off" or "on"
-// (for a library that can but does not say so); any other value of it
-// throws, naming it. False without MPI.
+// What the MPI library says, at run time, of reading and writing GPU memory
+// (CUDA-aware MPI): OpenMPI's MPIX_Query_cuda_support, MPICH's
+// MPIX_GPU_query_support; unknown where it has no such query.
+enum class GpuMemorySupport { yes, no, unknown };
+GpuMemorySupport library_gpu_memory_support();
+
+// Whether halos go to MPI in GPU memory: SHALLOWS_CUDA_AWARE_MPI "auto" (or
+// unset) takes the library's yes; "off" never; "on" also where the library
+// cannot say (one that can but has no query), and throws, naming the
+// variable, where the library says no (MPI would then read GPU memory as
+// host memory and crash). Any other value throws, naming it. False without
+// MPI.
 bool cuda_aware_mpi();
 
 // Whether this build has MPI.
