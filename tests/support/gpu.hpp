@@ -4,6 +4,9 @@
 // CUDA backend); tools/gpu-check.sh checks that they do run on a GPU machine.
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <string>
+
 #include "shallows/solver/backend.hpp"
 
 #define SHALLOWS_REQUIRE_GPU()                                                                        \
@@ -11,6 +14,48 @@
     if (!shallows::cuda_available())                                                                  \
       GTEST_SKIP() << "no CUDA device (or a build without CUDA): GPU test skipped";                   \
   } while (0)
+
+namespace shallows::test_support {
+
+// A rank's halo box of `from` (whose state is `moved`), packed into host
+// memory or, with `device`, into GPU memory (the buffers a CUDA-aware MPI
+// reads and writes), and unpacked into `fresh`, an executor of the same
+// problem still at its initial state: the box's cells arrive bit for bit
+// and no other cell changes.
+inline void expect_box_travels(Backend& from, const Fields& moved, Backend& fresh, const Grid& g, const CellBox& box,
+                               bool device, const std::string& what) {
+  Fields initial;
+  fresh.read_state(initial);
+  const std::size_t bytes = from.box_bytes(box);
+  Backend::BoxBuffer buffer = device ? from.device_buffer(bytes) : from.host_buffer(bytes);
+  ASSERT_TRUE(buffer) << what;
+  if (device) {
+    from.pack_box_device(box, buffer.get());
+    fresh.unpack_box_device(box, buffer.get());
+  } else {
+    from.pack_box(box, buffer.get());
+    fresh.unpack_box(box, buffer.get());
+  }
+  fresh.refresh_ghosts();
+  Fields c;
+  fresh.read_state(c);
+  std::size_t inside = 0, outside_changed = 0;
+  for (index_t j = 0; j < g.ny; ++j) {
+    for (index_t i = 0; i < g.nx; ++i) {
+      const auto k = static_cast<std::size_t>(j * g.nx + i);
+      if (box.contains(i, j)) {
+        inside += c.h[k] == moved.h[k] && c.hu[k] == moved.hu[k] && c.hv[k] == moved.hv[k];
+      } else {
+        outside_changed += c.h[k] != initial.h[k] || c.hu[k] != initial.hu[k] || c.hv[k] != initial.hv[k];
+      }
+    }
+  }
+  const std::string path = device ? ", GPU memory" : ", host memory";
+  EXPECT_EQ(inside, static_cast<std::size_t>(box.cells())) << what << path;
+  EXPECT_EQ(outside_changed, 0u) << what << path;
+}
+
+}  // namespace shallows::test_support
 
 #ifdef SHALLOWS_HAVE_CUDA
 #include <memory>
@@ -56,44 +101,6 @@ inline void expect_same_bits(const KernelPair& k, const std::string& what) {
   for (const auto& [name, pair] : fields) {
     EXPECT_TRUE(bitwise_equal(*pair.first, *pair.second)) << what << ", " << name;
   }
-}
-
-// A rank's halo box of `from` (whose state is `moved`), packed into host
-// memory or, with `device`, into GPU memory (the buffers a CUDA-aware MPI
-// reads and writes), and unpacked into `fresh`, an executor of the same
-// problem still at its initial state: the box's cells arrive bit for bit
-// and no other cell changes.
-inline void expect_box_travels(Backend& from, const Fields& moved, Backend& fresh, const Grid& g, const CellBox& box,
-                               bool device, const std::string& what) {
-  Fields initial;
-  fresh.read_state(initial);
-  const std::size_t bytes = from.box_bytes(box);
-  Backend::BoxBuffer buffer = device ? from.device_buffer(bytes) : from.host_buffer(bytes);
-  ASSERT_TRUE(buffer) << what;
-  if (device) {
-    from.pack_box_device(box, buffer.get());
-    fresh.unpack_box_device(box, buffer.get());
-  } else {
-    from.pack_box(box, buffer.get());
-    fresh.unpack_box(box, buffer.get());
-  }
-  fresh.refresh_ghosts();
-  Fields c;
-  fresh.read_state(c);
-  std::size_t inside = 0, outside_changed = 0;
-  for (index_t j = 0; j < g.ny; ++j) {
-    for (index_t i = 0; i < g.nx; ++i) {
-      const auto k = static_cast<std::size_t>(j * g.nx + i);
-      if (box.contains(i, j)) {
-        inside += c.h[k] == moved.h[k] && c.hu[k] == moved.hu[k] && c.hv[k] == moved.hv[k];
-      } else {
-        outside_changed += c.h[k] != initial.h[k] || c.hu[k] != initial.hu[k] || c.hv[k] != initial.hv[k];
-      }
-    }
-  }
-  const std::string path = device ? ", GPU memory" : ", host memory";
-  EXPECT_EQ(inside, static_cast<std::size_t>(box.cells())) << what << path;
-  EXPECT_EQ(outside_changed, 0u) << what << path;
 }
 
 }  // namespace shallows::test_support
