@@ -43,7 +43,6 @@ class Distributed final : public DistributedBackend {
     if (o.halo_steps < 1) throw std::runtime_error("--halo-steps / parallel.halo_steps must be at least 1");
     pg_ = choose_process_grid(size_, p.grid.nx, p.grid.ny, o.ranks_x, o.ranks_y);
     k_ = o.halo_steps;
-    gpu_memory_option_ = o.mpi_gpu_memory;
     halo_ = index_t(k_) * stencil_radius(p.scheme) + extra_halo;
     for (int r = 0; r < size_; ++r) blocks_.push_back(make_block(pg_, r, p.grid.nx, p.grid.ny, halo_));
     const Block& b = blocks_[static_cast<std::size_t>(rank_)];
@@ -65,7 +64,7 @@ class Distributed final : public DistributedBackend {
       const index_t c = s.cells.empty() ? 0 : s.cells.front();
       source_owner_.push_back(owner_of(c % p.grid.nx, c / p.grid.nx));
     }
-    plan_exchange(b);
+    plan_exchange(b, o.mpi_gpu_memory);
     timing_.rank = rank_;
   }
 
@@ -209,15 +208,15 @@ class Distributed final : public DistributedBackend {
     constexpr int n = 13;
     const double mine[n] = {double(timing_.rank), timing_.compute, timing_.reduce, timing_.pack, timing_.exchange,
                             timing_.wait, double(timing_.steps), double(timing_.exchanges), timing_.halo_bytes,
-                            double(timing_.device_sides), double(timing_.host_sides), double(timing_.device_rate),
-                            double(timing_.mpi_device_sides)};
+                            double(timing_.device_sides), double(timing_.host_sides),
+                            double(timing_.mpi_device_sides), double(timing_.device_rate)};
     std::vector<double> all(rank_ == 0 ? static_cast<std::size_t>(n * size_) : 0);
     MPI_Gather(mine, n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     std::vector<RankTiming> out;
     for (int r = 0; rank_ == 0 && r < size_; ++r) {
       const double* v = all.data() + r * n;
       out.push_back({int(v[0]), v[1], v[2], v[3], v[4], v[5], index_t(v[6]), index_t(v[7]), v[8], int(v[9]),
-                     int(v[10]), int(v[12]), int(v[11])});
+                     int(v[10]), int(v[11]), int(v[12])});
     }
     return out;
   }
@@ -237,7 +236,8 @@ class Distributed final : public DistributedBackend {
     Backend::BoxBuffer send_buf{nullptr, nullptr}, recv_buf{nullptr, nullptr};
   };
 
-  void plan_exchange(const Block& b) {
+  // gpu_memory: BackendOptions::mpi_gpu_memory.
+  void plan_exchange(const Block& b, int gpu_memory) {
     const CellBox o = b.owned_in_local();
     const index_t h = halo_;
     const index_t width = b.local.nx();
@@ -260,19 +260,24 @@ class Distributed final : public DistributedBackend {
       t.recv_buf = local_->host_buffer(t.recv_bytes);
       timing_.halo_bytes += double(t.send_bytes);
     }
-    link_devices();
+    link_devices(gpu_memory);
   }
 
   // Links between GPUs (CUDA IPC), where the executors can make them and
   // SHALLOWS_GPU_LINKS is not "off": halos GPU to GPU between neighbours on
   // one node, and the rate all-reduced by the GPUs when every rank runs on
   // one node with a GPU of its own. Collective.
-  void link_devices() {
+  void link_devices(int gpu_memory) {
     const char* links = std::getenv("SHALLOWS_GPU_LINKS");
     const bool off = links != nullptr && std::string(links) == "off";
     const int node = node_ranks().leader;  // the same on every rank of this node
     link_halos(node, off);
-    halos_in_device_memory();
+    halos_in_device_memory(gpu_memory);
+    for (const Transfer& t : transfers_) {  // each side's path, once decided
+      if (t.peer < 0) continue;
+      int& sides = t.device ? timing_.device_sides : t.mpi_device ? timing_.mpi_device_sides : timing_.host_sides;
+      ++sides;
+    }
     link_rate(node, off);
     int mine = timing_.device_sides > 0 || timing_.device_rate ? 1 : 0, any = 0;
     MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -326,8 +331,6 @@ class Distributed final : public DistributedBackend {
     for (std::size_t s = 0; s < 4; ++s) {
       Transfer& t = transfers_[s];
       t.device = t.peer >= 0 && opened[s] && peer_opened[s];
-      if (t.peer < 0) continue;
-      ++(t.device ? timing_.device_sides : timing_.host_sides);
       if (t.device) {
         t.send_buf.reset();
         t.recv_buf.reset();
@@ -340,16 +343,14 @@ class Distributed final : public DistributedBackend {
   // through the host. Each end decides for itself; MPI matches a message in
   // GPU memory with one in host memory. Only a rank with a GPU asks
   // (SHALLOWS_CUDA_AWARE_MPI, the library).
-  void halos_in_device_memory() {
-    if (gpu_memory_option_ == 0 || !local_->has_gpu_memory()) return;
-    if (gpu_memory_option_ < 0 && !cuda_aware_mpi()) return;
+  void halos_in_device_memory(int gpu_memory) {
+    if (gpu_memory == 0 || !local_->has_gpu_memory()) return;
+    if (gpu_memory < 0 && !cuda_aware_mpi()) return;
     for (Transfer& t : transfers_) {
       if (t.peer < 0 || t.device) continue;
       t.send_buf = local_->device_buffer(t.send_bytes);
       t.recv_buf = local_->device_buffer(t.recv_bytes);
       t.mpi_device = true;
-      --timing_.host_sides;
-      ++timing_.mpi_device_sides;
     }
   }
 
@@ -483,7 +484,6 @@ class Distributed final : public DistributedBackend {
   int rank_, size_;
   ProcessGrid pg_;
   int k_ = 1;
-  int gpu_memory_option_ = -1;  // BackendOptions::mpi_gpu_memory
   index_t halo_ = 1;
   std::vector<Block> blocks_;
   std::array<Transfer, 4> transfers_;
