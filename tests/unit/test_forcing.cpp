@@ -176,6 +176,70 @@ TEST(CellForcing, GreenAmptTakesWhatIsThereUpToTheCapacity) {
   }
 }
 
+// The Green-Ampt capacity a caller passes is asked for only with that soil
+// and only where the water exceeds Ks dt (a GPU instance without the solve
+// relies on it), and what it says is what the soil takes.
+TEST(CellForcing, GreenAmptCapacityIsAskedOnlyForThatSoilPastKsDt) {
+  PhysicsParams<double> p;
+  CellForcing f;
+  f.model = InfiltrationModel::green_ampt;
+  f.p0 = 2e-5;
+  f.p1 = 0.2;
+  f.p2 = 0.25;
+  const double dt = 0.7;
+  for (const double F0 : {0.0, 1e-6, 0.01}) {
+    for (const double h0 : {0.0, 0.5 * f.p0 * dt, 3 * f.p0 * dt, 0.2}) {
+      int asked = 0;
+      const auto given = [&](const CellForcing& g, double F, double step) {
+        ++asked;
+        EXPECT_EQ(F, F0);
+        EXPECT_EQ(step, dt);
+        return green_ampt_step_capacity(g, F, step);
+      };
+      double F_solved = F0, F_given = F0;
+      ForcingDepths solved, from_outside;
+      const State<double> q0{h0, 0.1 * h0, -0.05 * h0};
+      const State<double> a = apply_cell_forcing(q0, f, dt, p, F_solved, solved);
+      const State<double> b = apply_cell_forcing(q0, f, dt, p, F_given, from_outside, given);
+      EXPECT_EQ(asked, h0 > f.p0 * dt ? 1 : 0) << "F0 " << F0 << " h " << h0;
+      EXPECT_EQ(a.h, b.h);
+      EXPECT_EQ(a.hu, b.hu);
+      EXPECT_EQ(a.hv, b.hv);
+      EXPECT_EQ(F_solved, F_given);
+      EXPECT_EQ(solved.infiltration, from_outside.infiltration);
+    }
+  }
+  // Rain, a map, a constant loss: never asked.
+  for (const InfiltrationModel m : {InfiltrationModel::none, InfiltrationModel::initial_constant}) {
+    CellForcing g = f;
+    g.model = m;
+    g.rain = 0.01;
+    g.manning = 0.05;
+    double F0 = 0.001, F1 = 0.001;
+    ForcingDepths a, b;
+    const auto never = [](const CellForcing&, double, double) -> double {
+      ADD_FAILURE() << "asked without Green-Ampt soil";
+      return 0.0;
+    };
+    const State<double> qa = apply_cell_forcing(State<double>{0.3, 0.2, 0.1}, g, dt, p, F0, a);
+    const State<double> qb = apply_cell_forcing(State<double>{0.3, 0.2, 0.1}, g, dt, p, F1, b, never);
+    EXPECT_EQ(qa.h, qb.h);
+    EXPECT_EQ(qa.hu, qb.hu);
+    EXPECT_EQ(F0, F1);
+  }
+  // What the capacity says is what the soil takes, up to the water there.
+  f.rain = 0;
+  double F = 0.003;
+  ForcingDepths moved;
+  const State<double> q =
+      apply_cell_forcing(State<double>{0.1, 0.0, 0.0}, f, dt, p, F, moved, [](const CellForcing&, double, double) {
+        return 0.025;
+      });
+  EXPECT_EQ(moved.infiltration, 0.025);
+  EXPECT_EQ(F, 0.003 + 0.025);
+  EXPECT_EQ(q.h, 0.1 - 0.025);
+}
+
 // The soil's water leaves at the cell's velocity: the discharge shrinks with
 // the depth (taken_discharge), and what rain brings arrives at rest.
 TEST(CellForcing, SoilTakesItsShareOfTheDischarge) {

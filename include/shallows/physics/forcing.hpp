@@ -154,15 +154,33 @@ SHALLOWS_HD void sourced_discharge(double h, double d, Real hn, Real h_dry, Real
   }
 }
 
+// What Green-Ampt soil with the cell's parameters can take over a step of dt
+// from a cumulative infiltration F (m): the implicit solve, whatever water
+// the cell holds.
+SHALLOWS_HD double green_ampt_step_capacity(const CellForcing& f, double F, double dt) {
+  return green_ampt_capacity(F, dt, f.p0, f.p1 * f.p2) - F;
+}
+
+// apply_cell_forcing's Green-Ampt capacity, solved in the cell's forcing.
+struct SolveGreenAmpt {
+  SHALLOWS_HD double operator()(const CellForcing& f, double F, double dt) const {
+    return green_ampt_step_capacity(f, F, dt);
+  }
+};
+
 // One cell's forcing over a step of dt, after the scheme's update: friction
 // from the map (as advance_cell applies a constant one), then rain, then
 // infiltration of what is there (never more), which takes its share of the
 // discharge (taken_discharge). `infiltrated`: the cell's cumulative
 // infiltration F (m), updated. A cell left at or below h_dry loses its
-// velocity, as in explicit_update.
-template <class Real>
+// velocity, as in explicit_update. green_ampt(f, F, dt): the cell's
+// green_ampt_step_capacity, asked only with Green-Ampt soil and where the
+// water exceeds Ks dt (a GPU kernel instance for runs without that soil
+// passes one without the solve).
+template <class Real, class GreenAmpt>
 SHALLOWS_HD State<Real> apply_cell_forcing(State<Real> q, const CellForcing& f, double dt,
-                                           const PhysicsParams<Real>& p, double& infiltrated, ForcingDepths& moved) {
+                                           const PhysicsParams<Real>& p, double& infiltrated, ForcingDepths& moved,
+                                           const GreenAmpt& green_ampt) {
   if (f.manning >= 0) {
     PhysicsParams<Real> pm = p;
     pm.n_manning = static_cast<Real>(f.manning);
@@ -177,7 +195,7 @@ SHALLOWS_HD State<Real> apply_cell_forcing(State<Real> q, const CellForcing& f, 
     if (h <= f.p0 * dt) {
       taken = h;
     } else {
-      taken = math::min(green_ampt_capacity(infiltrated, dt, f.p0, f.p1 * f.p2) - infiltrated, h);
+      taken = math::min(green_ampt(f, infiltrated, dt), h);
     }
     infiltrated += taken;
   } else if (f.model == InfiltrationModel::initial_constant) {
@@ -192,6 +210,12 @@ SHALLOWS_HD State<Real> apply_cell_forcing(State<Real> q, const CellForcing& f, 
   if (hr <= p.h_dry) return {hr, Real(0), Real(0)};
   if (taken > 0) return {hr, taken_discharge(q.hu, h, before), taken_discharge(q.hv, h, before)};
   return {hr, q.hu, q.hv};
+}
+
+template <class Real>
+SHALLOWS_HD State<Real> apply_cell_forcing(State<Real> q, const CellForcing& f, double dt,
+                                           const PhysicsParams<Real>& p, double& infiltrated, ForcingDepths& moved) {
+  return apply_cell_forcing(q, f, dt, p, infiltrated, moved, SolveGreenAmpt{});
 }
 
 // A volume source (a point, or the cells along an inflow segment): its

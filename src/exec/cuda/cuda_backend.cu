@@ -920,9 +920,9 @@ class CudaExecutor final : public CudaBackend {
   }
 
   template <int kMinBlocks, bool kRanked, bool kMaxima, bool kForcing = false, bool kSources = false,
-            bool kScalars = false>
+            bool kScalars = false, bool kSolve = true>
   void launch_lagged_with(const Launch& a) {
-    cudax::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima, kForcing, kSources, kScalars>
+    cudax::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima, kForcing, kSources, kScalars, kSolve>
         <<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a, march_, mass_);
     SHALLOWS_CUDA_CHECK_LAUNCH("lagged_kernel");
   }
@@ -950,7 +950,12 @@ class CudaExecutor final : public CudaBackend {
       if (march_.strips > 0) return launch_lagged_with<0, false, kMaxima, true, true>(a);
       return launch_lagged_with<0, false, kMaxima, false, true>(a);
     }
-    if (march_.strips > 0) return launch_lagged_with<0, false, kMaxima, true>(a);
+    if (march_.strips > 0) {
+      // Without Green-Ampt (rain, a Manning map, a constant loss): the instance without its solve.
+      if (march_.cell.model != InfiltrationModel::green_ampt)
+        return launch_lagged_with<0, false, kMaxima, true, false, false, false>(a);
+      return launch_lagged_with<0, false, kMaxima, true>(a);
+    }
     switch (min_blocks_) {
       case 2: launch_lagged_with<2, false, kMaxima>(a); break;
       case 4: launch_lagged_with<4, false, kMaxima>(a); break;

@@ -155,13 +155,24 @@ __device__ __forceinline__ double cell_rain(const CellArgs<Real>& A, const StepR
   return A.rain_scale.n > 1 ? A.rain_scale.v[cell] * rain.depth : rain.uniform;
 }
 
+// A forcing without Green-Ampt soil, for a kernel instance that leaves out
+// the implicit solve (its registers and instructions); the host launches it
+// for no other.
+struct WithoutGreenAmpt {
+  __device__ __forceinline__ double operator()(const CellForcing&, double, double) const {
+    __trap();  // unreachable: the instance runs without Green-Ampt only
+    return 0.0;
+  }
+};
+
 // One active cell's forcing over [t0, t0 + dt] (apply_cell_forcing with the
 // cell's rain, map and soil), for cell_forcing_kernel and the lagged step
-// kernel alike. F: the cell's cumulative infiltration, updated.
-template <class Real>
+// kernel alike. F: the cell's cumulative infiltration, updated. green_ampt:
+// SolveGreenAmpt, or WithoutGreenAmpt.
+template <class Real, class GreenAmpt = SolveGreenAmpt>
 __device__ __forceinline__ State<Real> force_cell(const CellArgs<Real>& A, const StepRain& rain, index_t cell,
                                                   double t0, double dt, State<Real> q, double& F,
-                                                  ForcingDepths& moved) {
+                                                  ForcingDepths& moved, const GreenAmpt& green_ampt = {}) {
   CellForcing f;
   f.rain = cell_rain(A, rain, cell, t0, dt);
   f.manning = A.manning.at(cell, -1.0);
@@ -172,7 +183,7 @@ __device__ __forceinline__ State<Real> force_cell(const CellArgs<Real>& A, const
     f.p1 = A.p1.at(cell, 0.0);
     f.p2 = A.p2.at(cell, 0.0);
   }
-  return apply_cell_forcing(q, f, dt, A.phys, F, moved);
+  return apply_cell_forcing(q, f, dt, A.phys, F, moved, green_ampt);
 }
 
 // Sides whose condition follows a time series (Forcing::boundary), as the

@@ -638,7 +638,11 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
 // kForcing: forces each state n+1 cell over the step from t0 (M, rain;
 // dt_full: the step's dt in double, as the forcing takes it).
 // kScalars: stores the mass fluxes of state n+1's edges (MF).
-template <class Real, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries, bool kScalars>
+// kSolve: the forcing may hold Green-Ampt soil, whose implicit solve the
+// instance then carries; false: none (a lighter instance for rain, a
+// Manning map and the initial + constant loss).
+template <class Real, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries, bool kScalars,
+          bool kSolve = true>
 __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P, int parity, Real dt, double t_max,
                                                            int i0, int j0, int jend, int lane, bool& dry_all,
                                                            Real& gain_sum, const forcing::MarchForcing<Real>& M,
@@ -744,7 +748,11 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
           const index_t cell = static_cast<index_t>(r) * nx + i;
           double F = F_in ? F_in[cell] : 0.0;
           ForcingDepths moved;
-          q1 = forcing::force_cell(M.cell, rain, cell, t0, dt_full, q1, F, moved);
+          if constexpr (kSolve) {
+            q1 = forcing::force_cell(M.cell, rain, cell, t0, dt_full, q1, F, moved);
+          } else {
+            q1 = forcing::force_cell(M.cell, rain, cell, t0, dt_full, q1, F, moved, forcing::WithoutGreenAmpt{});
+          }
           if (r >= j0 && r < jend && (inside ? lane >= 1 && lane < 31 : tile_lane)) {
             if (F_out) F_out[cell] = F;
             if (M.taken) M.taken[cell] = moved.infiltration;
@@ -862,7 +870,7 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
 // once (plus the ring's), at the price of 6 more values moved per cell.
 // kSourcesSeries: see lagged_march; the chunks next to a source
 // (MarchForcing::after_sources) leave out the new state's rate and maxima.
-template <class Real, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries, bool kScalars>
+template <class Real, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries, bool kScalars, bool kSolve>
 __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P, int parity, Real dt, double t_max,
                                                            index_t sx, index_t cy, int lane, index_t chunk,
                                                            const forcing::MarchForcing<Real>& M,
@@ -886,7 +894,7 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
   bool dry_all = true;
   Real gain = Real(0);
   const unsigned long long best =
-      lagged_march<Real, kRanked, kMaxima, kForcing, kSourcesSeries, kScalars>(
+      lagged_march<Real, kRanked, kMaxima, kForcing, kSourcesSeries, kScalars, kSolve>(
           P, parity, dt, t_max, i0, j0, jend, lane, dry_all, gain, M, rain, t0, dt_full, t_now, settled, sides, MF);
   warp_add_nonzero(P.gain, static_cast<double>(gain));
   if (P.dry_skip) {
@@ -902,8 +910,9 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
 // kMinBlocks: resident blocks per SM to compile for (0: MinBlocks<Real>),
 // a tuning knob (CudaOptions::min_blocks); kRanked, kMaxima, kForcing:
 // lagged_march (M: its forcing, unused without); kSourcesSeries:
-// lagged_chunk; kScalars: lagged_march (MF: unused without).
-template <class Real, int kMinBlocks, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries, bool kScalars>
+// lagged_chunk; kScalars, kSolve: lagged_march (MF: unused without).
+template <class Real, int kMinBlocks, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries, bool kScalars,
+          bool kSolve = true>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : MinBlocks<Real>::value)
     lagged_kernel(const Params<Real> P, const Launch A, const forcing::MarchForcing<Real> M,
                   const MassFluxes<Real> MF) {
@@ -933,7 +942,7 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : M
   if (warp_chunk(P, A.slot, gw, chunk)) {
     const index_t cy = chunk / P.cg.strips;
     const index_t sx = chunk - cy * P.cg.strips;
-    best = lagged_chunk<Real, kRanked, kMaxima, kForcing, kSourcesSeries, kScalars>(
+    best = lagged_chunk<Real, kRanked, kMaxima, kForcing, kSourcesSeries, kScalars, kSolve>(
         P, c.parity, static_cast<Real>(dt), t_max, sx, cy, lane, chunk, M, rain, t0, dt, c.t_max, sides, MF);
   }
   block_max_to(best, &P.ctrl[(A.slot + 1) % 3].rate_bits);
