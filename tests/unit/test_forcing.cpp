@@ -194,7 +194,7 @@ TEST(CellForcing, GreenAmptCapacityIsAskedOnlyForThatSoilPastKsDt) {
         ++asked;
         EXPECT_EQ(F, F0);
         EXPECT_EQ(step, dt);
-        return green_ampt_step_capacity(g, F, step);
+        return SolveGreenAmpt{}(g, F, step);
       };
       double F_solved = F0, F_given = F0;
       ForcingDepths solved, from_outside;

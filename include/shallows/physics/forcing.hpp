@@ -155,16 +155,11 @@ SHALLOWS_HD void sourced_discharge(double h, double d, Real hn, Real h_dry, Real
 }
 
 // What Green-Ampt soil with the cell's parameters can take over a step of dt
-// from a cumulative infiltration F (m): the implicit solve, whatever water
-// the cell holds.
-SHALLOWS_HD double green_ampt_step_capacity(const CellForcing& f, double F, double dt) {
-  return green_ampt_capacity(F, dt, f.p0, f.p1 * f.p2) - F;
-}
-
-// apply_cell_forcing's Green-Ampt capacity, solved in the cell's forcing.
+// from a cumulative infiltration F (m), solved in the cell's forcing
+// (apply_cell_forcing's default).
 struct SolveGreenAmpt {
   SHALLOWS_HD double operator()(const CellForcing& f, double F, double dt) const {
-    return green_ampt_step_capacity(f, F, dt);
+    return green_ampt_capacity(F, dt, f.p0, f.p1 * f.p2) - F;
   }
 };
 
@@ -174,7 +169,7 @@ struct SolveGreenAmpt {
 // discharge (taken_discharge). `infiltrated`: the cell's cumulative
 // infiltration F (m), updated. A cell left at or below h_dry loses its
 // velocity, as in explicit_update. green_ampt(f, F, dt): the cell's
-// green_ampt_step_capacity, asked only with Green-Ampt soil and where the
+// capacity (SolveGreenAmpt), asked only with Green-Ampt soil and where the
 // water exceeds Ks dt (a GPU kernel instance for runs without that soil
 // passes one without the solve).
 template <class Real, class GreenAmpt>
