@@ -230,8 +230,8 @@ void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, cons
   if (root) {
     std::printf("| case | backend | ranks | process grid | threads | k | precision | cells | steps | seconds | "
                 "cell-updates/s | compute ms | reduce ms | pack ms | exchange ms | wait ms | halo B/step | halo path | "
-                "rate all-reduce |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "rate all-reduce | halo overlap |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   }
   for (const std::string& prec : precisions) {
     const Precision precision = prec == "float" ? Precision::single_precision : Precision::double_precision;
@@ -272,12 +272,13 @@ void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, cons
         const std::vector<mpi::RankTiming> after = d->rank_timings();
         if (!root) continue;
         double split[5] = {0, 0, 0, 0, 0}, halo = 0;
-        int device_sides = 0, host_sides = 0, mpi_device_sides = 0, device_rate = 1;
+        int device_sides = 0, host_sides = 0, mpi_device_sides = 0, device_rate = 1, overlap = 1;
         for (std::size_t r = 0; r < after.size(); ++r) {
           device_sides += after[r].device_sides;
           host_sides += after[r].host_sides;
           mpi_device_sides += after[r].mpi_device_sides;
           device_rate = std::min(device_rate, after[r].device_rate);
+          overlap = std::min(overlap, after[r].overlap);
           const mpi::RankTiming &a = after[r], &b = before[r];
           const double part[5] = {a.compute - b.compute, a.reduce - b.reduce, a.pack - b.pack,
                                   a.exchange - b.exchange, a.wait - b.wait};
@@ -289,13 +290,13 @@ void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, cons
         char line[640];
         std::snprintf(line, sizeof line,
                       "| %s | %s | %d | %dx%d | %d | %d | %s | %lldx%lld | %lld | %.3f | %.3g | %.3f | %.3f | %.3f | "
-                      "%.3f | %.3f | %.0f | %s | %s |",
+                      "%.3f | %.3f | %.0f | %s | %s | %s |",
                       cfg.case_name.c_str(), sim.backend().name().c_str(), mpi::size(), d->ranks_x(), d->ranks_y(),
                       threads, k, prec.c_str(), static_cast<long long>(p.grid.nx), static_cast<long long>(p.grid.ny),
                       static_cast<long long>(steps), elapsed, rate, split[0] * per_step, split[1] * per_step,
                       split[2] * per_step, split[3] * per_step, split[4] * per_step,
                       halo / static_cast<double>(steps), halo_path(device_sides, host_sides, mpi_device_sides),
-                      device_rate ? "gpu" : "mpi");
+                      device_rate ? "gpu" : "mpi", overlap ? "yes" : "no");
         std::printf("%s\n", line);
         std::fflush(stdout);
         rows << "| " << today() << " | " << cfg.machine << " " << line << "\n";

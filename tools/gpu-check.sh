@@ -47,10 +47,10 @@
 #             Manning friction (first and third order), S003-T3 (roe3), cases with rain, Green-Ampt, a
 #             Manning map, a passive scalar and a level segment (first and third order) and with volume
 #             sources (an inflow segment, a point source, a sink; first and third order) on 2, 3, 4 ranks at
-#             k = 1, 4, every output file (and the forcing's volumes) the same bytes as one rank, and two of them
-#             without the GPU links; then S004-T1 at 8192^2 and S003-T3 (roe3) at 4096^2,
+#             k = 1, 4, every output file (and the forcing's volumes) the same bytes as one rank, two of them
+#             without the GPU links and three with the halos beside the inner chunks (SHALLOWS_HALO_OVERLAP=on); then S004-T1 at 8192^2 and S003-T3 (roe3) at 4096^2,
 #             1 rank against 2 ranks: a step's split into compute, reduce, pack, exchange and wait (shallows
-#             bench under mpirun)
+#             bench under mpirun); S004-T1 also with SHALLOWS_HALO_OVERLAP=on (the halos beside the inner chunks)
 #   mps       the same ranks sharing the first GPU through CUDA MPS: S004-T1 8192^2 and S003-T3 4096^2 on 2 ranks
 #             with and without MPS against 1 rank; outputs under MPS against 1 rank (S000-T1, the boundaries case)
 #   table     the summary (always printed last)
@@ -354,10 +354,21 @@ stage_mpi() {
   SHALLOWS_GPU_LINKS=off compare_ranks "mpi: inflow, level, open, wall, Manning, roe3 float, no GPU links" \
     "sharing the GPU" "$mpirun" "$dir/host-path-roe3" "$REPO/tests/data/mpi/boundaries.toml" -p float \
     --set numerics.scheme=\"roe3\" --set domain.nx=96 --set time.end=5
+  # The halos beside the inner chunks (off by default where ranks share a GPU): the same bytes.
+  SHALLOWS_HALO_OVERLAP=on compare_ranks "mpi: s000-t2 float (wet/dry), halos beside the inner chunks" \
+    "sharing the GPU" "$mpirun" "$dir/overlap" "$REPO/cases/s000-t2/case.toml" -p float
+  SHALLOWS_HALO_OVERLAP=on compare_ranks "mpi: rain, Green-Ampt, Manning map, halos beside the inner chunks" \
+    "sharing the GPU" "$mpirun" "$dir/overlap-forcing" "$REPO/tests/data/mpi/rain_soil.toml" --ranks-x 1
+  SHALLOWS_GPU_LINKS=off SHALLOWS_HALO_OVERLAP=on compare_ranks \
+    "mpi: s000-t1 float, no GPU links, halos beside the inner chunks" "sharing the GPU" "$mpirun" \
+    "$dir/overlap-host-path" "$REPO/cases/s000-t1/case.toml" -p float
   # S004-T1 8192^2: one rank (the default kernel) against 2 ranks sharing the GPU, a step's split per k.
   bench -c s004-t1 -n 8192 -p float,double -s 2
   mpi_run "$mpirun" --oversubscribe -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 8192 -p float,double -s 2 \
-    --halo-steps 1,4 || fail "mpi: bench on 2 ranks"
+    --halo-steps 1,4,8 || fail "mpi: bench on 2 ranks"
+  # The same with the halos beside the inner chunks (off by default where ranks share a GPU).
+  SHALLOWS_HALO_OVERLAP=on mpi_run "$mpirun" --oversubscribe -np 2 "$SHALLOWS" bench -b cuda -c s004-t1 -n 8192 \
+    -p float,double -s 2 --halo-steps 1,4,8 || fail "mpi: bench on 2 ranks with the overlap"
   # Third order: S003-T3 4096^2, the same (a halo of 6 k cells).
   bench -c s003-t3 -n 4096 -p float,double -s 2
   mpi_run "$mpirun" --oversubscribe -np 2 "$SHALLOWS" bench -b cuda -c s003-t3 -n 4096 -p float,double -s 2 \
@@ -418,8 +429,8 @@ compare_ranks() {
 # The rows of the bench tables under mpirun that mpi.log gained since the last call, with a header, into the summary.
 MPI_LOG_SEEN=0
 mpi_table() {
-  note "| case | backend | ranks | process grid | threads | k | precision | cells | steps | seconds | cell-updates/s | compute ms | reduce ms | pack ms | exchange ms | wait ms | halo B/step | halo path | rate all-reduce |"
-  note "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  note "| case | backend | ranks | process grid | threads | k | precision | cells | steps | seconds | cell-updates/s | compute ms | reduce ms | pack ms | exchange ms | wait ms | halo B/step | halo path | rate all-reduce | halo overlap |"
+  note "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   tail -n +$((MPI_LOG_SEEN + 1)) "$OUT/mpi.log" | grep -E '^\| s00(4-t[12]|3-t3) \| cuda(-roe3)?\+mpi' | tee -a "$SUMMARY" || true
   MPI_LOG_SEEN=$(wc -l <"$OUT/mpi.log")
 }

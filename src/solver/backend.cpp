@@ -63,6 +63,11 @@ void Backend::pack_box(const CellBox&, std::byte*) const {
   throw std::runtime_error("executor '" + name() + "' cannot run on several ranks");
 }
 
+bool Backend::exchange_in_next_step(const CellBox&, std::function<void()> exchange) {
+  exchange();
+  return false;
+}
+
 void Backend::unpack_box(const CellBox&, const std::byte*) {
   throw std::runtime_error("executor '" + name() + "' cannot run on several ranks");
 }
@@ -151,10 +156,14 @@ std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptio
   if (!mpi::active()) return make_local_backend(problem, options);
   BackendOptions local = options;
   int extra_halo = 0;
+  bool overlap = true;  // halos beside the inner cells (distributed_backend.hpp)
 #ifdef SHALLOWS_HAVE_CUDA
   // One GPU per rank: the node's ranks take the node's GPUs in turn. Asked
   // on every rank, GPU or not: collective.
   const mpi::NodeRanks node = mpi::node_ranks();
+  // Ranks that share a GPU take turns on it: an exchange beside the inner
+  // chunks then waits for the other rank's kernels (slower, bench/results.md run 101).
+  if (options.kind != "cpu" && cuda_available() && node.size > cuda_device_count()) overlap = false;
   if (local.cuda_device < 0 && cuda_available()) {
     const int gpus = cuda_device_count();
     local.cuda_device = node.rank % gpus;
@@ -170,7 +179,7 @@ std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptio
   // (the CUDA executor falls back to its plain kernels where a halo is narrower).
   if (options.kind != "cpu" && cuda_available() && problem.scheme == Scheme::roe1) extra_halo = 1;
 #endif
-  return mpi::make_distributed_backend(problem, local, make_local_backend, extra_halo);
+  return mpi::make_distributed_backend(problem, local, make_local_backend, extra_halo, overlap);
 }
 
 } // namespace shallows

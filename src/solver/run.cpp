@@ -118,7 +118,8 @@ void write_summary_json(const std::filesystem::path& dir, const RunSummary& s) {
         << ", \"halo_bytes_per_exchange\": " << json_number(t.halo_bytes)
         << ", \"halo_sides_gpu_to_gpu\": " << t.device_sides << ", \"halo_sides_through_host\": " << t.host_sides
         << ", \"halo_sides_mpi_gpu_memory\": " << t.mpi_device_sides
-        << ", \"rate_allreduce\": " << (t.device_rate ? "\"gpu\"" : "\"mpi\"") << "}";
+        << ", \"rate_allreduce\": " << (t.device_rate ? "\"gpu\"" : "\"mpi\"")
+        << ", \"halo_overlap\": " << (t.overlap ? "true" : "false") << "}";
     }
     f << (s.rank_timings.empty() ? "]\n" : "\n  ]\n") << "}\n";
     if (!f) throw std::runtime_error("cannot write " + part.string());

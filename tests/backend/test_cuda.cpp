@@ -14,11 +14,13 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/solver/simulation.hpp"
 #include "support/gpu.hpp"
+#include "support/halo_overlap.hpp"
 #include "support/measures.hpp"
 #include "support/problems.hpp"
 
@@ -347,6 +349,23 @@ TEST(CudaBackend, HaloBoxesTravelThroughHostAndGpuMemory) {
         auto fresh = make_cuda_backend(p, plain_options("cuda"), kernel_options(kernel));
         test_support::expect_box_travels(*moved, b, *fresh, p.grid, CellBox{20, 2, 70, 9}, device, label);
       }
+    }
+  }
+}
+
+// The lagged kernel's step with a halo exchange in flight: the inner chunks
+// on a stream of their own beside it, the others after, with and without dry
+// skipping and the chunk list (support/halo_overlap.hpp).
+TEST(CudaBackend, LaggedStepBesideTheExchangeAsAfterIt) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    for (const auto& [skip, compact] : {std::pair{true, true}, std::pair{true, false}, std::pair{false, false}}) {
+      const std::string label = std::string("lagged ") + precision_name(prec) + (skip ? ", dry skipping" : "") +
+                                (compact ? ", chunk list" : "");
+      const test_support::MakeBackend gpu = [skip, compact](const Problem& p) -> std::unique_ptr<Backend> {
+        return make_cuda_backend(p, plain_options("cuda"), kernel_options("lagged", skip, compact));
+      };
+      test_support::expect_overlap_bits(gpu, Scheme::roe1, prec, label, 2, 320, 256);
     }
   }
 }

@@ -2,7 +2,9 @@
 # `shallows bench` under mpirun: S004-T1 32x32 on 2 ranks (2 x 1) at k = 1
 # and 4 prints a row per k with the step's split, appends them to a results
 # file, and reports the halo the busiest rank sends per step: 32 rows x 1
-# column x 3 values x 8 B = 768 B at k = 1 (an exchange every step). With
+# column x 3 values x 8 B = 768 B at k = 1 (an exchange every step), and
+# that the halos travel beside the inner cells (SHALLOWS_HALO_OVERLAP=off:
+# not; another value: an error naming the variable). With
 # --weak, -n 16 is each rank's block: a 32x16 grid, 384 B per step at k = 1.
 # Usage: bench_table.sh SHALLOWS MPIRUN WORKDIR
 set -euo pipefail
@@ -22,6 +24,18 @@ path=$(echo "$row" | awk -F'|' '{gsub(/ /, "", $19); print $19}')
 [ "$path" = "host" ] || { echo "halo path of CPU ranks: '$path', expected host"; status=1; }
 rate=$(echo "$row" | awk -F'|' '{gsub(/ /, "", $20); print $20}')
 [ "$rate" = "mpi" ] || { echo "rate all-reduce of CPU ranks: '$rate', expected mpi"; status=1; }
+overlap=$(echo "$row" | awk -F'|' '{gsub(/ /, "", $21); print $21}')
+[ "$overlap" = "yes" ] || { echo "halo overlap of CPU ranks: '$overlap', expected yes"; status=1; }
+SHALLOWS_HALO_OVERLAP=off "$mpirun" --oversubscribe -np 2 "$shallows" bench -c s004-t1 -n 32 -p double -s 0.05 \
+  --halo-steps 1 >"$work/no-overlap.md"
+overlap=$(grep -E "^\| s004-t1 \| serial\+mpi \| 2 \|" "$work/no-overlap.md" | awk -F'|' '{gsub(/ /, "", $21); print $21}')
+[ "$overlap" = "no" ] || { echo "SHALLOWS_HALO_OVERLAP=off: halo overlap '$overlap', expected no"; status=1; }
+if SHALLOWS_HALO_OVERLAP=maybe "$mpirun" --oversubscribe -np 2 "$shallows" bench -c s004-t1 -n 32 -s 0.05 \
+  >"$work/bad-overlap.txt" 2>&1; then
+  echo "SHALLOWS_HALO_OVERLAP=maybe was accepted"; status=1
+fi
+grep -q "SHALLOWS_HALO_OVERLAP must be on or off, not 'maybe'" "$work/bad-overlap.txt" ||
+  { echo "SHALLOWS_HALO_OVERLAP=maybe: no message naming it"; status=1; }
 [ "$(grep -c "test-machine | s004-t1 | serial+mpi" "$work/rows.md")" = 2 ] || { echo "rows not appended once each"; status=1; }
 "$mpirun" --oversubscribe -np 2 "$shallows" bench -c s004-t2 -n 16 -p double -s 0.05 --halo-steps 1 --weak |
   tee "$work/weak.md"

@@ -169,6 +169,15 @@ class Backend {
   virtual void pack_box(const CellBox& box, std::byte* out) const;
   virtual void unpack_box(const CellBox& box, const std::byte* in);
   virtual void refresh_ghosts();
+  // A halo exchange that travels while the next step computes what does not
+  // wait for it: `exchange` (the MPI calls, and this executor's pack_box,
+  // unpack_box and refresh_ghosts) runs on the calling thread during the
+  // next step() or advance(), which first computes the cells of `inner`
+  // (local cells whose stencil reads no cell the exchange writes), then the
+  // rest once `exchange` has returned. The bits are those of exchange()
+  // before the step. Returns whether the executor does so; the default, for
+  // executors that cannot split a step, calls exchange() at once (false).
+  virtual bool exchange_in_next_step(const CellBox& inner, std::function<void()> exchange);
   // Host memory for those buffers: the CUDA executor's is page-locked, so
   // that a box crosses to and from the GPU in one DMA at full speed.
   using BoxBuffer = std::unique_ptr<std::byte[], void (*)(std::byte*)>;

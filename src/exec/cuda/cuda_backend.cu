@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <system_error>
 #include <cstring>
 #include <limits>
@@ -242,7 +243,11 @@ class CudaExecutor final : public CudaBackend {
     segment_specs_ = p.segments;
     sides_ = cudax::SideAccount(!distributed_ && !closed_domain(p), 8);
 
-    SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    // The greatest priority: a halo exchange's kernels on stream_ go ahead of
+    // the inner chunks that run beside it on inner_stream_ (launch_lagged).
+    int least = 0, greatest = 0;
+    SHALLOWS_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    SHALLOWS_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest));
     if (const char* t = std::getenv("SHALLOWS_CUDA_TIMELINE"); t && *t && std::strcmp(t, "0") != 0)
       timeline_ = std::make_unique<cudax::StepTimeline>(device_);
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_in_), sizeof(Ctrl)));
@@ -378,6 +383,10 @@ class CudaExecutor final : public CudaBackend {
     timeline_.reset();  // prints, while its stream still exists
     if (host_in_) cudaFreeHost(host_in_);
     if (host_out_) cudaFreeHost(host_out_);
+    if (inner_stream_) cudaStreamSynchronize(inner_stream_);
+    if (split_start_) cudaEventDestroy(split_start_);
+    if (inner_done_) cudaEventDestroy(inner_done_);
+    if (inner_stream_) cudaStreamDestroy(inner_stream_);
     if (stream_) cudaStreamDestroy(stream_);
   }
 
@@ -600,6 +609,47 @@ class CudaExecutor final : public CudaBackend {
     if (kind_ == KernelKind::lagged) unpacked_.push_back(box);
   }
 
+  // The lagged kernel's next step runs the chunks whose neighbourhood lies
+  // in `inner` beside the exchange (launch_lagged); the plain kernels take
+  // the exchange at once.
+  bool exchange_in_next_step(const CellBox& inner, std::function<void()> exchange) override {
+    if (kind_ != KernelKind::lagged) return Backend::exchange_in_next_step(inner, std::move(exchange));
+    if (inner_stream_ == nullptr) {
+      SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&inner_stream_, cudaStreamNonBlocking));
+      SHALLOWS_CUDA_CHECK(cudaEventCreateWithFlags(&split_start_, cudaEventDisableTiming));
+      SHALLOWS_CUDA_CHECK(cudaEventCreateWithFlags(&inner_done_, cudaEventDisableTiming));
+    }
+    if (inner_chunks_.size() == 0 || inner.i0 != split_inner_.i0 || inner.j0 != split_inner_.j0 ||
+        inner.i1 != split_inner_.i1 || inner.j1 != split_inner_.j1)
+      split_chunks(inner);
+    pending_exchange_ = std::move(exchange);
+    return true;
+  }
+
+  // The chunks whose 3 x 3 neighbourhood of chunks lies in `inner`, and the
+  // others, as lists with three copies of their count ahead (list_count of
+  // each Ctrl slot). An inner chunk reads no cell, rhs or dry flag that an
+  // exchange writes (unpack_box, box_dry_flags_kernel, refresh_ghosts).
+  void split_chunks(const CellBox& inner) {
+    std::vector<unsigned> in(3, 0), rest(3, 0);
+    const cudax::ChunkGrid& cg = cg_step_;
+    for (index_t cy = 0; cy < cg.chunk_rows; ++cy) {
+      for (index_t sx = 0; sx < cg.strips; ++sx) {
+        const index_t i0 = std::max<index_t>(sx - 1, 0) * cg.width, j0 = std::max<index_t>(cy - 1, 0) * cg.rows;
+        const index_t i1 = std::min((sx + 2) * cg.width, grid_.nx), j1 = std::min((cy + 2) * cg.rows, grid_.ny);
+        const bool inside = i0 >= inner.i0 && j0 >= inner.j0 && i1 <= inner.i1 && j1 <= inner.j1;
+        (inside ? in : rest).push_back(static_cast<unsigned>(cy * cg.strips + sx));
+      }
+    }
+    for (std::vector<unsigned>* list : {&in, &rest})
+      for (std::size_t s = 0; s < 3; ++s) (*list)[s] = static_cast<unsigned>(list->size() - 3);
+    inner_chunks_ = DeviceArray<unsigned>(in.size());
+    inner_chunks_.upload(in.data(), in.size());
+    rest_chunks_ = DeviceArray<unsigned>(rest.size());
+    rest_chunks_.upload(rest.data(), rest.size());
+    split_inner_ = inner;
+  }
+
   // Ghost states are computed where they are read, never stored; the
   // unpacks' copies read the caller's buffers until the stream gets here.
   // The lagged kernel's rhs of the chunks the halos touch is computed again
@@ -792,6 +842,9 @@ class CudaExecutor final : public CudaBackend {
   // The kernels of one step from slot_ (a no-op on the device once the
   // launch's target or step limit is reached), then the maxima.
   void launch_step(const Launch& a) {
+    // The exchange beside the inner chunks only where the lagged kernel is all this step runs before its forcing.
+    if (pending_exchange_ && (rhs_at_first_step_ || sides_.kept())) std::exchange(pending_exchange_, nullptr)();
+    const bool split = static_cast<bool>(pending_exchange_);
     known_parity_ = -1;
     if (timeline_) timeline_->begin(stream_);
     if (rhs_at_first_step_) {
@@ -806,7 +859,11 @@ class CudaExecutor final : public CudaBackend {
           base_, plain_, a, side_series_.views(), grid_.dx, grid_.dy, sides_.rate());
       SHALLOWS_CUDA_CHECK_LAUNCH("boundary_rate_kernel");
     }
-    if (compact_) {
+    if (compact_ && split) {
+      // The split step's lists are fixed (split_chunks) and its chunks skip dry neighbourhoods themselves; the
+      // next step's list_kernel counts into the slot that this one's would have zeroed.
+      SHALLOWS_CUDA_CHECK(cudaMemsetAsync(list_count_.get() + (a.slot + 1) % 3, 0, sizeof(unsigned), stream_));
+    } else if (compact_) {
       const unsigned threads = 128;
       const auto blocks = static_cast<unsigned>((cg_step_.chunks + threads - 1) / threads);
       cudax::list_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, a);
@@ -922,8 +979,18 @@ class CudaExecutor final : public CudaBackend {
   template <int kMinBlocks, bool kRanked, bool kMaxima, bool kForcing = false, bool kSources = false,
             bool kScalars = false, bool kSolve = true>
   void launch_lagged_with(const Launch& a) {
-    cudax::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima, kForcing, kSources, kScalars, kSolve>
-        <<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a, march_, mass_);
+    if (run_over_.list == nullptr) {
+      cudax::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima, kForcing, kSources, kScalars, kSolve>
+          <<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a, march_, mass_);
+    } else {
+      Params p = base_;
+      p.list_count = run_over_.list->get();  // the count heads the list, once per slot
+      p.list = run_over_.list->get() + 3;
+      const auto count = static_cast<index_t>(run_over_.list->size() - 3);
+      const auto blocks = static_cast<unsigned>(std::max<index_t>((count + cudax::kBlockWarps - 1) / cudax::kBlockWarps, 1));
+      cudax::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima, kForcing, kSources, kScalars, kSolve>
+          <<<blocks, cudax::kBlockThreads, 0, run_over_.stream>>>(p, a, march_, mass_);
+    }
     SHALLOWS_CUDA_CHECK_LAUNCH("lagged_kernel");
   }
 
@@ -966,15 +1033,32 @@ class CudaExecutor final : public CudaBackend {
 
   // With maxima, every other step runs the kMaxima instance, which grows
   // them with both of its states; the steps between run the benchmark's.
+  // With an exchange pending (exchange_in_next_step), the step runs as two
+  // launches: the inner chunks on inner_stream_, beside the exchange that
+  // the host runs meanwhile on stream_, then the other chunks on stream_
+  // once the halos are in. Both read state n and write state n + 1 into the
+  // other buffer; each chunk is computed once, as in one launch. Both
+  // launches' step_prologue writes the same next slot.
   void launch_lagged(const Launch& a) {
-    if (!track_maxima_) return launch_lagged_tracking<false>(a);
-    if (maxima_pair_next_) {
-      launch_lagged_tracking<true>(a);
-    } else {
-      launch_lagged_tracking<false>(a);
-      maxima_behind_ = true;
+    const bool maxima = track_maxima_ && maxima_pair_next_;
+    if (track_maxima_) {
+      if (!maxima) maxima_behind_ = true;
+      maxima_pair_next_ = !maxima_pair_next_;
     }
-    maxima_pair_next_ = !maxima_pair_next_;
+    const auto launch = [&] { maxima ? launch_lagged_tracking<true>(a) : launch_lagged_tracking<false>(a); };
+    if (!pending_exchange_) return launch();
+    const std::function<void()> exchange = std::exchange(pending_exchange_, nullptr);
+    SHALLOWS_CUDA_CHECK(cudaEventRecord(split_start_, stream_));
+    SHALLOWS_CUDA_CHECK(cudaStreamWaitEvent(inner_stream_, split_start_, 0));
+    run_over_ = {&inner_chunks_, inner_stream_};
+    launch();
+    run_over_ = {};
+    SHALLOWS_CUDA_CHECK(cudaEventRecord(inner_done_, inner_stream_));
+    exchange();
+    run_over_ = {&rest_chunks_, stream_};
+    launch();
+    run_over_ = {};
+    SHALLOWS_CUDA_CHECK(cudaStreamWaitEvent(stream_, inner_done_, 0));
   }
 
   // launch_lagged's pairing at the start of an advance.
@@ -1056,6 +1140,17 @@ class CudaExecutor final : public CudaBackend {
   bool host_unpacked_ = false;            // a box unpacked from an MPI buffer since refresh_ghosts
   mutable int known_parity_ = -1;         // current_parity; -1: not known
   DeviceArray<unsigned> halo_chunks_;     // halo_chunks
+  // An exchange beside the next step's inner chunks (exchange_in_next_step, launch_lagged).
+  std::function<void()> pending_exchange_;
+  CellBox split_inner_;
+  DeviceArray<unsigned> inner_chunks_, rest_chunks_;  // split_chunks
+  cudaStream_t inner_stream_ = nullptr;
+  cudaEvent_t split_start_ = nullptr, inner_done_ = nullptr;
+  struct ChunkRun {
+    const DeviceArray<unsigned>* list = nullptr;  // null: every chunk, on stream_
+    cudaStream_t stream = nullptr;
+  };
+  ChunkRun run_over_;  // what launch_lagged_with launches over
   DeviceArray<unsigned> after_sources_;   // list_after_sources (empty: no source, or the plain kernels)
   DeviceArray<unsigned char> after_sources_flag_;
   cudax::forcing::SideSeriesDevice side_series_;  // Forcing::boundary on the device

@@ -37,13 +37,19 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 class Distributed final : public DistributedBackend {
  public:
-  Distributed(const Problem& p, const BackendOptions& o, const LocalFactory& make_local, int extra_halo)
+  Distributed(const Problem& p, const BackendOptions& o, const LocalFactory& make_local, int extra_halo,
+              bool overlap_by_default)
       : global_(p.grid), rank_(mpi::rank()), size_(mpi::size()) {
     if (p.on_mesh()) throw std::runtime_error("meshes run on one rank only (no MPI decomposition of meshes yet)");
     if (o.halo_steps < 1) throw std::runtime_error("--halo-steps / parallel.halo_steps must be at least 1");
     pg_ = choose_process_grid(size_, p.grid.nx, p.grid.ny, o.ranks_x, o.ranks_y);
     k_ = o.halo_steps;
-    halo_ = index_t(k_) * stencil_radius(p.scheme) + extra_halo;
+    radius_ = stencil_radius(p.scheme);
+    halo_ = index_t(k_) * radius_ + extra_halo;
+    const char* overlap = std::getenv("SHALLOWS_HALO_OVERLAP");
+    if (overlap != nullptr && std::string(overlap) != "on" && std::string(overlap) != "off")
+      throw std::runtime_error("SHALLOWS_HALO_OVERLAP must be on or off, not '" + std::string(overlap) + "'");
+    overlap_ = overlap == nullptr ? overlap_by_default : std::string(overlap) == "on";
     for (int r = 0; r < size_; ++r) blocks_.push_back(make_block(pg_, r, p.grid.nx, p.grid.ny, halo_));
     const Block& b = blocks_[static_cast<std::size_t>(rank_)];
     local_ = make_local(local_problem(p, b), o);
@@ -92,11 +98,12 @@ class Distributed final : public DistributedBackend {
     if (!timing_.device_rate) return Backend::advance(t, target, max_steps);
     AdvanceResult r{t, 0, 0};
     while (r.t < target && r.steps < max_steps) {
-      if (since_exchange_ == k_) exchange();
-      const index_t n = std::min<index_t>(k_ - since_exchange_, max_steps - r.steps);
       const auto start = Clock::now();
+      const double before = exchange_parts();
+      if (since_exchange_ == k_) start_exchange();
+      const index_t n = std::min<index_t>(k_ - since_exchange_, max_steps - r.steps);
       const AdvanceResult a = local_->advance(r.t, target, n);
-      timing_.compute += seconds_since(start);
+      timing_.compute += seconds_since(start) - (exchange_parts() - before);
       r.t = a.t;
       r.dt = a.dt;
       r.steps += a.steps;
@@ -108,11 +115,11 @@ class Distributed final : public DistributedBackend {
   }
 
   double step(double t, double dt_max) override {
-    if (since_exchange_ == k_) exchange();
     const auto start = Clock::now();
-    const double reduce_before = timing_.reduce;
+    const double before = exchange_parts() + timing_.reduce;
+    if (since_exchange_ == k_) start_exchange();
     const double dt = local_->step(t, dt_max);
-    timing_.compute += seconds_since(start) - (timing_.reduce - reduce_before);
+    timing_.compute += seconds_since(start) - (exchange_parts() + timing_.reduce - before);
     ++timing_.steps;
     ++since_exchange_;
     return dt;
@@ -205,18 +212,18 @@ class Distributed final : public DistributedBackend {
   }
 
   std::vector<RankTiming> rank_timings() const override {
-    constexpr int n = 13;
+    constexpr int n = 14;
     const double mine[n] = {double(timing_.rank), timing_.compute, timing_.reduce, timing_.pack, timing_.exchange,
                             timing_.wait, double(timing_.steps), double(timing_.exchanges), timing_.halo_bytes,
                             double(timing_.device_sides), double(timing_.host_sides),
-                            double(timing_.mpi_device_sides), double(timing_.device_rate)};
+                            double(timing_.mpi_device_sides), double(timing_.device_rate), double(timing_.overlap)};
     std::vector<double> all(rank_ == 0 ? static_cast<std::size_t>(n * size_) : 0);
     MPI_Gather(mine, n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     std::vector<RankTiming> out;
     for (int r = 0; rank_ == 0 && r < size_; ++r) {
       const double* v = all.data() + r * n;
       out.push_back({int(v[0]), v[1], v[2], v[3], v[4], v[5], index_t(v[6]), index_t(v[7]), v[8], int(v[9]),
-                     int(v[10]), int(v[11]), int(v[12])});
+                     int(v[10]), int(v[11]), int(v[12]), int(v[13])});
     }
     return out;
   }
@@ -260,6 +267,12 @@ class Distributed final : public DistributedBackend {
       t.recv_buf = local_->host_buffer(t.recv_bytes);
       timing_.halo_bytes += double(t.send_bytes);
     }
+    // The cells whose stencil reaches no halo that an exchange writes.
+    inner_ = {0, 0, width, b.local.ny()};
+    if (b.neighbour[0] >= 0) inner_.i0 = o.i0 + radius_;
+    if (b.neighbour[1] >= 0) inner_.i1 = o.i1 - radius_;
+    if (b.neighbour[2] >= 0) inner_.j0 = o.j0 + radius_;
+    if (b.neighbour[3] >= 0) inner_.j1 = o.j1 - radius_;
     link_devices(gpu_memory);
   }
 
@@ -374,6 +387,18 @@ class Distributed final : public DistributedBackend {
     timing_.device_rate = 1;
   }
 
+  // The pack, exchange and wait seconds so far (what a step's time less them computed).
+  double exchange_parts() const { return timing_.pack + timing_.exchange + timing_.wait; }
+
+  // The exchange before the next step: run beside the step's inner cells
+  // where the executor can split its step (exchange_in_next_step), else now.
+  void start_exchange() {
+    since_exchange_ = 0;
+    ++timing_.exchanges;
+    if (!overlap_) return exchange();
+    timing_.overlap = local_->exchange_in_next_step(inner_, [this] { exchange(); }) ? 1 : 0;
+  }
+
   void exchange() {
     for (int phase = 0; phase < 2; ++phase) {
       std::array<MPI_Request, 4> requests;
@@ -420,8 +445,6 @@ class Distributed final : public DistributedBackend {
       timing_.pack += seconds_since(start);
     }
     local_->refresh_ghosts();
-    since_exchange_ = 0;
-    ++timing_.exchanges;
   }
 
   // A field of the local grid: its owned cells to rank 0, placed there in the
@@ -484,7 +507,10 @@ class Distributed final : public DistributedBackend {
   int rank_, size_;
   ProcessGrid pg_;
   int k_ = 1;
+  int radius_ = 1;  // stencil_radius
   index_t halo_ = 1;
+  bool overlap_ = true;  // SHALLOWS_HALO_OVERLAP
+  CellBox inner_;        // local cells an exchange can run beside (start_exchange)
   std::vector<Block> blocks_;
   std::array<Transfer, 4> transfers_;
   std::unique_ptr<Backend> local_;
@@ -497,14 +523,15 @@ class Distributed final : public DistributedBackend {
 } // namespace
 
 std::unique_ptr<DistributedBackend> make_distributed_backend(const Problem& problem, const BackendOptions& options,
-                                                             const LocalFactory& make_local, int extra_halo) {
-  return std::make_unique<Distributed>(problem, options, make_local, extra_halo);
+                                                             const LocalFactory& make_local, int extra_halo,
+                                                             bool overlap) {
+  return std::make_unique<Distributed>(problem, options, make_local, extra_halo, overlap);
 }
 
 #else
 
 std::unique_ptr<DistributedBackend> make_distributed_backend(const Problem&, const BackendOptions&,
-                                                             const LocalFactory&, int) {
+                                                             const LocalFactory&, int, bool) {
   throw std::runtime_error("this build has no MPI");
 }
 

@@ -64,12 +64,15 @@ struct RowResult {
   bool finite;
 };
 
+// Over the columns i0..i0+n-1 of a row (columns()): the whole row unless
+// an exchange in flight splits the sweep (CpuGridBackend::first_sweep).
 template <class Real>
 struct RowSweep {
   const Grid& g;
-  std::size_t nx;
+  index_t i0 = 0;
+  std::size_t nx;  // n, the columns swept
   Primitives<Real> here, above;
-  Fluctuations<Real> x_left, x_right;  // x-edge k (between columns k-1 and k, k = 0..nx), to each side
+  Fluctuations<Real> x_left, x_right;  // x-edge k (between columns i0+k-1 and i0+k, k = 0..n), to each side
   Fluctuations<Real> south;            // from the y-edges below the row, to the row
   Fluctuations<Real> north_to_here;    // from the y-edges above the row, to the row
   Fluctuations<Real> north_to_above;   // the same edges, to the row above
@@ -109,8 +112,14 @@ struct RowSweep {
               north_to_here.h.data(), north_to_above.h.data(), mass_north.data(), nx);
   }
 
+  // Sweep columns first..last-1 from now on (at most the grid's width).
+  void columns(index_t first, index_t last) {
+    i0 = first;
+    nx = static_cast<std::size_t>(last - first);
+  }
+
   void load_row(const PaddedFields<Real>& f, index_t j, Primitives<Real>& out, const PhysicsParams<Real>& p) {
-    const index_t first = g.index(-1, j);
+    const index_t first = g.index(i0 - 1, j);
     primitive_loop(f.h.data() + first, f.hu.data() + first, f.hv.data() + first, f.z.data() + first, out.h.data(),
                    out.hu.data(), out.hv.data(), out.z.data(), out.u.data(), out.v.data(), out.sqrt_h.data(),
                    out.c.data(), nx + 2, p);
@@ -188,7 +197,7 @@ struct RowSweep {
 
   // Row j's cells' mass fluxes (west, east, south, north) into the per-cell arrays m.
   void store_mass(index_t j, const std::array<Real*, 4>& m) const {
-    const auto o = static_cast<std::size_t>(j * g.nx);
+    const auto o = static_cast<std::size_t>(j * g.nx + i0);
     for (std::size_t i = 0; i < nx; ++i) {
       m[0][o + i] = mass_x[i];
       m[1][o + i] = mass_x[i + 1];
@@ -207,7 +216,7 @@ struct RowSweep {
   // rhs = -((W + E) / dx + (S + N) / dy) in this order for every cell.
   // The rates of the cells of `owned` in the row count.
   RowResult combine(index_t j, Real* rhs_h, Real* rhs_hu, Real* rhs_hv, const CellBox& owned) {
-    const auto o = static_cast<std::size_t>(j * g.nx);
+    const auto o = static_cast<std::size_t>(j * g.nx + i0);
     combine_loop(x_right.h.data(), x_right.hu.data(), x_right.hv.data(), x_right.speed.data(), x_left.h.data() + 1,
                  x_left.hu.data() + 1, x_left.hv.data() + 1, x_left.speed.data() + 1, south.h.data(),
                  south.hu.data(), south.hv.data(), south.speed.data(), north_to_here.h.data(),
@@ -217,7 +226,8 @@ struct RowSweep {
     RowResult r{0.0, true};
     if (j < owned.j0 || j >= owned.j1) return r;
     const Real* z = here.z.data() + 1;
-    for (auto i = static_cast<std::size_t>(owned.i0); i < static_cast<std::size_t>(owned.i1); ++i) {
+    const index_t to = std::min(owned.i1 - i0, static_cast<index_t>(nx));
+    for (index_t i = std::max<index_t>(owned.i0 - i0, 0); i < to; ++i) {
       if (math::is_nan(z[i])) continue;  // inactive cells set no time step
       r.finite = r.finite && std::isfinite(rate[i]);
       r.max_rate = std::max(r.max_rate, static_cast<double>(rate[i]));
@@ -238,8 +248,6 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     rhs_hu_.assign(cells, Real(0));
     rhs_hv_.assign(cells, Real(0));
     row_gain_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
-    // About 16k cells per block: large enough for the caches, small enough to interleave.
-    rows_per_block_ = std::max<index_t>(1, 16384 / std::max<index_t>(grid_.nx, 1));
     // The water crossing the sides, where one may cross (one process: a rank's block edges are not sides).
     this->boundary_kept_ = !closed_domain(p) && p.owned.cells() == 0;
     this->start();
@@ -268,23 +276,19 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
   // sum_edges |Gamma| |lambda| / (2 |V|) (seed 000 eq. 8).
   double compute_rhs() {
     const Grid& g = grid_;
-    const index_t blocks = (g.ny + rows_per_block_ - 1) / rows_per_block_;
-    double max_rate = 0;
-    bool finite = true;
-#pragma omp parallel num_threads(threads_) reduction(max : max_rate) reduction(&& : finite)
-    {
-      RowSweep<Real> sweep(g, !hc_.empty());
-      const std::array<Real*, 4> mass{mass_[0].data(), mass_[1].data(), mass_[2].data(), mass_[3].data()};
-#pragma omp for schedule(static, 1)
-      for (index_t b = 0; b < blocks; ++b) {
-        const index_t j0 = b * rows_per_block_;
-        const index_t j1 = std::min(g.ny, j0 + rows_per_block_);
-        sweep.load_row(fields_, j0 - 1, sweep.here, physics_);
-        sweep.load_row(fields_, j0, sweep.above, physics_);
+    // About 16k cells per block: large enough for the caches, small enough to interleave.
+    const auto rows = [](const CellBox& box) { return 16384 / std::max<index_t>(box.nx(), 1); };
+    return this->first_sweep(rows, [&] {
+      return [&, sweep = RowSweep<Real>(g, !hc_.empty()),
+              mass = std::array<Real*, 4>{mass_[0].data(), mass_[1].data(), mass_[2].data(), mass_[3].data()}](
+                 const typename Base::RowBlock& b, double& max_rate, bool& finite) mutable {
+        sweep.columns(b.box.i0, b.box.i1);
+        sweep.load_row(fields_, b.j0 - 1, sweep.here, physics_);
+        sweep.load_row(fields_, b.j0, sweep.above, physics_);
         sweep.y_edges(physics_);
         if (sweep.mass) sweep.mass_fluxes();
         sweep.next_row();
-        for (index_t j = j0; j < j1; ++j) {
+        for (index_t j = b.j0; j < b.j1; ++j) {
           sweep.here.swap(sweep.above);
           sweep.load_row(fields_, j + 1, sweep.above, physics_);
           sweep.x_edges(physics_);
@@ -298,9 +302,8 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
           finite = finite && r.finite;
           sweep.next_row();
         }
-      }
-    }
-    return finite ? max_rate : std::numeric_limits<double>::quiet_NaN();
+      };
+    });
   }
 
   // Second pass: q += dt rhs, then the point-wise corrections.
@@ -355,7 +358,6 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
 
   std::vector<Real> rhs_h_, rhs_hu_, rhs_hv_;
   std::vector<double> row_gain_;  // clamp gains of the last step, per row
-  index_t rows_per_block_ = 1;
 };
 
 } // namespace

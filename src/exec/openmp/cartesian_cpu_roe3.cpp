@@ -171,46 +171,42 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
   }
 
   // Right-hand side of every interior cell into rhs; returns the largest CFL
-  // rate over active owned cells (NaN if any of them is not finite).
+  // rate over active owned cells (NaN if any of them is not finite). Row
+  // blocks of columns i0..i1-1 (CpuGridBackend::first_sweep).
   double compute_rhs(const StateArrays<Real>& a) {
     const Grid& g = grid_;
-    const index_t blocks = (g.ny + rows_per_block_ - 1) / rows_per_block_;
-    double max_rate = 0;
-    bool finite = true;
-
-#pragma omp parallel num_threads(threads_) reduction(max : max_rate) reduction(&& : finite)
-    {
-      [[maybe_unused]] const FlushDenormals flush;
+    const auto rows = [&](const CellBox&) { return rows_per_block_; };
+    return this->first_sweep(rows, [&] {
       const auto width = static_cast<std::size_t>(g.nx + 2);
-      std::vector<roe3::CellTrace<Real>> row_here(width), row_above(width);
-      std::vector<roe3::EdgePair<Real>> from_south(static_cast<std::size_t>(g.nx));
       const bool mass = !hc_.empty();
-      std::vector<Real> south_mass(mass ? static_cast<std::size_t>(g.nx) : 0);
-      // Row j, columns -1..nx, into buf[0..nx+1].
-      const auto load_row = [&](index_t j, std::vector<roe3::CellTrace<Real>>& buf) {
-        const index_t first = g.index(-1, j);
-        for (std::size_t k = 0; k < width; ++k) buf[k] = trace_at(a, first + static_cast<index_t>(k));
-      };
-
-#pragma omp for schedule(static, 1)
-      for (index_t b = 0; b < blocks; ++b) {
-        const index_t j0 = b * rows_per_block_;
-        const index_t j1 = std::min(g.ny, j0 + rows_per_block_);
-        load_row(j0 - 1, row_above);
+      return [&, mass, row_here = std::vector<roe3::CellTrace<Real>>(width),
+              row_above = std::vector<roe3::CellTrace<Real>>(width),
+              from_south = std::vector<roe3::EdgePair<Real>>(static_cast<std::size_t>(g.nx)),
+              south_mass = std::vector<Real>(mass ? static_cast<std::size_t>(g.nx) : 0)](
+                 const typename Base::RowBlock& blk, double& max_rate, bool& finite) mutable {
+        [[maybe_unused]] const FlushDenormals flush;
+        const index_t i0 = blk.box.i0, n = blk.box.nx();
+        // Row j, columns i0-1..i0+n, into buf[0..n+1]; column i at buf[i - i0 + 1].
+        const auto load_row = [&](index_t j, std::vector<roe3::CellTrace<Real>>& buf) {
+          const index_t first = g.index(i0 - 1, j);
+          for (index_t k = 0; k < n + 2; ++k) buf[static_cast<std::size_t>(k)] = trace_at(a, first + k);
+        };
+        load_row(blk.j0 - 1, row_above);
         std::swap(row_here, row_above);
-        load_row(j0, row_above);
-        for (index_t i = 0; i < g.nx; ++i) {
+        load_row(blk.j0, row_above);
+        for (index_t i = 0; i < n; ++i) {
           const auto k = static_cast<std::size_t>(i);
           from_south[k] = roe3::edge_pair<1>(row_here[k + 1], row_above[k + 1], physics_);
           if (mass) south_mass[k] = roe3::pair_mass_flux<1>(row_here[k + 1], row_above[k + 1], from_south[k]);
         }
-        for (index_t j = j0; j < j1; ++j) {
+        for (index_t j = blk.j0; j < blk.j1; ++j) {
           std::swap(row_here, row_above);
           load_row(j + 1, row_above);
           roe3::EdgePair<Real> west = roe3::edge_pair<0>(row_here[0], row_here[1], physics_);
           Real west_mass = mass ? roe3::pair_mass_flux<0>(row_here[0], row_here[1], west) : Real(0);
-          for (index_t i = 0; i < g.nx; ++i) {
-            const auto k = static_cast<std::size_t>(i);
+          for (index_t ii = 0; ii < n; ++ii) {
+            const auto k = static_cast<std::size_t>(ii);
+            const index_t i = i0 + ii;
             const roe3::EdgePair<Real> east = roe3::edge_pair<0>(row_here[k + 1], row_here[k + 2], physics_);
             const roe3::EdgePair<Real> north = roe3::edge_pair<1>(row_here[k + 1], row_above[k + 1], physics_);
             const State<Real> r = roe3::cell_rhs(row_here[k + 1], west, east, from_south[k], north, prm_);
@@ -238,9 +234,8 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
             from_south[k] = north;
           }
         }
-      }
-    }
-    return finite ? max_rate : std::numeric_limits<double>::quiet_NaN();
+      };
+    });
   }
 
   // The water stage input a's right-hand side moves through each side over

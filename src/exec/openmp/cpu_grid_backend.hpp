@@ -7,8 +7,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "forcing_cpu.hpp"
@@ -105,7 +109,17 @@ class CpuGridBackend : public Backend {
     forcing_.unpack_box(box, in + at * sizeof(Real));
   }
 
-  void refresh_ghosts() override { fill_ghosts(state_arrays()); }
+  // While an exchange runs beside the inner cells (first_sweep), the ghosts
+  // are filled once it has returned, not while other threads read them.
+  void refresh_ghosts() override {
+    if (!exchanging_) fill_ghosts(state_arrays());
+  }
+
+  bool exchange_in_next_step(const CellBox& inner, std::function<void()> exchange) override {
+    pending_inner_ = inner;
+    pending_exchange_ = std::move(exchange);
+    return true;
+  }
 
  protected:
   // Derived constructors finish their own set-up, then call start().
@@ -143,6 +157,83 @@ class CpuGridBackend : public Backend {
   void start() {
     fill_ghosts(state_arrays());
     if (track_maxima_) update_maxima(0.0);
+  }
+
+  // A row block of a step's first sweep: rows j0..j1-1 of box's columns.
+  struct RowBlock {
+    CellBox box;
+    index_t j0, j1;
+  };
+
+  // The first sweep of a step (the rhs and the CFL rate of its input state):
+  // sweep(block, max_rate, finite) over row blocks of rows(box) rows each,
+  // from each thread's own sweeper (make_sweeper()). Without a pending
+  // exchange, over the whole grid, blocks dealt to threads in an
+  // interleaved order. With one (exchange_in_next_step), thread 0 runs it
+  // while the other threads sweep the inner box; then the boundary ghosts
+  // are filled from the new halos, and every thread sweeps the rest.
+  // Returns the largest rate, NaN if one was not finite.
+  template <class Rows, class MakeSweeper>
+  double first_sweep(Rows&& rows, MakeSweeper&& make_sweeper) {
+    const CellBox all{0, 0, grid_.nx, grid_.ny};
+    const std::function<void()> exchange = std::exchange(pending_exchange_, nullptr);
+    std::vector<RowBlock> first, rest;
+    const auto add = [&](std::vector<RowBlock>& out, const CellBox& box) {
+      if (box.nx() <= 0 || box.ny() <= 0) return;
+      const index_t n = std::max<index_t>(1, rows(box));
+      for (index_t j = box.j0; j < box.j1; j += n) out.push_back({box, j, std::min(box.j1, j + n)});
+    };
+    if (!exchange) {
+      add(first, all);
+    } else {
+      const CellBox in{std::max<index_t>(pending_inner_.i0, 0), std::max<index_t>(pending_inner_.j0, 0),
+                       std::min(pending_inner_.i1, grid_.nx), std::min(pending_inner_.j1, grid_.ny)};
+      if (in.nx() > 0 && in.ny() > 0) {
+        add(first, in);
+        add(rest, {0, 0, grid_.nx, in.j0});
+        add(rest, {0, in.j0, in.i0, in.j1});
+        add(rest, {in.i1, in.j0, grid_.nx, in.j1});
+        add(rest, {0, in.j1, grid_.nx, grid_.ny});
+      } else {
+        add(rest, all);
+      }
+    }
+    const auto count = [](const std::vector<RowBlock>& b) { return static_cast<std::ptrdiff_t>(b.size()); };
+    double max_rate = 0;
+    bool finite = true;
+    std::exception_ptr failed;
+    exchanging_ = static_cast<bool>(exchange);
+#pragma omp parallel num_threads(threads_) reduction(max : max_rate) reduction(&& : finite)
+    {
+      auto sweep = make_sweeper();
+      if (!exchange) {
+#pragma omp for schedule(static, 1)
+        for (std::ptrdiff_t b = 0; b < count(first); ++b) sweep(first[static_cast<std::size_t>(b)], max_rate, finite);
+      } else {
+        // Thread 0 is the one that called MPI_Init_thread (MPI_THREAD_FUNNELED).
+        if (omp_get_thread_num() == 0) {
+          try {
+            exchange();
+          } catch (...) {
+            failed = std::current_exception();
+          }
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (std::ptrdiff_t b = 0; b < count(first); ++b) sweep(first[static_cast<std::size_t>(b)], max_rate, finite);
+#pragma omp single
+        {
+          exchanging_ = false;
+          if (!failed) fill_ghosts(state_arrays());
+        }
+        if (!failed) {
+#pragma omp for schedule(dynamic, 1)
+          for (std::ptrdiff_t b = 0; b < count(rest); ++b) sweep(rest[static_cast<std::size_t>(b)], max_rate, finite);
+        }
+      }
+    }
+    exchanging_ = false;
+    if (failed) std::rethrow_exception(failed);
+    return finite ? max_rate : std::numeric_limits<double>::quiet_NaN();
   }
 
   // Adds the depths that the clamps of a pass over the rows added, summed
@@ -340,6 +431,10 @@ class CpuGridBackend : public Backend {
   std::vector<double> max_h_, max_speed_, arrival_;
   double positivity_depth_ = 0;  // sum of clamp_gain over cells and steps
   CpuForcing<Real> forcing_;
+  // A halo exchange for the next step's first sweep (exchange_in_next_step).
+  std::function<void()> pending_exchange_;
+  CellBox pending_inner_;
+  bool exchanging_ = false;  // first_sweep runs the exchange beside the inner cells
 };
 
 } // namespace shallows::detail

@@ -18,7 +18,7 @@ namespace shallows::mpi {
 // Seconds one rank spent, and what it exchanged.
 struct RankTiming {
   int rank = 0;
-  double compute = 0;   // its executor's steps, less the all-reduce
+  double compute = 0;   // its executor's steps, less the all-reduce and the exchange's parts below
   double reduce = 0;    // the all-reduce of the rate (waits for the slowest rank)
   double pack = 0;      // halo rectangles out of and into the executor's state
   double exchange = 0;  // posting the sends and receives
@@ -30,6 +30,7 @@ struct RankTiming {
   int host_sides = 0;     // sides whose halo goes through host memory (staged from a GPU, or a CPU rank's)
   int mpi_device_sides = 0;  // sides whose halo MPI moves from and to GPU memory (CUDA-aware MPI)
   int device_rate = 0;    // 1: the rate all-reduced by the GPUs (compute then includes it)
+  int overlap = 0;        // 1: its executor computes the inner cells while the halos travel
 };
 
 class DistributedBackend : public Backend {
@@ -46,8 +47,11 @@ using LocalFactory = std::function<std::unique_ptr<Backend>(const Problem&, cons
 // Collective: every rank of MPI_COMM_WORLD calls it with the same problem.
 // The halo is k x the stencil's reach wide, plus extra_halo cells for an
 // executor that keeps more than the state from step to step (the CUDA lagged
-// kernel's stored rhs: one cell).
+// kernel's stored rhs: one cell). overlap: whether the halos travel while
+// the next step computes the cells that do not wait for them
+// (Backend::exchange_in_next_step), unless SHALLOWS_HALO_OVERLAP (on, off) says.
 std::unique_ptr<DistributedBackend> make_distributed_backend(const Problem& problem, const BackendOptions& options,
-                                                             const LocalFactory& make_local, int extra_halo = 0);
+                                                             const LocalFactory& make_local, int extra_halo = 0,
+                                                             bool overlap = true);
 
 } // namespace shallows::mpi
