@@ -48,9 +48,10 @@
 #             Manning map, a passive scalar and a level segment (first and third order) and with volume
 #             sources (an inflow segment, a point source, a sink; first and third order) on 2, 3, 4 ranks at
 #             k = 1, 4, every output file (and the forcing's volumes) the same bytes as one rank, two of them
-#             without the GPU links and three with the halos beside the inner chunks (SHALLOWS_HALO_OVERLAP=on); then S004-T1 at 8192^2 and S003-T3 (roe3) at 4096^2,
-#             1 rank against 2 ranks: a step's split into compute, reduce, pack, exchange and wait (shallows
-#             bench under mpirun); S004-T1 also with SHALLOWS_HALO_OVERLAP=on (the halos beside the inner chunks)
+#             without the GPU links and three with the halos beside the inner chunks (SHALLOWS_HALO_OVERLAP=on,
+#             which ranks sharing a GPU leave off by default); then S004-T1 at 8192^2 and S003-T3 (roe3) at
+#             4096^2, 1 rank against 2 ranks: a step's split into compute, reduce, pack, exchange and wait
+#             (shallows bench under mpirun); S004-T1 also with SHALLOWS_HALO_OVERLAP=on
 #   mps       the same ranks sharing the first GPU through CUDA MPS: S004-T1 8192^2 and S003-T3 4096^2 on 2 ranks
 #             with and without MPS against 1 rank; outputs under MPS against 1 rank (S000-T1, the boundaries case)
 #   table     the summary (always printed last)

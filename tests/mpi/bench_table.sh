@@ -28,7 +28,8 @@ overlap=$(echo "$row" | awk -F'|' '{gsub(/ /, "", $21); print $21}')
 [ "$overlap" = "yes" ] || { echo "halo overlap of CPU ranks: '$overlap', expected yes"; status=1; }
 SHALLOWS_HALO_OVERLAP=off "$mpirun" --oversubscribe -np 2 "$shallows" bench -c s004-t1 -n 32 -p double -s 0.05 \
   --halo-steps 1 >"$work/no-overlap.md"
-overlap=$(grep -E "^\| s004-t1 \| serial\+mpi \| 2 \|" "$work/no-overlap.md" | awk -F'|' '{gsub(/ /, "", $21); print $21}')
+overlap=$(grep -E "^\| s004-t1 \| serial\+mpi \| 2 \|" "$work/no-overlap.md" |
+  awk -F'|' '{gsub(/ /, "", $21); print $21}')
 [ "$overlap" = "no" ] || { echo "SHALLOWS_HALO_OVERLAP=off: halo overlap '$overlap', expected no"; status=1; }
 if SHALLOWS_HALO_OVERLAP=maybe "$mpirun" --oversubscribe -np 2 "$shallows" bench -c s004-t1 -n 32 -s 0.05 \
   >"$work/bad-overlap.txt" 2>&1; then

@@ -987,7 +987,8 @@ class CudaExecutor final : public CudaBackend {
       p.list_count = run_over_.list->get();  // the count heads the list, once per slot
       p.list = run_over_.list->get() + 3;
       const auto count = static_cast<index_t>(run_over_.list->size() - 3);
-      const auto blocks = static_cast<unsigned>(std::max<index_t>((count + cudax::kBlockWarps - 1) / cudax::kBlockWarps, 1));
+      const auto blocks =
+          static_cast<unsigned>(std::max<index_t>((count + cudax::kBlockWarps - 1) / cudax::kBlockWarps, 1));
       cudax::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima, kForcing, kSources, kScalars, kSolve>
           <<<blocks, cudax::kBlockThreads, 0, run_over_.stream>>>(p, a, march_, mass_);
     }
