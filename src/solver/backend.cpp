@@ -161,11 +161,11 @@ std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptio
   // One GPU per rank: the node's ranks take the node's GPUs in turn. Asked
   // on every rank, GPU or not: collective.
   const mpi::NodeRanks node = mpi::node_ranks();
+  const int gpus = cuda_device_count();  // 0 without a device
   // Ranks that share a GPU take turns on it: an exchange beside the inner
   // chunks then waits for the other rank's kernels (slower, bench/results.md run 101).
-  if (options.kind != "cpu" && cuda_available() && node.size > cuda_device_count()) overlap = false;
-  if (local.cuda_device < 0 && cuda_available()) {
-    const int gpus = cuda_device_count();
+  if (options.kind != "cpu" && gpus > 0 && node.size > gpus) overlap = false;
+  if (local.cuda_device < 0 && gpus > 0) {
     local.cuda_device = node.rank % gpus;
     static bool noted = false;  // once per process (shallows bench makes one executor per configuration)
     if (options.kind != "cpu" && mpi::rank() == 0 && !noted) {
@@ -177,7 +177,7 @@ std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptio
   // GPU ranks: one more halo cell for the lagged kernel, whose rhs of the
   // halo is computed again after each exchange and lacks the outermost ring
   // (the CUDA executor falls back to its plain kernels where a halo is narrower).
-  if (options.kind != "cpu" && cuda_available() && problem.scheme == Scheme::roe1) extra_halo = 1;
+  if (options.kind != "cpu" && gpus > 0 && problem.scheme == Scheme::roe1) extra_halo = 1;
 #endif
   return mpi::make_distributed_backend(problem, local, make_local_backend, extra_halo, overlap);
 }

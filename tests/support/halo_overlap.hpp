@@ -75,25 +75,12 @@ inline void expect_overlap_bits(const MakeBackend& make, Scheme scheme, Precisio
     const Problem local = mpi::local_problem(global, b);
     const CellBox o = b.owned_in_local();
     const index_t width = b.local.nx();
-    // The boxes an exchange writes (distributed_backend's), and the cells that can step beside it.
+    // The boxes an exchange writes, and the cells that can step beside it, as the distributed executor has them.
     std::vector<CellBox> boxes;
-    CellBox inner{0, 0, width, b.local.ny()};
-    if (b.neighbour[0] >= 0) {
-      boxes.push_back({o.i0 - halo, o.j0, o.i0, o.j1});
-      inner.i0 = o.i0 + r;
-    }
-    if (b.neighbour[1] >= 0) {
-      boxes.push_back({o.i1, o.j0, o.i1 + halo, o.j1});
-      inner.i1 = o.i1 - r;
-    }
-    if (b.neighbour[2] >= 0) {
-      boxes.push_back({0, o.j0 - halo, width, o.j0});
-      inner.j0 = o.j0 + r;
-    }
-    if (b.neighbour[3] >= 0) {
-      boxes.push_back({0, o.j1, width, o.j1 + halo});
-      inner.j1 = o.j1 - r;
-    }
+    const mpi::ExchangeBoxes all = mpi::exchange_boxes(b, halo);
+    for (int s = 0; s < 4; ++s)
+      if (b.neighbour[s] >= 0) boxes.push_back(all.recv[static_cast<std::size_t>(s)]);
+    const CellBox inner = mpi::inner_cells(b, r);
 
     // The true halos (the one-process state), and the poison, from executors of the block.
     Fields local_truth{cut(truth.h, global.grid, b.local), cut(truth.hu, global.grid, b.local),

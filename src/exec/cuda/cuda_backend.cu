@@ -842,8 +842,8 @@ class CudaExecutor final : public CudaBackend {
   // The kernels of one step from slot_ (a no-op on the device once the
   // launch's target or step limit is reached), then the maxima.
   void launch_step(const Launch& a) {
-    // The exchange beside the inner chunks only where the lagged kernel is all this step runs before its forcing.
-    if (pending_exchange_ && (rhs_at_first_step_ || sides_.kept())) std::exchange(pending_exchange_, nullptr)();
+    // A first rhs to compute again (set_state) reads the halos: the exchange then goes first.
+    if (pending_exchange_ && rhs_at_first_step_) std::exchange(pending_exchange_, nullptr)();
     const bool split = static_cast<bool>(pending_exchange_);
     known_parity_ = -1;
     if (timeline_) timeline_->begin(stream_);

@@ -748,11 +748,8 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
           const index_t cell = static_cast<index_t>(r) * nx + i;
           double F = F_in ? F_in[cell] : 0.0;
           ForcingDepths moved;
-          if constexpr (kSolve) {
-            q1 = forcing::force_cell(M.cell, rain, cell, t0, dt_full, q1, F, moved);
-          } else {
-            q1 = forcing::force_cell(M.cell, rain, cell, t0, dt_full, q1, F, moved, forcing::WithoutGreenAmpt{});
-          }
+          using Capacity = std::conditional_t<kSolve, SolveGreenAmpt, forcing::WithoutGreenAmpt>;
+          q1 = forcing::force_cell(M.cell, rain, cell, t0, dt_full, q1, F, moved, Capacity{});
           if (r >= j0 && r < jend && (inside ? lane >= 1 && lane < 31 : tile_lane)) {
             if (F_out) F_out[cell] = F;
             if (M.taken) M.taken[cell] = moved.infiltration;

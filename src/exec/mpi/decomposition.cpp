@@ -102,6 +102,25 @@ Block make_block(const ProcessGrid& pg, int rank, index_t nx, index_t ny, index_
   return b;
 }
 
+ExchangeBoxes exchange_boxes(const Block& b, index_t halo) {
+  const CellBox o = b.owned_in_local();
+  const index_t h = halo, width = b.local.nx();
+  return {{CellBox{o.i0, o.j0, o.i0 + h, o.j1}, CellBox{o.i1 - h, o.j0, o.i1, o.j1}, CellBox{0, o.j0, width, o.j0 + h},
+           CellBox{0, o.j1 - h, width, o.j1}},
+          {CellBox{o.i0 - h, o.j0, o.i0, o.j1}, CellBox{o.i1, o.j0, o.i1 + h, o.j1}, CellBox{0, o.j0 - h, width, o.j0},
+           CellBox{0, o.j1, width, o.j1 + h}}};
+}
+
+CellBox inner_cells(const Block& b, int radius) {
+  const CellBox o = b.owned_in_local();
+  CellBox in{0, 0, b.local.nx(), b.local.ny()};
+  if (b.neighbour[0] >= 0) in.i0 = o.i0 + radius;
+  if (b.neighbour[1] >= 0) in.i1 = o.i1 - radius;
+  if (b.neighbour[2] >= 0) in.j0 = o.j0 + radius;
+  if (b.neighbour[3] >= 0) in.j1 = o.j1 - radius;
+  return in;
+}
+
 Problem local_problem(const Problem& global, const Block& b) {
   Problem p = global;
   const Grid& g = global.grid;

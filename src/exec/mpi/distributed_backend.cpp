@@ -245,34 +245,23 @@ class Distributed final : public DistributedBackend {
 
   // gpu_memory: BackendOptions::mpi_gpu_memory.
   void plan_exchange(const Block& b, int gpu_memory) {
-    const CellBox o = b.owned_in_local();
-    const index_t h = halo_;
-    const index_t width = b.local.nx();
     // Phase 0: west, east; phase 1: south, north. The tag is the side the message travels towards.
-    const std::array<CellBox, 4> send = {CellBox{o.i0, o.j0, o.i0 + h, o.j1}, CellBox{o.i1 - h, o.j0, o.i1, o.j1},
-                                         CellBox{0, o.j0, width, o.j0 + h}, CellBox{0, o.j1 - h, width, o.j1}};
-    const std::array<CellBox, 4> recv = {CellBox{o.i0 - h, o.j0, o.i0, o.j1}, CellBox{o.i1, o.j0, o.i1 + h, o.j1},
-                                         CellBox{0, o.j0 - h, width, o.j0}, CellBox{0, o.j1, width, o.j1 + h}};
+    const ExchangeBoxes boxes = exchange_boxes(b, halo_);
     for (int s = 0; s < 4; ++s) {
       Transfer& t = transfers_[static_cast<std::size_t>(s)];
       t.peer = b.neighbour[s];
       if (t.peer < 0) continue;
       t.send_tag = s;
       t.recv_tag = s ^ 1;  // from the neighbour on side s, travelling the other way
-      t.send = send[static_cast<std::size_t>(s)];
-      t.recv = recv[static_cast<std::size_t>(s)];
+      t.send = boxes.send[static_cast<std::size_t>(s)];
+      t.recv = boxes.recv[static_cast<std::size_t>(s)];
       t.send_bytes = local_->box_bytes(t.send);
       t.recv_bytes = local_->box_bytes(t.recv);
       t.send_buf = local_->host_buffer(t.send_bytes);
       t.recv_buf = local_->host_buffer(t.recv_bytes);
       timing_.halo_bytes += double(t.send_bytes);
     }
-    // The cells whose stencil reaches no halo that an exchange writes.
-    inner_ = {0, 0, width, b.local.ny()};
-    if (b.neighbour[0] >= 0) inner_.i0 = o.i0 + radius_;
-    if (b.neighbour[1] >= 0) inner_.i1 = o.i1 - radius_;
-    if (b.neighbour[2] >= 0) inner_.j0 = o.j0 + radius_;
-    if (b.neighbour[3] >= 0) inner_.j1 = o.j1 - radius_;
+    inner_ = inner_cells(b, radius_);
     link_devices(gpu_memory);
   }
 

@@ -6,6 +6,7 @@
 // 002): a halo of k * r cells lets a rank take k steps between exchanges,
 // r being the cells a step's stencil reaches (1 for roe1; roe3: 2 per stage,
 // 3 stages). Pure functions: no MPI here.
+#include <array>
 #include <string>
 
 #include "shallows/mesh/structured/grid.hpp"
@@ -46,6 +47,21 @@ struct Block {
 // where a neighbouring block is narrower than the halo (its owned cells could
 // not fill it).
 Block make_block(const ProcessGrid& pg, int rank, index_t nx, index_t ny, index_t halo);
+
+// What an exchange moves on each side (west, east, south, north; Side
+// order), in the block's local coordinates, with a halo of `halo` cells:
+// west/east over the owned rows, south/north over the whole local width, so
+// that the corners come through the west/east halos of the south/north
+// neighbours. Meaningful on the sides that face another block.
+struct ExchangeBoxes {
+  std::array<CellBox, 4> send;  // owned cells the neighbour on that side needs
+  std::array<CellBox, 4> recv;  // the halo that neighbour fills
+};
+ExchangeBoxes exchange_boxes(const Block& b, index_t halo);
+
+// The local cells whose stencil (`radius` cells) reaches no halo cell that an
+// exchange writes: what a step can compute while the halos travel.
+CellBox inner_cells(const Block& b, int radius);
 
 // The executor's problem of a block: the global problem's fields cut to the
 // local box, the global boundary conditions on the domain's edges and open
