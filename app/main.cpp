@@ -16,6 +16,7 @@
 #include "shallows/io/case.hpp"
 #include "shallows/io/gmsh.hpp"
 #include "shallows/mesh/unstructured/generator.hpp"
+#include "shallows/solver/capabilities.hpp"
 #include "shallows/solver/run.hpp"
 
 namespace {
@@ -118,6 +119,9 @@ int main(int argc, char** argv) {
   shallows::cli::BenchOptions bench_options;
   shallows::cli::add_bench_options(*bench, bench_options);
 
+  auto* features = app.add_subcommand("features", "Print what runs where: features against grid or mesh, CPU or GPU, "
+                                                  "one process or MPI ranks (Markdown; docs/features.md)");
+
   auto* mesh = app.add_subcommand("mesh", "Write a rectangle mesh (Gmsh MSH 4.1) for tests, benchmarks and examples");
   MeshCommand mesh_options;
   mesh->add_option("file", mesh_options.file, "Output .msh file")->required();
@@ -142,6 +146,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   if (*bench) return shallows::cli::bench_command(bench_options);
+  if (*features) {
+    std::fputs(shallows::features_table().c_str(), stdout);
+    return 0;
+  }
   try {
     if (*run) return run_command(r);
     if (*mesh) return mesh_command(mesh_options);

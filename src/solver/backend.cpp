@@ -11,6 +11,7 @@
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/mpi/context.hpp"
 #include "shallows/exec/mpi/distributed_backend.hpp"
+#include "shallows/solver/capabilities.hpp"
 
 namespace shallows {
 
@@ -122,37 +123,29 @@ bool cuda_available() {
 
 namespace {
 
-// The executor of one process, on the whole problem or on one rank's block.
+// The executor of one process, on the whole problem or on one rank's block (options.kind: cpu or cuda).
 std::unique_ptr<Backend> make_local_backend(const Problem& problem, const BackendOptions& options) {
-  const auto cpu = [&] {
+  if (options.kind == "cpu")
     return problem.on_mesh() ? make_mesh_cpu_backend(problem, options) : make_cpu_backend(problem, options);
-  };
-  if (options.kind == "cpu") return cpu();
-  if (options.kind == "cuda" || options.kind == "auto") {
 #ifdef SHALLOWS_HAVE_CUDA
-    // auto: a mesh the GPU mesh executor does not run yet goes to the CPU.
-    const bool gpu_mesh_lacks = problem.on_mesh() && !cuda_mesh_runs(problem);
-    if (cuda_available() && !(options.kind == "auto" && gpu_mesh_lacks))
-      return problem.on_mesh() ? make_cuda_mesh_backend(problem, options) : make_cuda_backend(problem, options);
-    if (options.kind == "cuda") throw std::runtime_error("backend 'cuda': no CUDA device is available");
+  if (!cuda_available()) throw std::runtime_error("backend 'cuda': no CUDA device is available");
+  return problem.on_mesh() ? make_cuda_mesh_backend(problem, options) : make_cuda_backend(problem, options);
 #else
-    if (options.kind == "cuda") throw std::runtime_error("backend 'cuda': this build has no CUDA backend");
+  throw std::runtime_error("backend 'cuda': this build has no CUDA backend");
 #endif
-    return cpu();
-  }
-  throw std::runtime_error("unknown backend '" + options.kind + "' (valid: cpu, cuda, auto)");
 }
 
 } // namespace
 
-std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& options) {
-  // What runs only on grids, refused on meshes, naming the run (the CUDA
-  // executors refuse what they do not run: forcing on meshes).
-  const char* elsewhere = problem.on_mesh() ? "on a mesh" : nullptr;
-  const auto refuse = [](const std::string& what, const char* run) {
-    throw std::runtime_error(what + " so far; this run is " + run);
-  };
-  if (elsewhere && !problem.segments.empty()) refuse("boundary segments run on grids", elsewhere);
+std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptions& requested) {
+  if (requested.kind != "cpu" && requested.kind != "cuda" && requested.kind != "auto")
+    throw std::runtime_error("unknown backend '" + requested.kind + "' (valid: cpu, cuda, auto)");
+  // What runs where is the capability table's: auto takes the GPU where one is present and runs the problem.
+  const Place gpu{problem.on_mesh(), true, mpi::active()};
+  BackendOptions options = requested;
+  if (options.kind == "auto") options.kind = cuda_available() && refusal(problem, gpu).empty() ? "cuda" : "cpu";
+  const Place place{problem.on_mesh(), options.kind == "cuda", mpi::active()};
+  if (const std::string why = refusal(problem, place); !why.empty()) throw std::runtime_error(why);
   if (!mpi::active()) return make_local_backend(problem, options);
   BackendOptions local = options;
   int extra_halo = 0;
@@ -163,7 +156,7 @@ std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptio
   const mpi::NodeRanks node = mpi::node_ranks();
   const int gpus = cuda_device_count();  // 0 without a device
   // Ranks that share a GPU take turns on it: an exchange beside the inner
-  // chunks then waits for the other rank's kernels (slower, bench/results.md run 101).
+  // chunks then waits for the other rank's kernels, which measured slower (bench/results.md).
   if (options.kind != "cpu" && gpus > 0 && node.size > gpus) overlap = false;
   if (local.cuda_device < 0 && gpus > 0) {
     local.cuda_device = node.rank % gpus;

@@ -588,7 +588,7 @@ TEST(CudaMeshBackend, ForcingIsRefusedWithAClearMessage) {
     return "";
   };
   const std::string forcing = refusal(p);
-  EXPECT_NE(forcing.find("on meshes run on the CPU only so far (--backend cpu)"), std::string::npos) << forcing;
+  EXPECT_NE(forcing.find("rain runs on meshes on the CPU only so far (--backend cpu)"), std::string::npos) << forcing;
   // So do passive scalars; --backend auto takes the CPU for either.
   p.forcing = Forcing{};
   PassiveScalar dye;
@@ -596,7 +596,7 @@ TEST(CudaMeshBackend, ForcingIsRefusedWithAClearMessage) {
   dye.c = {1.0};
   p.scalars.push_back(dye);
   const std::string scalars = refusal(p);
-  EXPECT_NE(scalars.find("passive scalars on meshes run on the CPU only so far"), std::string::npos) << scalars;
+  EXPECT_NE(scalars.find("passive scalars run on meshes on the CPU only so far"), std::string::npos) << scalars;
   o.kind = "auto";
   const std::string name = make_backend(p, o)->name();
   EXPECT_NE(name.find(" mesh ("), std::string::npos) << name;  // the CPU mesh executor's name

@@ -62,12 +62,6 @@ std::unique_ptr<CudaBackend> make_cuda_backend(const Problem& problem, const Bac
 // The CUDA executor for unstructured meshes (first order).
 std::unique_ptr<Backend> make_cuda_mesh_backend(const Problem& problem, const BackendOptions& options);
 
-// Whether that executor runs the problem: not yet with forcing or passive
-// scalars (make_cuda_mesh_backend refuses them; --backend auto takes the CPU).
-inline bool cuda_mesh_runs(const Problem& problem) {
-  return !problem.forcing.active() && problem.scalars.empty();
-}
-
 // Number of CUDA devices the runtime sees (0 when there is no driver or GPU).
 int cuda_device_count();
 

@@ -520,9 +520,7 @@ class CudaMeshExecutor final : public CudaBackend {
 // mesh_kernels.cuh for what each measured.
 std::unique_ptr<Backend> make_cuda_mesh_backend(const Problem& problem, const BackendOptions& options) {
   if (!problem.mesh) throw std::invalid_argument("make_cuda_mesh_backend: the problem has no mesh");
-  if (!cuda_mesh_runs(problem))
-    throw std::runtime_error("CUDA backend: rain, infiltration, sources, Manning maps and passive scalars on meshes "
-                             "run on the CPU only so far (--backend cpu)");
+  // make_backend refused what this executor does not run (solver/capabilities.hpp).
   if (problem.scheme != Scheme::roe1)
     throw std::invalid_argument("unstructured meshes run the first-order scheme only (numerics.scheme = \"roe1\")");
   MeshLoop loop = MeshLoop::cell_slots;
