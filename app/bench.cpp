@@ -36,6 +36,7 @@
 #include "shallows/exec/mpi/context.hpp"
 #include "shallows/exec/mpi/decomposition.hpp"
 #include "shallows/exec/mpi/distributed_backend.hpp"
+#include "shallows/solver/seed_problems.hpp"
 #include "shallows/solver/simulation.hpp"
 
 namespace {
@@ -46,88 +47,9 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// A grid of nx x ny cells over [x0, x0 + lx] x [y0, y0 + ly], fields zero.
-Problem blank(index_t nx, index_t ny, double x0, double lx, double y0, double ly) {
-  Problem p;
-  p.grid.nx = nx;
-  p.grid.ny = ny;
-  p.grid.x0 = x0;
-  p.grid.y0 = y0;
-  p.grid.dx = lx / static_cast<double>(nx);
-  p.grid.dy = ly / static_cast<double>(ny);
-  const auto cells = static_cast<std::size_t>(p.grid.cells());
-  for (auto* f : {&p.z, &p.h, &p.hu, &p.hv}) f->assign(cells, 0.0);
-  return p;
-}
-
-// S004 on n x n cells, or tiles_x x tiles_y copies of it side by side (the
-// same cells and initial state in each: weak scaling, one tile per rank).
-Problem s004(const std::string& name, index_t n, Precision precision, int tiles_x = 1, int tiles_y = 1) {
-  const bool dynamic = name == "s004-t2";
-  const double x0 = dynamic ? -10 : 0, len = dynamic ? 20 : 10;
-  Problem p = blank(n * tiles_x, n * tiles_y, x0, len * tiles_x, x0, len * tiles_y);
-  // S004-T2: a dry tolerance of 1e-3 m leaves about two thirds of the domain dry.
-  p.physics.h_dry = dynamic ? 1e-3 : 1e-6;
-  for (index_t j = 0; j < p.grid.ny; ++j) {
-    for (index_t i = 0; i < p.grid.nx; ++i) {
-      const double x = p.grid.x_center(i % n), y = p.grid.y_center(j % n);
-      double h = dynamic ? 16 * std::exp(-(x * x + y * y) / 5)
-                         : std::exp(-((x - 5) * (x - 5) + (y - 5) * (y - 5)) / 20);
-      if (h <= p.physics.h_dry) h = 0;
-      p.h[static_cast<std::size_t>(j * p.grid.nx + i)] = h;
-    }
-  }
-  p.cfl = 0.9;
-  p.precision = precision;
-  p.t_end = 1e30;
-  return p;
-}
-
-// S000-T1 on mesh Q_level: nx = 100 * 2^level, ny = 10 * 2^level, walls.
-Problem s000_t1(int level, double t_end, Precision precision) {
-  const index_t s = index_t(1) << level;
-  Problem p = blank(100 * s, 10 * s, 0, 10, 0, 1);
-  const double pi = std::acos(-1.0);
-  for (index_t j = 0; j < p.grid.ny; ++j) {
-    for (index_t i = 0; i < p.grid.nx; ++i) {
-      const double x = p.grid.x_center(i);
-      const auto k = static_cast<std::size_t>(j * p.grid.nx + i);
-      p.z[k] = std::cos(2 * pi * x) / 2 - 1;
-      p.h[k] = (x < 5 ? 2.0 : 0.0) - p.z[k];
-    }
-  }
-  p.cfl = 0.9;
-  p.precision = precision;
-  p.t_end = t_end;
-  return p;
-}
-
-// S003-T3 on [0,2]^2 (seed 003, 4.2.3): circular dam break over a bump,
-// open x sides, walls on the y sides, CFL 0.9.
-[[maybe_unused]] Problem s003_t3(index_t n, Scheme scheme, Precision precision) {
-  Problem p = blank(n, n, 0, 2, 0, 2);
-  const double pi = std::acos(-1.0);
-  for (index_t j = 0; j < n; ++j) {
-    for (index_t i = 0; i < n; ++i) {
-      const double x = p.grid.x_center(i), y = p.grid.y_center(j);
-      const bool bump = (x - 1.5) * (x - 1.5) + (y - 1) * (y - 1) <= 0.25;
-      const double z = bump ? -(0.6 - (std::cos(2 * pi * (x - 0.5)) + 1) * (std::cos(2 * pi * y) + 1) / 8) : -0.6;
-      const double eta = (x - 1.25) * (x - 1.25) + (y - 1) * (y - 1) <= 0.01 ? 0.5 : 0.0;
-      const auto k = static_cast<std::size_t>(j * n + i);
-      p.z[k] = z;
-      p.h[k] = eta - z;
-    }
-  }
-  p.bc(Side::west) = {BoundaryKind::open, 0};
-  p.bc(Side::east) = {BoundaryKind::open, 0};
-  p.bc(Side::south) = {BoundaryKind::wall, 0};
-  p.bc(Side::north) = {BoundaryKind::wall, 0};
-  p.scheme = scheme;
-  p.cfl = 0.9;
-  p.precision = precision;
-  p.t_end = 0.15;
-  return p;
-}
+using seeds::s000_t1;
+using seeds::s003_t3;
+using seeds::s004;
 
 // Seed 003 Table 3, GeForce GTX 260 (single precision), seconds to t = 0.15.
 [[maybe_unused]] const char* seed_gtx260_seconds(index_t n) {

@@ -23,6 +23,7 @@
 #include "shallows/mesh/unstructured/build.hpp"
 #include "shallows/mesh/unstructured/generator.hpp"
 #include "shallows/mesh/unstructured/ordering.hpp"
+#include "shallows/solver/seed_problems.hpp"
 #include "shallows/solver/simulation.hpp"
 
 namespace shallows::cli {
@@ -39,28 +40,6 @@ CellOrdering ordering_of(const std::string& name) {
   return CellOrdering::file;
 }
 
-// S004-T1 (static load, all wet) or S004-T2 (a dry tolerance of 1e-3 m
-// leaves about two thirds dry) on a mesh, fields at the centroids.
-Problem s004_mesh(const std::string& name, const UnstructuredMesh& mesh, Precision precision) {
-  const bool dynamic = name == "s004-t2-mesh";
-  Problem p;
-  p.physics.h_dry = dynamic ? 1e-3 : 1e-6;
-  const auto n = static_cast<std::size_t>(mesh.cells());
-  p.z.assign(n, 0.0);
-  p.h.resize(n);
-  p.hu.assign(n, 0.0);
-  p.hv.assign(n, 0.0);
-  for (std::size_t c = 0; c < n; ++c) {
-    const double x = mesh.cell_x[c], y = mesh.cell_y[c];
-    double h = dynamic ? 16 * std::exp(-(x * x + y * y) / 5) : std::exp(-((x - 5) * (x - 5) + (y - 5) * (y - 5)) / 20);
-    p.h[c] = h <= p.physics.h_dry ? 0.0 : h;
-  }
-  p.mesh_boundary.assign(mesh.boundary_names.size(), BoundaryCondition<double>{});
-  p.cfl = 0.9;
-  p.precision = precision;
-  p.t_end = 1e30;
-  return p;
-}
 
 } // namespace
 
@@ -101,8 +80,7 @@ int bench_mesh(const BenchOptions& o, const std::string& case_name, std::ostring
       const OrderingMetrics metrics = ordering_metrics(*mesh);
       for (const std::string& prec : precisions) {
         const Precision precision = prec == "float" ? Precision::single_precision : Precision::double_precision;
-        Problem p = s004_mesh(case_name, *mesh, precision);
-        p.mesh = mesh;
+        const Problem p = seeds::s004_mesh(case_name, mesh, precision);
         const double cells = static_cast<double>(mesh->cells());
         double copy_bw = 0;
 #ifdef SHALLOWS_HAVE_CUDA

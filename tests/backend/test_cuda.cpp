@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "shallows/exec/cuda_backend.hpp"
+#include "shallows/solver/seed_problems.hpp"
 #include "shallows/solver/simulation.hpp"
 #include "support/gpu.hpp"
 #include "support/halo_overlap.hpp"
@@ -40,46 +41,11 @@ const char* precision_name(Precision p) { return p == Precision::single_precisio
 
 using test_support::make_problem;
 
-// S000-T1: channel with a cosine bottom, dam at x = 5, walls.
-Problem s000_t1(Precision precision, int level = 0) {
-  const index_t s = index_t(1) << level;
-  const double pi = std::acos(-1.0);
-  Problem p = make_problem(
-      100 * s, 10 * s, 0, 10, 0, 1, [pi](double x, double) { return std::cos(2 * pi * x) / 2 - 1; },
-      [](double x, double) { return x < 5 ? 2.0 : 0.0; });
-  p.precision = precision;
-  p.cfl = 0.9;
-  p.t_end = 5;
-  return p;
-}
-
-// S000-T2: two supercritical waves leave a dry zone over a step.
-Problem s000_t2(Precision precision) {
-  Problem p = make_problem(
-      125, 25, 0, 25, 0, 5, [](double x, double) { return (x > 25.0 / 3 && x < 12.5) ? -9.0 : -10.0; },
-      [](double, double) { return 0.0; });
-  for (index_t j = 0; j < p.grid.ny; ++j) {
-    for (index_t i = 0; i < p.grid.nx; ++i) {
-      const auto k = static_cast<std::size_t>(j * p.grid.nx + i);
-      p.hu[k] = p.grid.x_center(i) < 50.0 / 3 ? -350.0 : 350.0;
-    }
-  }
-  p.bc(Side::west) = {BoundaryKind::open, 0};
-  p.bc(Side::east) = {BoundaryKind::open, 0};
-  p.precision = precision;
-  p.cfl = 0.8;
-  p.t_end = 0.65;
-  return p;
-}
-
-// S004-T2: Gaussian hump on a dry flat bed, dry tolerance 1e-3 m, walls.
+// The seed problems (solver/seed_problems.hpp) at the sizes and end times of these tests.
+Problem s000_t1(Precision precision, int level = 0) { return seeds::s000_t1(level, 5, precision); }
+using seeds::s000_t2;
 Problem s004_t2(Precision precision, index_t n = 128) {
-  Problem p = make_problem(n, n, -10, 10, -10, 10, [](double, double) { return 0.0; },
-                           [](double x, double y) { return 16 * std::exp(-(x * x + y * y) / 5); });
-  p.physics.h_dry = 1e-3;
-  for (double& h : p.h) h = h <= p.physics.h_dry ? 0.0 : h;
-  p.precision = precision;
-  p.cfl = 0.9;
+  Problem p = seeds::s004("s004-t2", n, precision);
   p.t_end = 0.5;
   return p;
 }
@@ -208,30 +174,6 @@ TEST(CudaBackend, DeviceCountNeverThrows) {
   if (n == 0) GTEST_SKIP() << "no CUDA device: nothing more to check";
 }
 
-TEST(CudaBackend, LakeAtRestWithIslandsStaysAtRest) {
-  SHALLOWS_REQUIRE_GPU();
-  for (Precision prec : kPrecisions) {
-    for (const std::string& kernel : kKernels) {
-      const Problem p = test_support::lake_at_rest(true, prec);
-      auto b = make_cuda_backend(p, plain_options("cuda"), kernel_options(kernel));
-      Fields f0, f;
-      b->read_state(f0);
-      // 1000 steps; a lake at rest has dt from the gravity waves alone.
-      const CudaAdvance a = b->advance(0.0, kInf, 1000);
-      ASSERT_EQ(a.steps, 1000);
-      b->read_state(f);
-      double dh = 0, dq = 0;
-      for (std::size_t k = 0; k < f.h.size(); ++k) {
-        dh = std::max(dh, std::abs(f.h[k] - f0.h[k]));
-        dq = std::max({dq, std::abs(f.hu[k]), std::abs(f.hv[k])});
-      }
-      const double tol = tolerance(prec);
-      EXPECT_LE(dh, tol) << kernel << " " << precision_name(prec);
-      EXPECT_LE(dq, tol) << kernel << " " << precision_name(prec);
-    }
-  }
-}
-
 TEST(CudaBackend, MassIsConservedWithWalls) {
   SHALLOWS_REQUIRE_GPU();
   for (Precision prec : kPrecisions) {
@@ -313,18 +255,6 @@ TEST(CudaBackend, EveryBoundaryKindAgreesWithCpu) {
         expect_agree(run_gpu(p, kernel_options(kernel), p.t_end), cpu, prec,
                      "boundaries rotation " + std::to_string(rotation) + " " + kernel + " " + precision_name(prec));
       }
-    }
-  }
-}
-
-TEST(CudaBackend, RunsAreBitIdentical) {
-  SHALLOWS_REQUIRE_GPU();
-  for (Precision prec : kPrecisions) {
-    const Problem p = s000_t2(prec);
-    for (const std::string& kernel : kKernels) {
-      const RunResult a = run_gpu(p, kernel_options(kernel), p.t_end);
-      const RunResult b = run_gpu(p, kernel_options(kernel), p.t_end);
-      expect_identical(a, b, "two runs " + kernel + " " + precision_name(prec));
     }
   }
 }
@@ -414,37 +344,6 @@ TEST(CudaBackend, DrySkippingGivesIdenticalResults) {
        }
       }
     }
-  }
-}
-
-TEST(CudaBackend, BatchedAdvanceMatchesStepByStep) {
-  SHALLOWS_REQUIRE_GPU();
-  const Problem p = s000_t1(Precision::double_precision);
-  for (const std::string& kernel : kKernels) {
-    auto batched = make_cuda_backend(p, plain_options("cuda"), kernel_options(kernel));
-    auto stepped = make_cuda_backend(p, plain_options("cuda"), kernel_options(kernel));
-    // Two targets in a row, as output times are.
-    double t = 0;
-    index_t steps = 0;
-    for (double target : {1.25, 2.5}) {
-      while (t < target) {
-        const double remaining = target - t;
-        const double dt = stepped->step(t, remaining);
-        t = dt >= remaining ? target : t + dt;
-        ++steps;
-      }
-    }
-    const CudaAdvance a1 = batched->advance(0.0, 1.25, 1 << 30);
-    const CudaAdvance a2 = batched->advance(a1.t, 2.5, 1 << 30);
-    EXPECT_EQ(a1.t, 1.25);
-    EXPECT_EQ(a2.t, 2.5);
-    EXPECT_EQ(a1.steps + a2.steps, steps) << kernel;
-    RunResult rb, rs;
-    batched->read_state(rb.f);
-    stepped->read_state(rs.f);
-    rb.steps = rs.steps = steps;
-    rb.t = rs.t = t;
-    expect_identical(rb, rs, "batched vs step " + kernel);
   }
 }
 
@@ -774,18 +673,6 @@ TEST(CudaBackend, FrictionAndMaximaAreBitIdenticalToCpu) {
             << what << ": some cell should never be reached";
       }
     }
-  }
-}
-
-TEST(CudaBackend, NonFiniteStateThrows) {
-  SHALLOWS_REQUIRE_GPU();
-  for (const std::string& kernel : kKernels) {
-    Problem p = s000_t1(Precision::double_precision);
-    p.h[500] = std::numeric_limits<double>::quiet_NaN();
-    auto b = make_cuda_backend(p, plain_options("cuda"), kernel_options(kernel));
-    EXPECT_THROW(b->advance(0.0, 1.0, 1 << 30), std::runtime_error) << kernel;
-    auto c = make_cuda_backend(p, plain_options("cuda"), kernel_options(kernel));
-    EXPECT_THROW(c->step(0.0, 1.0), std::runtime_error) << kernel;
   }
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "shallows/solver/backend.hpp"
+#include "shallows/solver/seed_problems.hpp"
 #include "shallows/solver/simulation.hpp"
 #include "support/gpu.hpp"
 #include "support/measures.hpp"
@@ -37,25 +38,9 @@ BackendOptions options(const std::string& kind) {
   return o;
 }
 
-// S003-T3 on [0,2]^2: circular dam break over a bump; open x sides, walls y sides.
+// S003-T3 (solver/seed_problems.hpp), run past its end time by the tests that step it.
 Problem s003_t3(Precision precision, index_t n = 64, bool walls_everywhere = false) {
-  const double pi = 3.14159265358979323846;
-  auto z = [pi](double x, double y) {
-    if ((x - 1.5) * (x - 1.5) + (y - 1) * (y - 1) <= 0.25) {
-      return -(0.6 - (std::cos(2 * pi * (x - 0.5)) + 1) * (std::cos(2 * pi * y) + 1) / 8);
-    }
-    return -0.6;
-  };
-  auto eta = [](double x, double y) { return (x - 1.25) * (x - 1.25) + (y - 1) * (y - 1) <= 0.01 ? 0.5 : 0.0; };
-  Problem p = test_support::make_problem(n, n, 0, 2, 0, 2, z, eta);
-  const BoundaryKind x_kind = walls_everywhere ? BoundaryKind::wall : BoundaryKind::open;
-  p.bc(Side::west) = {x_kind, 0};
-  p.bc(Side::east) = {x_kind, 0};
-  p.bc(Side::south) = {BoundaryKind::wall, 0};
-  p.bc(Side::north) = {BoundaryKind::wall, 0};
-  p.scheme = Scheme::roe3;
-  p.cfl = 0.9;
-  p.precision = precision;
+  Problem p = seeds::s003_t3(n, Scheme::roe3, precision, walls_everywhere);
   p.t_end = 1e30;
   return p;
 }
@@ -219,27 +204,6 @@ TEST(CudaRoe3, SnapshotHoldsTheStateOfItsTime) {
   EXPECT_EQ(f2.h, at_02.h);
   EXPECT_EQ(f2.hv, at_02.hv);
   EXPECT_NE(f1.h, f2.h);
-}
-
-// C-property (S003-T1): a lake at rest over a rough bottom, with and without
-// dry islands, stays at rest to round-off for 300 steps in both precisions.
-TEST(CudaRoe3, LakeAtRestWithAndWithoutIslands) {
-  SHALLOWS_REQUIRE_GPU();
-  for (Precision prec : kPrecisions) {
-    for (bool islands : {false, true}) {
-      Problem p = test_support::lake_at_rest(islands, prec);
-      p.scheme = Scheme::roe3;
-      Simulation gpu(p, options("cuda"));
-      gpu.advance_steps(300);
-      const test_support::LakeDeviation d = test_support::lake_deviation(p, gpu.state());
-      const double tol = prec == Precision::single_precision ? 1e-5 : 1e-12;
-      std::printf("  %s%s: max|eta| %.2e  max|u|+|v| %.2e  island depth %.2e\n", precision_name(prec),
-                  islands ? ", islands" : "", d.eta, d.velocity, d.island_depth);
-      EXPECT_LE(d.eta, tol) << precision_name(prec) << (islands ? " islands" : "");
-      EXPECT_LE(d.velocity, tol) << precision_name(prec) << (islands ? " islands" : "");
-      EXPECT_EQ(d.island_depth, 0.0) << precision_name(prec);
-    }
-  }
 }
 
 TEST(CudaRoe3, MassIsConservedWithWalls) {
