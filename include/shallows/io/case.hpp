@@ -8,15 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "shallows/io/input_error.hpp"
 #include "shallows/solver/problem.hpp"
 
 namespace shallows::io {
-
-// Bad input: the message names the file and the key or line at fault.
-class InputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct Gauge {
   std::string name;

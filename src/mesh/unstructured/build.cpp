@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "shallows/io/case.hpp"
+#include "shallows/io/input_error.hpp"
 
 namespace shallows {
 namespace {
