@@ -54,6 +54,11 @@
 #             (shallows bench under mpirun); S004-T1 also with SHALLOWS_HALO_OVERLAP=on
 #   mps       the same ranks sharing the first GPU through CUDA MPS: S004-T1 8192^2 and S003-T3 4096^2 on 2 ranks
 #             with and without MPS against 1 rank; outputs under MPS against 1 rank (S000-T1, the boundaries case)
+#   before    build the tree in $BEFORE_SRC (the code before a change that must not change results or
+#             speed, e.g. unpacked by `git archive OLD | tar -x -C .device/old`) into $BUILD-before
+#   compare   against that build: every case of tools/compare-outputs.sh on the GPU, every output file the
+#             same bytes; then tools/speed-compare.sh, old and new alternately on the five workloads
+#             (COMPARE_ROUNDS rounds, default 2), new/old last
 #   table     the summary (always printed last)
 # Environment: OUT (log folder; default $BUILD/gpu-check), BUILD (default
 # build-gpu), CUDA_ARCH, CUDA_FLAGS (default -lineinfo), JOBS, CPU_THREADS (default 4), BENCH_SECONDS
@@ -119,6 +124,34 @@ gpu_tests_run() {
     fail "the GPU tests skip on this machine (no CUDA device visible?)"
     return 1
   fi
+}
+
+BEFORE_SRC=${BEFORE_SRC:-$REPO/.device/old}
+
+stage_before() {
+  cmake -S "$BEFORE_SRC" -B "$BUILD-before" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHALLOWS_TESTS=OFF \
+    -DCMAKE_PREFIX_PATH="$REPO/.deps/root/usr" -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" -DSHALLOWS_CUDA=ON \
+    -DCMAKE_CUDA_FLAGS="${CUDA_FLAGS:--lineinfo}" >"$OUT/before.log" 2>&1 &&
+    ninja -C "$BUILD-before" -j "$JOBS" shallows_cli >>"$OUT/before.log" 2>&1 ||
+    { tail -20 "$OUT/before.log"; fail "build of $BEFORE_SRC (see before.log)"; return 1; }
+  note "before: built $BEFORE_SRC"
+}
+
+stage_compare() {
+  local line
+  "$REPO/tools/compare-outputs.sh" "$BUILD-before/shallows" "$SHALLOWS" "$BUILD/compare" --backend cuda \
+    >"$OUT/compare.log" 2>&1
+  line=$(tail -1 "$OUT/compare.log")
+  if grep -q "^DIFFERENT\|failed on" "$OUT/compare.log"; then
+    grep "^DIFFERENT\|failed on" "$OUT/compare.log" | head -20
+    fail "outputs on the GPU, before against now: $line"
+  else
+    note "outputs on the GPU, before against now: $line"
+  fi
+  "$REPO/tools/speed-compare.sh" "$BUILD-before/shallows" "$SHALLOWS" "${COMPARE_ROUNDS:-2}" >"$OUT/speed.log" 2>&1
+  grep -E "^FAILED" "$OUT/speed.log" && fail "speed-compare (see speed.log)"
+  note "speed, before against now (best of ${COMPARE_ROUNDS:-2} rounds each, alternately):"
+  sed -n '/^| case/,$p' "$OUT/speed.log" | tee -a "$SUMMARY" >/dev/null
 }
 
 stage_gputest() {
@@ -592,6 +625,8 @@ for s in "${STAGES[@]}"; do
   echo "=== $s"
   case "$s" in
     build) stage_build || break ;;
+    before) stage_before ;;
+    compare) stage_compare ;;
     test) stage_test ;;
     gputest) stage_gputest ;;
     sanitize) stage_sanitize ;;
