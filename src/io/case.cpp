@@ -340,13 +340,21 @@ std::set<std::string> apply_overrides(toml::table& root, const std::vector<std::
 
 struct FieldSpec {
   enum class Kind { constant, expression, raster } kind = Kind::constant;
-  // How a raster at another resolution than the grid is brought onto it.
-  enum class Resample { average, bilinear, nearest } resample = Resample::average;
+  Resample resample = Resample::average;  // a raster at another resolution than the grid
   double value = 0;
   std::string expression;
   fs::path file;  // resolved against the case folder
   std::string key;
 };
+
+// `resample` in table t at key: how a raster is brought onto the grid.
+Resample read_resample(const Reader& rd, const toml::table& t, const std::string& key) {
+  const auto r = rd.string(t, key, "resample");
+  if (!r || *r == "average") return Resample::average;
+  if (*r == "bilinear") return Resample::bilinear;
+  if (*r == "nearest") return Resample::nearest;
+  rd.fail_at(key + ".resample", "unknown method '" + clip(*r) + "' (valid: average, bilinear, nearest)");
+}
 
 std::optional<FieldSpec> field_spec(const Reader& rd, const toml::table& t, std::string_view prefix,
                                     std::string_view key, const fs::path& base_dir) {
@@ -367,12 +375,7 @@ std::optional<FieldSpec> field_spec(const Reader& rd, const toml::table& t, std:
     const auto file = rd.string(ft, f.key, "file");
     if (!file) rd.fail_at(f.key, "table needs 'file' (e.g. { file = \"dem.asc\" })");
     if (file->empty()) rd.fail_at(f.key + ".file", "empty file name");
-    if (const auto r = rd.string(ft, f.key, "resample")) {
-      if (*r == "average") f.resample = FieldSpec::Resample::average;
-      else if (*r == "bilinear") f.resample = FieldSpec::Resample::bilinear;
-      else if (*r == "nearest") f.resample = FieldSpec::Resample::nearest;
-      else rd.fail_at(f.key + ".resample", "unknown method '" + clip(*r) + "' (valid: average, bilinear, nearest)");
-    }
+    f.resample = read_resample(rd, ft, f.key);
     f.kind = FieldSpec::Kind::raster;
     const fs::path p(*file);
     f.file = p.is_absolute() ? p : base_dir / p;
@@ -587,83 +590,6 @@ std::vector<double> eval_expression(const Reader& rd, const FieldSpec& f, const 
   return out;
 }
 
-// A raster sampled at mesh centroids: bilinear between the centres of the
-// raster cells around the point (the nearest row or column at the raster's
-// edges); NaN where a raster cell with a non-zero weight is NODATA.
-std::vector<double> sample_raster(const Reader& rd, const FieldSpec& f, const Raster& r, const CellCentres& at) {
-  std::vector<double> out(at.size());
-  const double x1 = r.x0 + static_cast<double>(r.ncols) * r.cellsize;
-  const double y1 = r.y0 + static_cast<double>(r.nrows) * r.cellsize;
-  for (std::size_t k = 0; k < out.size(); ++k) {
-    const double x = at.x(k), y = at.y(k);
-    if (x < r.x0 || x > x1 || y < r.y0 || y > y1)
-      rd.fail_at(f.key, r.path.string() + ": " + at_cell(x, y) + " lies outside the raster [" + num(r.x0) + ", " +
-                            num(x1) + "] x [" + num(r.y0) + ", " + num(y1) + "]");
-    const auto axis = [&r](double v, double lo, index_t n) {
-      const double fv = std::clamp((v - lo) / r.cellsize - 0.5, 0.0, static_cast<double>(n - 1));
-      const auto i0 = std::min(static_cast<index_t>(fv), n - 1);
-      return std::pair{i0, fv - static_cast<double>(i0)};
-    };
-    const auto [i0, wx] = axis(x, r.x0, r.ncols);
-    const auto [j0, wy] = axis(y, r.y0, r.nrows);
-    const index_t i1 = std::min(i0 + 1, r.ncols - 1), j1 = std::min(j0 + 1, r.nrows - 1);
-    double v = 0;
-    for (const auto& [i, j, w] : {std::tuple{i0, j0, (1 - wx) * (1 - wy)}, std::tuple{i1, j0, wx * (1 - wy)},
-                                  std::tuple{i0, j1, (1 - wx) * wy}, std::tuple{i1, j1, wx * wy}}) {
-      if (w > 0) v += w * r.at(i, j);
-    }
-    out[k] = v;
-  }
-  return out;
-}
-
-// Values of a field at cell centres (grid) or centroids (mesh), or the cell
-// averages of an expression (at.averages); a raster's values are taken as
-// they are, as the cells' averages. raster: the already-read raster, if any.
-// A raster brought onto a grid of another resolution (docs/case-file.md,
-// "Rasters"): the cell's exact area-weighted mean over the raster cells it
-// covers, NoData left out (NaN when NoData covers half the cell or more); or
-// the raster cell holding the centre. Bilinear is sample_raster.
-std::vector<double> resample_raster(const Raster& r, const Grid& g, FieldSpec::Resample method) {
-  std::vector<double> out(static_cast<std::size_t>(g.cells()));
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  // Cell edges in raster-cell units: exact integers when the resolutions divide.
-  const auto fx = [&](double x) { return (x - r.x0) / r.cellsize; };
-  const auto fy = [&](double y) { return (y - r.y0) / r.cellsize; };
-  for (index_t j = 0; j < g.ny; ++j) {
-    for (index_t i = 0; i < g.nx; ++i) {
-      double& v = out[static_cast<std::size_t>(j * g.nx + i)];
-      if (method == FieldSpec::Resample::nearest) {
-        const auto ci = std::clamp(static_cast<index_t>(std::floor(fx(g.x_center(i)))), index_t(0), r.ncols - 1);
-        const auto cj = std::clamp(static_cast<index_t>(std::floor(fy(g.y_center(j)))), index_t(0), r.nrows - 1);
-        v = r.at(ci, cj);
-        continue;
-      }
-      const double a0 = fx(g.x0 + static_cast<double>(i) * g.dx), a1 = fx(g.x0 + static_cast<double>(i + 1) * g.dx);
-      const double b0 = fy(g.y0 + static_cast<double>(j) * g.dy), b1 = fy(g.y0 + static_cast<double>(j + 1) * g.dy);
-      const auto lo = [](double a, index_t n) { return std::clamp(static_cast<index_t>(std::floor(a)), index_t(0), n - 1); };
-      double sum = 0, weight = 0, missing = 0;
-      for (index_t cj = lo(b0, r.nrows); cj <= lo(b1, r.nrows); ++cj) {
-        const double wy = std::min(b1, static_cast<double>(cj + 1)) - std::max(b0, static_cast<double>(cj));
-        if (!(wy > 0)) continue;
-        for (index_t ci = lo(a0, r.ncols); ci <= lo(a1, r.ncols); ++ci) {
-          const double wx = std::min(a1, static_cast<double>(ci + 1)) - std::max(a0, static_cast<double>(ci));
-          if (!(wx > 0)) continue;
-          const double value = r.at(ci, cj);
-          if (std::isnan(value)) {
-            missing += wx * wy;
-          } else {
-            sum += wx * wy * value;
-            weight += wx * wy;
-          }
-        }
-      }
-      v = (weight > missing) ? sum / weight : nan;
-    }
-  }
-  return out;
-}
-
 // A raster onto the grid: as it is where it has the grid's cells; else
 // resampled, where it covers the grid at another resolution.
 std::vector<double> raster_on_grid(const Reader& rd, const FieldSpec& f, Raster&& r, const CellCentres& at) {
@@ -676,21 +602,20 @@ std::vector<double> raster_on_grid(const Reader& rd, const FieldSpec& f, Raster&
     rd.fail_at(f.key, r.path.string() + " and " + ref.file.string() +
                           " have different extents or resolutions (with no [domain] every raster must match the "
                           "grid of the first one)");
-  if (!differs(rg.dx, g.dx, g.dx) || (rg.nx == g.nx && rg.ny == g.ny)) {
-    try {
-      check_raster_size(r, g.nx, g.ny);
-    } catch (const InputError& e) {
-      rd.fail_at(f.key, e.what());
-    }
-    return std::move(r.values);
+  try {
+    return io::raster_on_grid(std::move(r), g, f.resample);
+  } catch (const InputError& e) {
+    rd.fail_at(f.key, e.what());
   }
-  const double tol = 1e-9 * rg.dx;
-  if (g.x0 < rg.x0 - tol || g.x1() > rg.x1() + tol || g.y0 < rg.y0 - tol || g.y1() > rg.y1() + tol)
-    rd.fail_at(f.key, r.path.string() + ": the raster [" + num(rg.x0) + ", " + num(rg.x1()) + "] x [" + num(rg.y0) +
-                          ", " + num(rg.y1()) + "] does not cover the domain [" + num(g.x0) + ", " + num(g.x1()) +
-                          "] x [" + num(g.y0) + ", " + num(g.y1()) + "]");
-  if (f.resample == FieldSpec::Resample::bilinear) return sample_raster(rd, f, r, at);
-  return resample_raster(r, g, f.resample);
+}
+
+// A raster at mesh centroids.
+std::vector<double> raster_on_mesh(const Reader& rd, const FieldSpec& f, const Raster& r, const UnstructuredMesh& m) {
+  try {
+    return sample_raster(r, m.cell_x, m.cell_y);
+  } catch (const InputError& e) {
+    rd.fail_at(f.key, e.what());
+  }
 }
 
 std::vector<double> evaluate(const Reader& rd, const FieldSpec& f, const CellCentres& at,
@@ -703,7 +628,7 @@ std::vector<double> evaluate(const Reader& rd, const FieldSpec& f, const CellCen
     case FieldSpec::Kind::raster:
     default: {
       Raster r = raster ? std::move(*raster) : read_field_raster(rd, f, *at.rasters);
-      if (at.mesh) return sample_raster(rd, f, r, at);
+      if (at.mesh) return raster_on_mesh(rd, f, r, *at.mesh);
       return raster_on_grid(rd, f, std::move(r), at);
     }
   }
@@ -1135,14 +1060,7 @@ void read_rain_frames(const Reader& rd, const toml::table& t, const fs::path& ba
   if (variable->empty()) rd.fail_at(key + ".variable", "empty variable name");
   const std::string time = rd.string(t, key, "time").value_or("");
   if (t.contains("time") && time.empty()) rd.fail_at(key + ".time", "empty variable name");
-  FieldSpec spec;
-  spec.key = key;
-  if (const auto r = rd.string(t, key, "resample")) {
-    if (*r == "average") spec.resample = FieldSpec::Resample::average;
-    else if (*r == "bilinear") spec.resample = FieldSpec::Resample::bilinear;
-    else if (*r == "nearest") spec.resample = FieldSpec::Resample::nearest;
-    else rd.fail_at(key + ".resample", "unknown method '" + clip(*r) + "' (valid: average, bilinear, nearest)");
-  }
+  const Resample method = read_resample(rd, t, key);
   const fs::path path = fs::path(*file).is_absolute() ? fs::path(*file) : base_dir / *file;
   RainStack s;
   try {
@@ -1192,9 +1110,12 @@ void read_rain_frames(const Reader& rd, const toml::table& t, const fs::path& ba
       const auto from = s.frames.begin() + static_cast<std::ptrdiff_t>(k * stack_cells);
       r.values.assign(from, from + static_cast<std::ptrdiff_t>(stack_cells));
       // On a mesh, at the centroids, as every raster there.
-      const std::vector<double> v = at.mesh || spec.resample == FieldSpec::Resample::bilinear
-                                        ? sample_raster(rd, spec, r, at)
-                                        : resample_raster(r, g, spec.resample);
+      std::vector<double> v;
+      try {
+        v = at.mesh ? sample_raster(r, at.mesh->cell_x, at.mesh->cell_y) : resample_raster(r, g, method);
+      } catch (const InputError& e) {
+        rd.fail_at(key, e.what());
+      }
       std::copy(v.begin(), v.end(), rain.frames.begin() + static_cast<std::ptrdiff_t>(k * cells));
     }
   }
