@@ -14,9 +14,10 @@
 #include "reader.hpp"
 
 namespace shallows::io {
-namespace {
 
 using namespace case_reader;
+
+namespace {
 
 std::string default_name(const std::string& source) {
   if (source.empty() || source.front() == '<') return "default";

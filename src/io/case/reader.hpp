@@ -54,9 +54,6 @@ class Reader {
   Reader(std::string source, std::set<std::string> overridden)
       : source_(std::move(source)), overridden_(std::move(overridden)) {}
 
-  // "--set" when the key's value came from an override, else the file.
-  std::string src(std::string_view key) const;
-
   [[noreturn]] void fail(std::string_view key, const std::string& msg) const;
   // "<src>: <key>: <msg>"
   [[noreturn]] void fail_at(std::string_view key, const std::string& msg) const;
@@ -74,6 +71,9 @@ class Reader {
   std::string string(const toml::node& n, const std::string& key) const;
 
  private:
+  // "--set" when the key's value came from an override, else the file.
+  std::string src(std::string_view key) const;
+
   std::string source_;
   std::set<std::string> overridden_;
 };
