@@ -8,12 +8,15 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 
 #if defined(SHALLOWS_HAVE_GDAL)
 #include <cpl_error.h>
@@ -361,6 +364,112 @@ void check_raster_size(const Raster& raster, index_t nx, index_t ny) {
   if (raster.nrows != ny)
     fail(raster.path, raster.nrows_line,
          "nrows = " + std::to_string(raster.nrows) + " does not match the grid (ny = " + std::to_string(ny) + ")");
+}
+
+namespace {
+
+std::string num(double v) {
+  if (std::isnan(v)) return "nan";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+// point(k): the k-th point's (x, y).
+template <class Point>
+std::vector<double> sample_at(const Raster& r, std::size_t n, Point&& point) {
+  std::vector<double> out(n);
+  const double x1 = r.x0 + static_cast<double>(r.ncols) * r.cellsize;
+  const double y1 = r.y0 + static_cast<double>(r.nrows) * r.cellsize;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    const auto [x, y] = point(k);
+    if (x < r.x0 || x > x1 || y < r.y0 || y > y1)
+      fail(r.path, 0, "at cell centre (x, y) = (" + num(x) + ", " + num(y) + ") lies outside the raster [" +
+                          num(r.x0) + ", " + num(x1) + "] x [" + num(r.y0) + ", " + num(y1) + "]");
+    const auto axis = [&r](double v, double lo, index_t cells) {
+      const double fv = std::clamp((v - lo) / r.cellsize - 0.5, 0.0, static_cast<double>(cells - 1));
+      const auto i0 = std::min(static_cast<index_t>(fv), cells - 1);
+      return std::pair{i0, fv - static_cast<double>(i0)};
+    };
+    const auto [i0, wx] = axis(x, r.x0, r.ncols);
+    const auto [j0, wy] = axis(y, r.y0, r.nrows);
+    const index_t i1 = std::min(i0 + 1, r.ncols - 1), j1 = std::min(j0 + 1, r.nrows - 1);
+    double v = 0;
+    for (const auto& [i, j, w] : {std::tuple{i0, j0, (1 - wx) * (1 - wy)}, std::tuple{i1, j0, wx * (1 - wy)},
+                                  std::tuple{i0, j1, (1 - wx) * wy}, std::tuple{i1, j1, wx * wy}}) {
+      if (w > 0) v += w * r.at(i, j);
+    }
+    out[k] = v;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> sample_raster(const Raster& r, std::span<const double> x, std::span<const double> y) {
+  return sample_at(r, x.size(), [&](std::size_t k) { return std::pair{x[k], y[k]}; });
+}
+
+std::vector<double> sample_raster(const Raster& r, const Grid& g) {
+  return sample_at(r, static_cast<std::size_t>(g.cells()), [&](std::size_t k) {
+    return std::pair{g.x_center(static_cast<index_t>(k) % g.nx), g.y_center(static_cast<index_t>(k) / g.nx)};
+  });
+}
+
+std::vector<double> resample_raster(const Raster& r, const Grid& g, Resample method) {
+  if (method == Resample::bilinear) return sample_raster(r, g);
+  std::vector<double> out(static_cast<std::size_t>(g.cells()));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Cell edges in raster-cell units: exact integers when the resolutions divide.
+  const auto fx = [&](double x) { return (x - r.x0) / r.cellsize; };
+  const auto fy = [&](double y) { return (y - r.y0) / r.cellsize; };
+  for (index_t j = 0; j < g.ny; ++j) {
+    for (index_t i = 0; i < g.nx; ++i) {
+      double& v = out[static_cast<std::size_t>(j * g.nx + i)];
+      if (method == Resample::nearest) {
+        const auto ci = std::clamp(static_cast<index_t>(std::floor(fx(g.x_center(i)))), index_t(0), r.ncols - 1);
+        const auto cj = std::clamp(static_cast<index_t>(std::floor(fy(g.y_center(j)))), index_t(0), r.nrows - 1);
+        v = r.at(ci, cj);
+        continue;
+      }
+      const double a0 = fx(g.x0 + static_cast<double>(i) * g.dx), a1 = fx(g.x0 + static_cast<double>(i + 1) * g.dx);
+      const double b0 = fy(g.y0 + static_cast<double>(j) * g.dy), b1 = fy(g.y0 + static_cast<double>(j + 1) * g.dy);
+      const auto lo = [](double a, index_t n) { return std::clamp(static_cast<index_t>(std::floor(a)), index_t(0), n - 1); };
+      double sum = 0, weight = 0, missing = 0;
+      for (index_t cj = lo(b0, r.nrows); cj <= lo(b1, r.nrows); ++cj) {
+        const double wy = std::min(b1, static_cast<double>(cj + 1)) - std::max(b0, static_cast<double>(cj));
+        if (!(wy > 0)) continue;
+        for (index_t ci = lo(a0, r.ncols); ci <= lo(a1, r.ncols); ++ci) {
+          const double wx = std::min(a1, static_cast<double>(ci + 1)) - std::max(a0, static_cast<double>(ci));
+          if (!(wx > 0)) continue;
+          const double value = r.at(ci, cj);
+          if (std::isnan(value)) {
+            missing += wx * wy;
+          } else {
+            sum += wx * wy * value;
+            weight += wx * wy;
+          }
+        }
+      }
+      v = (weight > missing) ? sum / weight : nan;
+    }
+  }
+  return out;
+}
+
+std::vector<double> raster_on_grid(Raster&& r, const Grid& g, Resample method) {
+  const Grid rg = r.grid();
+  const auto differs = [](double a, double b, double scale) { return std::abs(a - b) > 1e-9 * scale; };
+  if (!differs(rg.dx, g.dx, g.dx) || (rg.nx == g.nx && rg.ny == g.ny)) {
+    check_raster_size(r, g.nx, g.ny);
+    return std::move(r.values);
+  }
+  const double tol = 1e-9 * rg.dx;
+  if (g.x0 < rg.x0 - tol || g.x1() > rg.x1() + tol || g.y0 < rg.y0 - tol || g.y1() > rg.y1() + tol)
+    fail(r.path, 0, "the raster [" + num(rg.x0) + ", " + num(rg.x1()) + "] x [" + num(rg.y0) + ", " +
+                        num(rg.y1()) + "] does not cover the domain [" + num(g.x0) + ", " + num(g.x1()) + "] x [" +
+                        num(g.y0) + ", " + num(g.y1()) + "]");
+  return resample_raster(r, g, method);
 }
 
 } // namespace shallows::io

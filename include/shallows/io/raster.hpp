@@ -20,6 +20,7 @@
 // with "<file>:<line>: ..." (or "<file>: ..." where no line applies).
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -62,5 +63,30 @@ bool have_gdal();
 // Throws InputError "<file>:<line>: ncols = .. does not match ..." unless the
 // raster has exactly nx columns and ny rows.
 void check_raster_size(const Raster& raster, index_t nx, index_t ny);
+
+// How a raster at another resolution than the grid is brought onto it
+// (docs/case-file.md, "Rasters").
+enum class Resample {
+  average,   // each cell's exact area-weighted mean over the raster cells it covers
+  bilinear,  // sample_raster at the cell's centre
+  nearest,   // the raster cell holding the centre
+};
+
+// The raster at points (x[k], y[k]): bilinear between the centres of the
+// raster cells around the point (the nearest row or column at the raster's
+// edges); NaN where a raster cell with a non-zero weight is NODATA. Throws
+// InputError "<file>: at cell centre (x, y) = (..) lies outside the raster ..."
+std::vector<double> sample_raster(const Raster& r, std::span<const double> x, std::span<const double> y);
+// The same at the centres of g's cells.
+std::vector<double> sample_raster(const Raster& r, const Grid& g);
+
+// The raster brought onto g, which it is taken to cover, by method. Average
+// leaves NoData out, and gives NaN where NoData covers half the cell or more.
+std::vector<double> resample_raster(const Raster& r, const Grid& g, Resample method);
+
+// The raster onto g: its values as they are where it has g's cells (same
+// resolution or same size; check_raster_size), else resampled by method.
+// Throws InputError where it neither fits nor covers g.
+std::vector<double> raster_on_grid(Raster&& r, const Grid& g, Resample method);
 
 } // namespace shallows::io
