@@ -11,6 +11,7 @@
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/mpi/context.hpp"
 #include "shallows/exec/mpi/distributed_backend.hpp"
+#include "shallows/solver/time_step.hpp"
 
 namespace shallows {
 
@@ -42,14 +43,12 @@ Fields Backend::read_cells(const std::vector<std::size_t>& cells) const {
 
 AdvanceResult Backend::advance(double t, double target, index_t max_steps) {
   AdvanceResult r{t, 0, 0};
-  while (r.t < target && r.steps < max_steps) {
-    const double remaining = target - r.t;
-    r.dt = step(r.t, remaining);
+  while (takes_step(r.t, target, r.steps, max_steps)) {
+    r.dt = step(r.t, target - r.t);  // no further than the target
     if (!(r.dt > 0)) {
       throw std::runtime_error("time step collapsed to " + std::to_string(r.dt) + " s at t = " + std::to_string(r.t));
     }
-    // A clipped step lands on the target exactly, with no rounding drift.
-    r.t = r.dt >= remaining ? target : r.t + r.dt;
+    r.t = step_end_time(r.t, r.dt, target);
     ++r.steps;
   }
   return r;

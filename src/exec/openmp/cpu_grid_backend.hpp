@@ -237,10 +237,10 @@ class CpuGridBackend : public Backend {
   }
 
   // Adds the depths that the clamps of a pass over the rows added, summed
-  // per row in the row's order (gain[j]; rows without any left at 0) and
+  // per row in the row's order (added_depth[j]; rows without any left at 0) and
   // then in row order: the same bits for any thread count.
-  void add_positivity(const std::vector<double>& gain) {
-    for (double g : gain) positivity_depth_ += g;
+  void add_positivity(const std::vector<double>& added_depth) {
+    for (double g : added_depth) positivity_depth_ += g;
   }
 
   // Before a step from t: the sides and segments whose condition follows a
@@ -429,7 +429,7 @@ class CpuGridBackend : public Backend {
   std::array<std::vector<Real>, 4> mass_;
   std::vector<std::vector<Real>> c_next_;
   std::vector<double> max_h_, max_speed_, arrival_;
-  double positivity_depth_ = 0;  // sum of clamp_gain over cells and steps
+  double positivity_depth_ = 0;  // sum of clamp_added_depth over cells and steps
   CpuForcing<Real> forcing_;
   // A halo exchange for the next step's first sweep (exchange_in_next_step).
   std::function<void()> pending_exchange_;

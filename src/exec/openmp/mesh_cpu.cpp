@@ -272,13 +272,13 @@ class MeshCpuBackend final : public Backend {
       for (index_t c = b * block; c < std::min(mesh_.cells, (b + 1) * block); ++c) {
         const auto k = static_cast<std::size_t>(c);
         if (math::is_nan(mesh_.z[k])) continue;  // inactive: no edges, no update
-        Real gain;
+        Real added_depth;
         const State<Real> out = advance_cell(State<Real>{mesh_.h[k], mesh_.hu[k], mesh_.hv[k]},
-                                             State<Real>{rhs_h_[k], rhs_hu_[k], rhs_hv_[k]}, dt, p, gain);
+                                             State<Real>{rhs_h_[k], rhs_hu_[k], rhs_hv_[k]}, dt, p, added_depth);
         mesh_.h[k] = out.h;
         mesh_.hu[k] = out.hu;
         mesh_.hv[k] = out.hv;
-        if (gain > Real(0)) gained += static_cast<double>(gain) * mesh_.area[k];
+        if (added_depth > Real(0)) gained += static_cast<double>(added_depth) * mesh_.area[k];
       }
       block_gain_[static_cast<std::size_t>(b)] = gained;
     }
