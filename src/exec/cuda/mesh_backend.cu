@@ -234,44 +234,44 @@ class CudaMeshExecutor final : public CudaBackend {
       arrival_ = DeviceArray<double>(n);
     }
 
-    P_.h = h_.get();
-    P_.hu = hu_.get();
-    P_.hv = hv_.get();
-    P_.rh = rh_.get();
-    P_.rhu = rhu_.get();
-    P_.rhv = rhv_.get();
-    P_.z = z_.get();
-    P_.inv_area = inv_area_.get();
-    P_.boundary = boundary_.get();
-    P_.cells = cells_;
-    P_.edges = edges_;
+    params_.h = h_.get();
+    params_.hu = hu_.get();
+    params_.hv = hv_.get();
+    params_.rh = rh_.get();
+    params_.rhu = rhu_.get();
+    params_.rhv = rhv_.get();
+    params_.z = z_.get();
+    params_.inv_area = inv_area_.get();
+    params_.boundary = boundary_.get();
+    params_.cells = cells_;
+    params_.edges = edges_;
     // As MeshCpuBackend converts them.
-    P_.phys = {static_cast<Real>(p.physics.g), static_cast<Real>(p.physics.h_dry),
+    params_.phys = {static_cast<Real>(p.physics.g), static_cast<Real>(p.physics.h_dry),
                static_cast<Real>(p.physics.n_manning)};
-    P_.cfl = p.cfl;
-    P_.dry_dt = dry_time_step(p);
-    P_.ctrl = ctrl_.get();
+    params_.cfl = p.cfl;
+    params_.dry_dt = dry_time_step(p);
+    params_.ctrl = ctrl_.get();
     gain_ = DeviceArray<double>(1);
     SHALLOWS_CUDA_CHECK(cudaMemset(gain_.get(), 0, sizeof(double)));
-    P_.positivity_sum = gain_.get();
-    P_.mesh = {cell_edges_.get(), edge_left_.get(), edge_right_.get(), edge_nx_.get(), edge_ny_.get(),
+    params_.positivity_sum = gain_.get();
+    params_.arrays = {cell_edges_.get(), edge_left_.get(), edge_right_.get(), edge_nx_.get(), edge_ny_.get(),
                edge_length_.get(), inv_area_.get(), z_.get(), boundary_.get()};
-    P_.slot_cell = slot_cell_.get();
-    P_.slot_nx = slot_nx_.get();
-    P_.slot_ny = slot_ny_.get();
-    P_.slot_length = slot_length_.get();
-    P_.fl_h = fl_h_.get();
-    P_.fl_hu = fl_hu_.get();
-    P_.fl_hv = fl_hv_.get();
-    P_.fr_h = fr_h_.get();
-    P_.fr_hu = fr_hu_.get();
-    P_.fr_hv = fr_hv_.get();
-    P_.f_speed = f_speed_.get();
-    P_.slot_edge = slot_edge_.get();
-    P_.max_h = max_h_.get();
-    P_.max_speed = max_speed_.get();
-    P_.arrival = arrival_.get();
-    P_.arrival_threshold = o.arrival_threshold;
+    params_.slot_cell = slot_cell_.get();
+    params_.slot_nx = slot_nx_.get();
+    params_.slot_ny = slot_ny_.get();
+    params_.slot_length = slot_length_.get();
+    params_.fl_h = fl_h_.get();
+    params_.fl_hu = fl_hu_.get();
+    params_.fl_hv = fl_hv_.get();
+    params_.fr_h = fr_h_.get();
+    params_.fr_hu = fr_hu_.get();
+    params_.fr_hv = fr_hv_.get();
+    params_.f_speed = f_speed_.get();
+    params_.slot_edge = slot_edge_.get();
+    params_.max_h = max_h_.get();
+    params_.max_speed = max_speed_.get();
+    params_.arrival = arrival_.get();
+    params_.arrival_threshold = o.arrival_threshold;
 
     const int sms = prop.multiProcessorCount;
     switch (loop_) {
@@ -309,7 +309,7 @@ class CudaMeshExecutor final : public CudaBackend {
       SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_speed_.get(), 0, n * sizeof(double), stream_));
       // "Never arrived": the host's quiet NaN, so that output files hold the CPU run's bits.
       arrival_.fill_async(std::numeric_limits<double>::quiet_NaN(), stream_);
-      gpu::mesh::initial_maxima_kernel<Real><<<update_blocks_, gpu::mesh::kUpdateThreads, 0, stream_>>>(P_, 0.0);
+      gpu::mesh::initial_maxima_kernel<Real><<<update_blocks_, gpu::mesh::kUpdateThreads, 0, stream_>>>(params_, 0.0);
       SHALLOWS_CUDA_CHECK_LAUNCH("mesh initial_maxima_kernel");
     }
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -446,28 +446,28 @@ class CudaMeshExecutor final : public CudaBackend {
     switch (loop_) {
       case MeshLoop::cell_slots:
         if (slots_ == 3) {
-          gpu::mesh::cell_rhs_kernel<Real, 3><<<first_blocks_, threads, 0, stream_>>>(P_, a);
+          gpu::mesh::cell_rhs_kernel<Real, 3><<<first_blocks_, threads, 0, stream_>>>(params_, a);
         } else {
-          gpu::mesh::cell_rhs_kernel<Real, 4><<<first_blocks_, threads, 0, stream_>>>(P_, a);
+          gpu::mesh::cell_rhs_kernel<Real, 4><<<first_blocks_, threads, 0, stream_>>>(params_, a);
         }
         SHALLOWS_CUDA_CHECK_LAUNCH("mesh cell_rhs_kernel");
         break;
       case MeshLoop::cell_shared:
-        gpu::mesh::cell_rhs_kernel<Real, 0><<<first_blocks_, threads, 0, stream_>>>(P_, a);
+        gpu::mesh::cell_rhs_kernel<Real, 0><<<first_blocks_, threads, 0, stream_>>>(params_, a);
         SHALLOWS_CUDA_CHECK_LAUNCH("mesh cell_rhs_kernel (shared body)");
         break;
       case MeshLoop::edge:
-        gpu::mesh::edge_flux_kernel<Real><<<first_blocks_, threads, 0, stream_>>>(P_, a);
+        gpu::mesh::edge_flux_kernel<Real><<<first_blocks_, threads, 0, stream_>>>(params_, a);
         SHALLOWS_CUDA_CHECK_LAUNCH("mesh edge_flux_kernel");
         if (slots_ == 3) {
-          gpu::mesh::edge_gather_kernel<Real, 3><<<gather_blocks_, threads, 0, stream_>>>(P_, a);
+          gpu::mesh::edge_gather_kernel<Real, 3><<<gather_blocks_, threads, 0, stream_>>>(params_, a);
         } else {
-          gpu::mesh::edge_gather_kernel<Real, 4><<<gather_blocks_, threads, 0, stream_>>>(P_, a);
+          gpu::mesh::edge_gather_kernel<Real, 4><<<gather_blocks_, threads, 0, stream_>>>(params_, a);
         }
         SHALLOWS_CUDA_CHECK_LAUNCH("mesh edge_gather_kernel");
         break;
     }
-    gpu::mesh::update_kernel<Real><<<update_blocks_, gpu::mesh::kUpdateThreads, 0, stream_>>>(P_, a);
+    gpu::mesh::update_kernel<Real><<<update_blocks_, gpu::mesh::kUpdateThreads, 0, stream_>>>(params_, a);
     SHALLOWS_CUDA_CHECK_LAUNCH("mesh update_kernel");
     slot_ = (slot_ + 1) % 3;
     ++steps_launched_;
@@ -489,7 +489,7 @@ class CudaMeshExecutor final : public CudaBackend {
   int slots_ = 3;
   unsigned first_blocks_ = 1, gather_blocks_ = 1, update_blocks_ = 1;
   double bytes_per_cell_update_ = 0;
-  Params P_{};
+  Params params_{};
   cudaStream_t stream_ = nullptr;
   Ctrl* host_in_ = nullptr;
   Ctrl* host_out_ = nullptr;

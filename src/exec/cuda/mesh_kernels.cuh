@@ -99,11 +99,11 @@ struct MeshParams {
   double cfl;
   double dry_dt;  // dry_time_step
   Ctrl* ctrl;
-  double* positivity_sum;                // positivity account: clamp gains times cell areas (m^3), summed
+  double* positivity_sum;  // positivity account: the depths the clamps added times cell areas (m^3), summed
 
   // "shared" cell layout and edge loop: the mesh's own arrays (device
   // pointers), as the CPU loops read them.
-  MeshArrays<Real> mesh;
+  MeshArrays<Real> arrays;
 
   // "slots" cell layout: slot k of cell c at k * cells + c.
   const mesh_index* slot_cell;  // the other cell, a boundary code, or kNoEdge
@@ -213,7 +213,7 @@ __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
     const auto cell = static_cast<mesh_index>(i);
     MeshCellSum<Real> s;
     if constexpr (kSlots == 0) {
-      s = mesh_cell_sum(mesh.mesh, q, cell, mesh.phys);
+      s = mesh_cell_sum(mesh.arrays, q, cell, mesh.phys);
     } else {
       s = slot_cell_sum<Real, kSlots>(mesh, cell, load_primitive(mesh, cell),
                                       [&mesh](mesh_index nb) { return load_primitive(mesh, nb); });
@@ -240,11 +240,11 @@ __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
   if (!launch_takes_step(c, launch)) return;
   const index_t e = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e >= mesh.edges) return;
-  const mesh_index l = ldg(mesh.mesh.edge_left + e);
-  const mesh_index r = ldg(mesh.mesh.edge_right + e);
-  const Real nx = ldg(mesh.mesh.edge_nx + e);
-  const Real ny = ldg(mesh.mesh.edge_ny + e);
-  const Real length = ldg(mesh.mesh.edge_length + e);
+  const mesh_index l = ldg(mesh.arrays.edge_left + e);
+  const mesh_index r = ldg(mesh.arrays.edge_right + e);
+  const Real nx = ldg(mesh.arrays.edge_nx + e);
+  const Real ny = ldg(mesh.arrays.edge_ny + e);
+  const Real length = ldg(mesh.arrays.edge_length + e);
   const CellPrimitive<Real> left = load_primitive(mesh, l);
   // evaluate_mesh_edge, with the boundary state selected rather than branched to.
   const CellPrimitive<Real> right =
@@ -295,13 +295,6 @@ __global__ void __launch_bounds__(kBlockThreads) edge_gather_kernel(const MeshPa
 
 // ---------------------------------------------------------------- second pass
 
-// MeshCpuBackend::update_maxima for cell i with state q at time t.
-template <class Real>
-__device__ __forceinline__ void update_cell_maxima(const MeshParams<Real>& mesh, index_t i, State<Real> q, double t) {
-  if (grow_cell_maxima(q, mesh.phys.h_dry, mesh.arrival_threshold, mesh.max_h[i], mesh.max_speed[i]) & kArrived)
-    mesh.arrival[i] = t;
-}
-
 // advance_cell for every active cell (MeshCpuBackend::apply_rhs), then the
 // maxima of every cell at t + dt, as the CPU takes them after the step.
 template <class Real>
@@ -325,7 +318,9 @@ __global__ void __launch_bounds__(kUpdateThreads) update_kernel(const MeshParams
       // The area from its stored inverse: a relative difference of round-off in the added_depth.
       if (added_depth > Real(0)) volume = static_cast<double>(added_depth) / static_cast<double>(mesh.inv_area[i]);
     }
-    if (mesh.max_h) update_cell_maxima(mesh, i, q, t + dt);
+    if (mesh.max_h)
+      track_cell_maxima(q, t + dt, mesh.phys.h_dry, mesh.arrival_threshold, mesh.max_h[i], mesh.max_speed[i],
+                        mesh.arrival[i]);
   }
   warp_add_nonzero(mesh.positivity_sum, volume);
 }
@@ -335,7 +330,8 @@ template <class Real>
 __global__ void initial_maxima_kernel(const MeshParams<Real> mesh, double t) {
   const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= mesh.cells) return;
-  update_cell_maxima(mesh, i, State<Real>{mesh.h[i], mesh.hu[i], mesh.hv[i]}, t);
+  track_cell_maxima(State<Real>{mesh.h[i], mesh.hu[i], mesh.hv[i]}, t, mesh.phys.h_dry, mesh.arrival_threshold,
+                    mesh.max_h[i], mesh.max_speed[i], mesh.arrival[i]);
 }
 
 } // namespace shallows::gpu::mesh

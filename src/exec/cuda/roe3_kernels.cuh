@@ -86,7 +86,7 @@ struct MarchArgs {
   int rows;               // rows per chunk
   index_t strips, chunks;
   Roe3Ctrl* ctrl;
-  double* positivity_sum;           // positivity account: clamp gains (depths, carried to U^{n+1}) summed
+  double* positivity_sum;  // positivity account: the depths the clamps added (carried to U^{n+1}), summed
   ScalarArgs<Real> sc;    // count = 0: no scalars
   CellBox owned;          // the cells whose rate and finiteness count (a rank's own; else the grid)
 };
@@ -436,8 +436,7 @@ __global__ void step_maxima_kernel(StateArrays<Real> a, Grid g, Real h_dry, doub
   if (k >= n) return;
   const index_t c = g.index(k % g.nx, k / g.nx);
   const State<Real> q{a.h[c], a.hu[c], a.hv[c]};
-  if (grow_cell_maxima(q, h_dry, threshold, max_h[k], max_speed[k]) & kArrived)
-    arrival[k] = ctrl ? ctrl->maxima_time : 0.0;
+  track_cell_maxima(q, ctrl ? ctrl->maxima_time : 0.0, h_dry, threshold, max_h[k], max_speed[k], arrival[k]);
 }
 
 // The sides' account (boundary_flow.cuh) of a step, one thread per boundary

@@ -158,7 +158,7 @@ struct Params {
   unsigned* list;          // compaction: chunks that need a warp this step (null: every chunk gets one)
   unsigned* list_count;    // entries of the list, one counter per Ctrl slot
   Ctrl* ctrl;
-  double* positivity_sum;            // positivity account: clamp gains (depths) summed over cells and steps
+  double* positivity_sum;  // positivity account: the depths the clamps added, summed over cells and steps
   CellBox owned;           // the cells whose rates count (Problem::owned_cells)
   // Maxima (cell_maxima.hpp), padded as the state; null when not tracked.
   // The lagged kernel grows them with each state it makes, the plain steps
@@ -614,10 +614,9 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
         grid.rhu[parity][k] = rhs.hu;
         grid.rhv[parity][k] = rhs.hv;
         // As slot_maxima_kernel grows them (MaximaOf::step).
-        if (kMaxima && c.stepped &&
-            (grow_cell_maxima(st(b), grid.phys.h_dry, grid.arrival_threshold, grid.max_h[k], grid.max_speed[k]) &
-             kArrived))
-          grid.arrival[k] = c.maxima_time;
+        if (kMaxima && c.stepped)
+          track_cell_maxima(st(b), c.maxima_time, grid.phys.h_dry, grid.arrival_threshold, grid.max_h[k],
+                            grid.max_speed[k], grid.arrival[k]);
       }
       if (tile_lane && !math::is_nan(b.z) && grid.owned.contains(i, r)) {
         const unsigned long long e = encode_rate(rate);
@@ -841,12 +840,11 @@ __device__ __forceinline__ unsigned long long lagged_march(
         added_depth_sum += added_depth;  // cells this chunk owns only (the ring is another chunk's)
         dry_all = dry_all && (math::is_nan(z) || dry_fixed(q1, grid.phys.h_dry));
         if constexpr (kMaxima) {  // constexpr: the benchmark's instance compiles as without maxima
-          // State n first: it arrives before n+1 (which then cannot arrive).
-          int grew = grow_cell_maxima(st(cur.q), grid.phys.h_dry, grid.arrival_threshold, max_h, max_speed);
-          const double arrived_at = grew & kArrived ? t_now : t_next;
           // p1's velocity is grow_cell_maxima's (cell_primitive's) for a wet cell.
-          if (grow_next)
-            grew |= grow_cell_maxima(p1.h, p1.u, p1.v, grid.phys.h_dry, grid.arrival_threshold, max_h, max_speed);
+          double arrived_at;
+          const int grew = track_cell_maxima_over_step(st(cur.q), t_now, grow_next, p1.h, p1.u, p1.v, t_next,
+                                                       grid.phys.h_dry, grid.arrival_threshold, max_h, max_speed,
+                                                       arrived_at);
           if (grew & kMaxDepthGrew) grid.max_h[k] = max_h;
           if (grew & kMaxSpeedGrew) grid.max_speed[k] = max_speed;
           if (grew & kArrived) grid.arrival[k] = arrived_at;
@@ -1205,8 +1203,7 @@ __global__ void slot_maxima_kernel(const Params<Real> grid, int slot, MaximaOf o
     const State<Real> q{grid.h[c.parity][k], grid.hu[c.parity][k], grid.hv[c.parity][k]};
     // Stored only where a maximum grows (once the wave has passed, nowhere):
     // the kernel is bound by the bytes it moves.
-    if (grow_cell_maxima(q, grid.phys.h_dry, grid.arrival_threshold, grid.max_h[k], grid.max_speed[k]) & kArrived)
-      grid.arrival[k] = t;
+    track_cell_maxima(q, t, grid.phys.h_dry, grid.arrival_threshold, grid.max_h[k], grid.max_speed[k], grid.arrival[k]);
   }
 }
 

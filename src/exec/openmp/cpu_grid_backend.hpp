@@ -394,8 +394,7 @@ class CpuGridBackend : public Backend {
         const index_t c = g.index(i, j);
         const auto k = static_cast<std::size_t>(j * g.nx + i);
         const State<Real> q{fields_.h[c], fields_.hu[c], fields_.hv[c]};
-        if (grow_cell_maxima(q, physics_.h_dry, arrival_threshold_, max_h_[k], max_speed_[k]) & kArrived)
-          arrival_[k] = t;
+        track_cell_maxima(q, t, physics_.h_dry, arrival_threshold_, max_h_[k], max_speed_[k], arrival_[k]);
       }
     }
   }

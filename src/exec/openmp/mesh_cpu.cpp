@@ -401,7 +401,7 @@ class MeshCpuBackend final : public Backend {
     for (index_t c = 0; c < mesh_.cells; ++c) {
       const auto k = static_cast<std::size_t>(c);
       const State<Real> q{mesh_.h[k], mesh_.hu[k], mesh_.hv[k]};
-      if (grow_cell_maxima(q, physics_.h_dry, arrival_threshold_, max_h_[k], max_speed_[k]) & kArrived) arrival_[k] = t;
+      track_cell_maxima(q, t, physics_.h_dry, arrival_threshold_, max_h_[k], max_speed_[k], arrival_[k]);
     }
   }
 
