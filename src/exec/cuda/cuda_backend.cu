@@ -397,8 +397,7 @@ class CudaExecutor final : public CudaBackend {
   // the device, where a step clipped to the target lands on it exactly.
   double step(double t, double dt_max) override {
     // Sides that follow a time series take its value at the step's start (as on the CPU).
-    for (std::size_t s = 0; s < 4; ++s)
-      if (!boundary_[s].empty()) base_.bc[s].value = static_cast<Real>(series_value(boundary_[s].view(), t));
+    for (std::size_t s = 0; s < 4; ++s) base_.bc[s] = condition_at_time(base_.bc[s], boundary_[s].view(), t);
     if (segments_follow_series(segment_specs_)) {
       const std::vector<SegmentCondition<Real>> now = segments_at<Real>(segment_specs_, t);
       SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(segments_.get(), now.data(), now.size() * sizeof(now[0]),

@@ -363,9 +363,7 @@ struct SideSeries {
 
 template <class Real>
 __device__ BoundaryCondition<Real> at_time(BoundaryCondition<Real> bc, const SideSeries& series, int side) {
-  const SeriesView v = series.views.side[side];
-  if (series.t && v.n > 0) bc.value = static_cast<Real>(series_value(v, *series.t));
-  return bc;
+  return series.t ? condition_at_time(bc, series.views.side[side], *series.t) : bc;
 }
 
 // Boundary segments (Problem::segments): their conditions and, per
@@ -384,9 +382,7 @@ __device__ BoundaryCondition<Real> cell_bc(BoundaryCondition<Real> side_bc, Side
                                            const Segments<Real>& seg, const double* t) {
   const int k = segment_at(side, along, seg.at, seg.count);
   if (k < 0) return side_bc;
-  BoundaryCondition<Real> bc = seg.at[k].bc;
-  if (t && seg.series[k].n > 0) bc.value = static_cast<Real>(series_value(seg.series[k], *t));
-  return bc;
+  return t ? condition_at_time(seg.at[k].bc, seg.series[k], *t) : seg.at[k].bc;
 }
 
 // West/east ghosts, layers 0..ghost-1, rows 0..ny-1.

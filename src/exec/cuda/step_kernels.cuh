@@ -268,10 +268,7 @@ __device__ __forceinline__ BoundaryCondition<Real> side_bc(const Params<Real>& g
 template <class Real>
 __device__ __forceinline__ BoundaryCondition<Real> side_at(const Params<Real>& grid,
                                                            const forcing::SideSeries& side_series, int side, double t) {
-  BoundaryCondition<Real> bc = side_bc(grid, side);
-  const SeriesView v = side_series.side[side];
-  if (v.n > 0) bc.value = static_cast<Real>(series_value(v, t));
-  return bc;
+  return condition_at_time(side_bc(grid, side), side_series.side[side], t);
 }
 
 // The four sides' conditions as a block keeps them in shared memory (a

@@ -247,10 +247,7 @@ class CpuGridBackend : public Backend {
   // time series take its value at t, and the ghost cells are filled again.
   void boundary_at(double t) {
     if (!boundary_series_) return;
-    for (std::size_t s = 0; s < 4; ++s) {
-      const TimeSeries& ts = boundary_series_values_[s];
-      if (!ts.empty()) bc_[s].value = static_cast<Real>(series_value(ts.view(), t));
-    }
+    for (std::size_t s = 0; s < 4; ++s) bc_[s] = condition_at_time(bc_[s], boundary_series_values_[s].view(), t);
     segments_ = segments_at<Real>(segment_specs_, t);
     fill_ghosts(state_arrays());
   }
