@@ -162,7 +162,7 @@ std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptio
   const mpi::NodeRanks node = mpi::node_ranks();
   const int gpus = cuda_device_count();  // 0 without a device
   // Ranks that share a GPU take turns on it: an exchange beside the inner
-  // chunks then waits for the other rank's kernels (slower, bench/results.md run 101).
+  // chunks then waits for the other rank's kernels, which is slower.
   if (options.kind != "cpu" && gpus > 0 && node.size > gpus) overlap = false;
   if (local.cuda_device < 0 && gpus > 0) {
     local.cuda_device = node.rank % gpus;

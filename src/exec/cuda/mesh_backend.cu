@@ -516,8 +516,8 @@ class CudaMeshExecutor final : public CudaBackend {
 } // namespace
 
 // The cell loop's design: SHALLOWS_CUDA_MESH_KERNEL=slots (the default) or
-// shared (the CPU's loop body on the edge arrays: the reference). See
-// mesh_kernels.cuh for what each measured.
+// shared (the CPU's loop body on the edge arrays: the reference); see
+// mesh_kernels.cuh.
 std::unique_ptr<Backend> make_cuda_mesh_backend(const Problem& problem, const BackendOptions& options) {
   if (!problem.mesh) throw std::invalid_argument("make_cuda_mesh_backend: the problem has no mesh");
   if (!cuda_mesh_runs(problem))

@@ -36,14 +36,9 @@
 //    bits); a gather kernel sums each cell's edges in slot order;
 //    update_kernel. Half the Roe solves of the cell loop, for 7 stored
 //    values per edge: bound by memory bandwidth (0.9 of the bound).
-// Measured (H100, 16M perturbed triangles, Z-order, all wet, G cell-updates/s
-// float / double): slots 16.0 / 8.0, edge 13.5 / 6.6, shared 9.8 / 4.9.
-// Float went from 13.9 to 16.0 G with 8 resident blocks per SM (64
-// registers, no spills) instead of 5; unrolling the slots loop gives double
-// 8.0 against 6.7 G rolled. A one-kernel-per-step cell design (as the
-// Cartesian executor's default: the rhs of state n stored by the launch
-// before, state and rhs in two buffers, 104 (196) B) measured 15.5 / 7.0,
-// slower than slots in every case, and was removed.
+// Slots is the default as the fastest of the three; float runs 8 resident
+// blocks per SM (64 registers, no spills) and double unrolls the slots loop
+// for the same reason (bench/cuda-notes.md, unstructured meshes).
 #include <cuda_runtime.h>
 
 #include <cfloat>

@@ -76,9 +76,8 @@ struct StepClock {
 
 // Rows per chunk: long marches (each costs two extra rows of
 // reconstructions) while the grid still gives about 2.5 waves of the warps
-// the GPU holds at once (fewer waves leave SMs idle at the tail; measured
-// on an H100, S003-T3: 1200^2 float 0.61 s at 8 rows against 0.68 s at 16,
-// double best at 16, bench/results.md run 14).
+// the GPU holds at once (fewer waves leave SMs idle at the tail; see
+// bench/results.md, rows per chunk of the roe3 march kernel).
 int choose_rows(const Grid& g, int sms, int resident_warps_per_sm) {
   const index_t strips = (g.nx + gpu::roe3k::kStripWidth - 1) / gpu::roe3k::kStripWidth;
   const auto wanted = static_cast<index_t>(2.5 * sms * resident_warps_per_sm);
@@ -175,8 +174,8 @@ class CudaRoe3Backend final : public CudaBackend {
       arrival_.upload(nan.data(), cells);
     }
 
-    // Measured on an H100 (bench/results.md): float gains from 4 resident
-    // blocks (128 registers, no spills); double spills when capped.
+    // Float gains from 4 resident blocks (128 registers); double spills
+    // when capped, so it is left uncapped (bench/cuda-notes.md).
     min_blocks_ = co.min_blocks > 0 ? co.min_blocks : (sizeof(Real) == 4 ? 4 : 0);
     rows_ = co.rows > 0 ? co.rows : choose_rows(grid_, prop.multiProcessorCount, resident_warps_per_sm());
     strips_ = (grid_.nx + gpu::roe3k::kStripWidth - 1) / gpu::roe3k::kStripWidth;

@@ -42,13 +42,13 @@
 //    instance stored with the rhs (MassFluxes), and state n and its rhs,
 //    still in their buffers: 2 values stored and 5 read per cell-update (h,
 //    rhs, bed, 2 fluxes; with infiltration a double each way more), 2 per
-//    scalar. A version that marched up strips of 32 columns, dividing out
-//    each concentration once, measured slower (bench/results.md run 91).
+//    scalar. (Marching up strips of 32 columns, dividing out each
+//    concentration once, is slower: bench/results.md.)
 //  * plain_rate_kernel + plain_update_kernel ("plain"): one thread per cell,
 //    neighbours read from global memory (L1/L2), each edge evaluated by both
 //    of its cells: the simple reference the lagged kernel is tested against.
-// Two more designs were measured and removed (one-pass "fused" at 7 values
-// per cell-update, rate + update "split"): see bench/cuda-notes.md.
+// Other designs (one-pass "fused", rate + update "split") are slower: see
+// bench/cuda-notes.md.
 //
 // Dry-chunk skipping (seed 002, "sparse simulations"): a chunk whose cells
 // are all dry fixed points (h in [+0, h_dry], hu = hv = +0, or inactive) and
@@ -1032,7 +1032,7 @@ __device__ __forceinline__ void transport_scalars(const Params<Real>& grid, cons
 
 // kScalars: compiled with the scalars' transport (a run with passive
 // scalars) or without it (the kernel of every other plain run keeps its
-// registers: measured 5% faster in float).
+// registers, which makes it faster in float).
 template <class Real, bool kScalars>
 __global__ void __launch_bounds__(kBlockThreads)
     plain_update_kernel(const Params<Real> grid, const PlainExtras<Real> extras, const Launch launch) {

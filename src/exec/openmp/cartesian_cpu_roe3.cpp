@@ -53,8 +53,8 @@ namespace {
 
 // Flush-to-zero and denormals-are-zero for the calling thread while in scope.
 // The smooth tails that waves push ahead of them decay geometrically into
-// subnormal numbers, which cost ~100 cycles each on x86 (float runs were 3x
-// slower); flushing them changes values below 1e-38 (float) / 1e-308 (double)
+// subnormal numbers, which cost ~100 cycles each on x86; flushing them
+// changes values below 1e-38 (float) / 1e-308 (double)
 // only. The previous mode is restored, so other code on the thread is unaffected.
 class FlushDenormals {
  public:
