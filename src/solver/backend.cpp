@@ -12,6 +12,7 @@
 #include "shallows/exec/mpi/context.hpp"
 #include "shallows/exec/mpi/distributed_backend.hpp"
 #include "shallows/solver/capabilities.hpp"
+#include "shallows/solver/time_step.hpp"
 
 namespace shallows {
 
@@ -43,14 +44,12 @@ Fields Backend::read_cells(const std::vector<std::size_t>& cells) const {
 
 AdvanceResult Backend::advance(double t, double target, index_t max_steps) {
   AdvanceResult r{t, 0, 0};
-  while (r.t < target && r.steps < max_steps) {
-    const double remaining = target - r.t;
-    r.dt = step(r.t, remaining);
+  while (takes_step(r.t, target, r.steps, max_steps)) {
+    r.dt = step(r.t, target - r.t);  // no further than the target
     if (!(r.dt > 0)) {
       throw std::runtime_error("time step collapsed to " + std::to_string(r.dt) + " s at t = " + std::to_string(r.t));
     }
-    // A clipped step lands on the target exactly, with no rounding drift.
-    r.t = r.dt >= remaining ? target : r.t + r.dt;
+    r.t = step_end_time(r.t, r.dt, target);
     ++r.steps;
   }
   return r;
@@ -156,7 +155,7 @@ std::unique_ptr<Backend> make_backend(const Problem& problem, const BackendOptio
   const mpi::NodeRanks node = mpi::node_ranks();
   const int gpus = cuda_device_count();  // 0 without a device
   // Ranks that share a GPU take turns on it: an exchange beside the inner
-  // chunks then waits for the other rank's kernels, which measured slower (bench/results.md).
+  // chunks then waits for the other rank's kernels, which is slower.
   if (options.kind != "cpu" && gpus > 0 && node.size > gpus) overlap = false;
   if (local.cuda_device < 0 && gpus > 0) {
     local.cuda_device = node.rank % gpus;

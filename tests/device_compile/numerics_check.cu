@@ -7,6 +7,9 @@
 #include "shallows/physics/riemann/roe.hpp"
 #include "shallows/numerics/roe3.hpp"
 #include "shallows/numerics/ssp_rk3.hpp"
+#include "shallows/mesh/unstructured/mesh_edges.hpp"
+#include "shallows/solver/cell_maxima.hpp"
+#include "shallows/solver/time_step.hpp"
 
 template <class Real>
 __global__ void numerics_check(shallows::StateArrays<Real> a, shallows::Grid g, shallows::PhysicsParams<Real> p,
@@ -42,6 +45,23 @@ __global__ void roe3_check(const Real* h, const Real* hu, const Real* hv, const 
   out[0] = r.h + r.hu + r.hv + roe3::cell_rate(e, e, n, n, prm);
 }
 
+// The point-wise functions every executor calls: step control, maxima, boundary states.
+template <class Real>
+__global__ void executor_check(shallows::PhysicsParams<Real> p, shallows::SeriesView series, Real* max_h,
+                               Real* max_speed, double* arrival, double* out) {
+  using namespace shallows;
+  const State<Real> q{max_h[1], max_speed[1], max_h[2]};
+  const BoundaryCondition<Real> bc =
+      condition_at_time(BoundaryCondition<Real>{BoundaryKind::level, Real(1)}, series, 2.0);
+  const CellPrimitive<Real> g = boundary_primitive(cell_primitive(q, Real(0), p), Real(0.6), Real(0.8), bc, p);
+  const State<Real> ghost = ghost_state(q, Real(0), Side::north, bc, p);
+  double arrived_at = 0;
+  track_cell_maxima(q, 1.0, p.h_dry, 0.5, max_h[0], max_speed[0], arrival[0]);
+  track_cell_maxima_over_step(q, 1.0, true, g.h, g.u, g.v, 2.0, p.h_dry, 0.5, max_h[0], max_speed[0], arrived_at);
+  const double dt = cfl_time_step(1.0, 0.5, 0.1, step_cap(0.0, 3.0, 1.0));
+  out[0] = takes_step(0.0, 3.0, 0, 10) ? step_end_time(0.0, dt, 3.0) + arrived_at + ghost.h : 0.0;
+}
+
 template __global__ void numerics_check<float>(shallows::StateArrays<float>, shallows::Grid,
                                                shallows::PhysicsParams<float>, float*);
 template __global__ void numerics_check<double>(shallows::StateArrays<double>, shallows::Grid,
@@ -50,3 +70,7 @@ template __global__ void roe3_check<float>(const float*, const float*, const flo
                                           shallows::roe3::Params<float>, float*);
 template __global__ void roe3_check<double>(const double*, const double*, const double*, const double*,
                                            shallows::roe3::Params<double>, double*);
+template __global__ void executor_check<float>(shallows::PhysicsParams<float>, shallows::SeriesView, float*, float*,
+                                               double*, double*);
+template __global__ void executor_check<double>(shallows::PhysicsParams<double>, shallows::SeriesView, double*,
+                                                double*, double*, double*);

@@ -113,6 +113,45 @@ double run_speed(const Fields& f, std::size_t k, Precision prec, double h_dry) {
 // A run's maxima are those of the states after every step (and the initial
 // one), its arrival times the time of the first state deeper than the
 // threshold, NaN where none was. Both precisions, both schemes.
+// The fused kernel's form (two states of a step, maxima in registers) keeps
+// what growing with each state in turn keeps, arrival time included.
+template <class Real, class M>
+void over_a_step() {
+  const PhysicsParams<Real> p{Real(9.81), Real(1e-3), Real(0)};
+  const double threshold = 0.5;
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> depth(-0.2, 1.0), discharge(-2.0, 2.0);
+  const auto state = [&] {
+    return State<Real>{static_cast<Real>(std::max(depth(rng), 0.0)), static_cast<Real>(discharge(rng)),
+                       static_cast<Real>(discharge(rng))};
+  };
+  for (int trial = 0; trial < 200; ++trial) {
+    M h_turn = 0, speed_turn = 0, h_step = 0, speed_step = 0;
+    double arrival = std::numeric_limits<double>::quiet_NaN();
+    for (int step = 0; step < 30; ++step) {
+      const State<Real> n = state(), n1 = state();
+      const bool next = step % 3 != 1;
+      const double t_n = step, t_next = step + 0.5;
+      int turn = track_cell_maxima(n, t_n, p.h_dry, threshold, h_turn, speed_turn, arrival);
+      if (next) turn |= track_cell_maxima(n1, t_next, p.h_dry, threshold, h_turn, speed_turn, arrival);
+      const Real inv_h = n1.h > Real(0) ? Real(1) / n1.h : Real(0);
+      double arrived_at = 0;
+      const int fused = track_cell_maxima_over_step(n, t_n, next, n1.h, n1.hu * inv_h, n1.hv * inv_h, t_next, p.h_dry,
+                                                    threshold, h_step, speed_step, arrived_at);
+      ASSERT_EQ(fused, turn) << "trial " << trial << " step " << step;
+      ASSERT_EQ(h_step, h_turn);
+      ASSERT_EQ(speed_step, speed_turn);
+      if (fused & kArrived) ASSERT_EQ(arrived_at, arrival);
+    }
+  }
+}
+
+TEST(CellMaxima, OverAStepAsEachStateInTurn) {
+  over_a_step<double, double>();
+  over_a_step<float, float>();
+  over_a_step<float, double>();
+}
+
 TEST(CellMaxima, RunKeepsTheMaximaOfEveryState) {
   for (Precision prec : {Precision::single_precision, Precision::double_precision}) {
     for (Scheme scheme : {Scheme::roe1, Scheme::roe3}) {

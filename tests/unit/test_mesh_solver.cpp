@@ -5,9 +5,11 @@
 // loop design and the thread count.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "shallows/exec/mesh_fields.hpp"
 #include "shallows/solver/simulation.hpp"
@@ -204,6 +206,28 @@ TEST(MeshExecutor, BoundaryStateFollowsTheNormal) {
   EXPECT_EQ(f.to_left.h, 0.0);
   EXPECT_EQ(f.to_left.hu, 0.0);
   EXPECT_EQ(f.to_left.hv, 0.0);
+}
+
+TEST(BoundaryState, AGridSideIsTheAxisAlignedCase) {
+  // A grid's ghost state (a side's axis normal) has the values that a mesh
+  // edge with the same unit normal gets, for every condition.
+  const PhysicsParams<double> p{};
+  const std::pair<Side, std::array<double, 2>> sides[] = {
+      {Side::west, {-1.0, 0.0}}, {Side::east, {1.0, 0.0}}, {Side::south, {0.0, -1.0}}, {Side::north, {0.0, 1.0}}};
+  const BoundaryCondition<double> conditions[] = {
+      {}, {BoundaryKind::open, 0.0}, {BoundaryKind::inflow, 1.5}, {BoundaryKind::level, 2.25}};
+  const State<double> states[] = {{2.0, 0.6, -0.4}, {0.0, 0.0, 0.0}, {1e-4, -3e-5, 2e-5}};
+  for (const auto& [side, n] : sides) {
+    for (const BoundaryCondition<double>& bc : conditions) {
+      for (const State<double>& q : states) {
+        const State<double> grid = ghost_state(q, 0.5, side, bc, p);
+        const State<double> any = boundary_state(q, 0.5, UnitNormal<double>{n[0], n[1]}, bc, p);
+        EXPECT_EQ(grid.h, any.h);
+        EXPECT_EQ(grid.hu, any.hu);
+        EXPECT_EQ(grid.hv, any.hv);
+      }
+    }
+  }
 }
 
 } // namespace

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The positivity account: the water that the depth clamps add (clamp_gain,
+// The positivity account: the water that the depth clamps add (clamp_added_depth,
 // in advance_cell and in the SSP-RK3 stages) is what a walled domain's
 // volume changes by, to round-off, on grids (roe1, roe3) and meshes.
 #include <gtest/gtest.h>

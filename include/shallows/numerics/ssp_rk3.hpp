@@ -44,36 +44,36 @@ SHALLOWS_HD Real carry_weight(int stage) {
 
 // Whole stage for one cell: u_n the state at the start of the step, u_k the
 // stage state, rhs = L(U_k) at the cell. Depths at or below h_dry lose their
-// velocity and negative round-off is clamped, as in advance_cell. `gain`:
+// velocity and negative round-off is clamped, as in advance_cell. `added_depth`:
 // the depth the clamps of this stage add to U^{n+1} (the Euler step's clamp
 // weighted by b_k, the combination's clamp, both carried to the end of the
 // step), so that a step's positivity account is the sum over its stages.
 template <class Real>
 SHALLOWS_HD State<Real> stage(int k, State<Real> u_n, State<Real> u_k, State<Real> rhs, Real dt,
-                              const PhysicsParams<Real>& p, Real& gain) {
-  Real euler_gain;
-  const State<Real> e = advance_cell(u_k, rhs, dt, p, euler_gain);
+                              const PhysicsParams<Real>& p, Real& added_depth) {
+  Real euler_added_depth;
+  const State<Real> e = advance_cell(u_k, rhs, dt, p, euler_added_depth);
   if (k == 0) {
-    gain = carry_weight<Real>(0) * euler_gain;
+    added_depth = carry_weight<Real>(0) * euler_added_depth;
     return e;
   }
   State<Real> r{combine(k, u_n.h, e.h), combine(k, u_n.hu, e.hu), combine(k, u_n.hv, e.hv)};
-  Real combine_gain(0);
+  Real combine_added_depth(0);
   if (r.h <= p.h_dry) {
-    combine_gain = clamp_gain(r.h);
+    combine_added_depth = clamp_added_depth(r.h);
     r.h = r.h > Real(0) ? r.h : Real(0);
     r.hu = Real(0);
     r.hv = Real(0);
   }
-  gain = carry_weight<Real>(k) * (stage_weight<Real>(k) * euler_gain + combine_gain);
+  added_depth = carry_weight<Real>(k) * (stage_weight<Real>(k) * euler_added_depth + combine_added_depth);
   return r;
 }
 
 template <class Real>
 SHALLOWS_HD State<Real> stage(int k, State<Real> u_n, State<Real> u_k, State<Real> rhs, Real dt,
                               const PhysicsParams<Real>& p) {
-  Real gain;
-  return stage(k, u_n, u_k, rhs, dt, p, gain);
+  Real added_depth;
+  return stage(k, u_n, u_k, rhs, dt, p, added_depth);
 }
 
 } // namespace shallows::ssp_rk3

@@ -12,42 +12,42 @@ namespace shallows {
 // fluxes, per unit area. Executors sum it times the cell area into the
 // run's positivity account, so that the mass balance can be checked.
 template <class Real>
-SHALLOWS_HD Real clamp_gain(Real h) {
+SHALLOWS_HD Real clamp_added_depth(Real h) {
   return h < Real(0) ? -h : Real(0);
 }
 
 // q^{n+1} = q^n + dt * rhs, where rhs = -(1/|V|) sum_edges |Gamma| F_i.
 // Depth is clamped at zero: the fallback to HLL at dry edges keeps it
 // non-negative up to round-off, and the clamp removes that round-off
-// (`gain`: the depth it added, clamp_gain). Cells at or below h_dry keep
+// (`added_depth`: the depth it added, clamp_added_depth). Cells at or below h_dry keep
 // their water but lose their velocity. Branch-free, so that CPU loops
 // vectorise.
 template <class Real>
 SHALLOWS_HD State<Real> explicit_update(State<Real> q, State<Real> rhs, Real dt, const PhysicsParams<Real>& p,
-                                        Real& gain) {
+                                        Real& added_depth) {
   const Real h = q.h + dt * rhs.h;
   const bool dry = h <= p.h_dry;
-  gain = clamp_gain(h);
+  added_depth = clamp_added_depth(h);
   return {h > Real(0) ? h : Real(0), dry ? Real(0) : q.hu + dt * rhs.hu, dry ? Real(0) : q.hv + dt * rhs.hv};
 }
 
 template <class Real>
 SHALLOWS_HD State<Real> explicit_update(State<Real> q, State<Real> rhs, Real dt, const PhysicsParams<Real>& p) {
-  Real gain;
-  return explicit_update(q, rhs, dt, p, gain);
+  Real added_depth;
+  return explicit_update(q, rhs, dt, p, added_depth);
 }
 
 // The whole cell update: explicit step, then friction (which keeps h).
 template <class Real>
 SHALLOWS_HD State<Real> advance_cell(State<Real> q, State<Real> rhs, Real dt, const PhysicsParams<Real>& p,
-                                     Real& gain) {
-  return apply_manning(explicit_update(q, rhs, dt, p, gain), dt, p);
+                                     Real& added_depth) {
+  return apply_manning(explicit_update(q, rhs, dt, p, added_depth), dt, p);
 }
 
 template <class Real>
 SHALLOWS_HD State<Real> advance_cell(State<Real> q, State<Real> rhs, Real dt, const PhysicsParams<Real>& p) {
-  Real gain;
-  return advance_cell(q, rhs, dt, p, gain);
+  Real added_depth;
+  return advance_cell(q, rhs, dt, p, added_depth);
 }
 
 } // namespace shallows

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // The maxima a run keeps for each cell (max_h, max_speed, arrival_time),
-// grown with a cell's new state by this one function, which every executor
-// calls (the CUDA grid executor inside its step kernel), so that CPU and GPU
-// keep the same bits.
+// grown with a cell's new state by track_cell_maxima, which every executor's
+// maxima loop calls (the CUDA grid executor's inside its step kernel), so
+// that CPU and GPU keep the same bits.
 //  * In the run's precision: the depth is a state value, and the speed is
 //    sqrt(u^2 + v^2) in Real of the velocities cell_primitive gives the
 //    edges, all correctly rounded IEEE operations (hypot is not: glibc's and
@@ -77,6 +77,35 @@ SHALLOWS_HD int grow_cell_maxima(State<Real> q, Real h_dry, double arrival_thres
   if (!(q.h > h_dry)) return 0;
   const Real inv_h = Real(1) / q.h;
   return grow_cell_maxima(q.h, q.hu * inv_h, q.hv * inv_h, h_dry, arrival_threshold, max_h, max_speed);
+}
+
+// A cell's maxima grown with its state q at time t: max_h and max_speed as
+// grow_cell_maxima does, and arrival set to t where the cell first arrives.
+// The one per-cell step of every executor's maxima loop, whatever its
+// storage (interior or padded index, Real or double maxima). Returns the
+// MaximaGrowth bits.
+template <class Real, class M>
+SHALLOWS_HD int track_cell_maxima(State<Real> q, double t, Real h_dry, double arrival_threshold, M& max_h,
+                                  M& max_speed, double& arrival) {
+  const int grew = grow_cell_maxima(q, h_dry, arrival_threshold, max_h, max_speed);
+  if (grew & kArrived) arrival = t;
+  return grew;
+}
+
+// The same over a step, for the caller that holds max_h and max_speed (the
+// fused step kernel keeps them in registers and stores those that grew):
+// state n (q_n, at t_n), then, where next, state n+1 (depth h1 and the
+// velocity (u1, v1) that cell_primitive gives it, at t_next). n first: it
+// arrives before n+1, which then cannot arrive. Returns the MaximaGrowth
+// bits; arrived_at: the arrival time to store where kArrived.
+template <class Real, class M>
+SHALLOWS_HD int track_cell_maxima_over_step(State<Real> q_n, double t_n, bool next, Real h1, Real u1, Real v1,
+                                            double t_next, Real h_dry, double arrival_threshold, M& max_h,
+                                            M& max_speed, double& arrived_at) {
+  int grew = grow_cell_maxima(q_n, h_dry, arrival_threshold, max_h, max_speed);
+  arrived_at = grew & kArrived ? t_n : t_next;
+  if (next) grew |= grow_cell_maxima(h1, u1, v1, h_dry, arrival_threshold, max_h, max_speed);
+  return grew;
 }
 
 } // namespace shallows

@@ -35,8 +35,8 @@ template <class Real>
 std::vector<SegmentCondition<Real>> segments_at(const std::vector<BoundarySegment>& segments, double t) {
   std::vector<SegmentCondition<Real>> out;
   for (const BoundarySegment& s : segments) {
-    const double value = s.value.empty() ? s.where.bc.value : series_value(s.value.view(), t);
-    out.push_back({s.where.side, s.where.begin, s.where.end, {s.where.bc.kind, static_cast<Real>(value)}});
+    const BoundaryCondition<double> bc = condition_at_time(s.where.bc, s.value.view(), t);
+    out.push_back({s.where.side, s.where.begin, s.where.end, {bc.kind, static_cast<Real>(bc.value)}});
   }
   return out;
 }

@@ -10,8 +10,9 @@
 
 #include "cuda_check.cuh"
 #include "shallows/solver/backend.hpp"
+#include "shallows/solver/time_step.hpp"
 
-namespace shallows::cudax {
+namespace shallows::gpu {
 
 // launch(n) queues n steps; fetch() waits for them and returns the device's
 // time control (t, steps since the start, last dt, status); not_finite(t)
@@ -27,7 +28,7 @@ AdvanceResult advance_in_batches(double t, double target, index_t max_steps, ind
     const auto c = fetch();
     if (c.status != 0) throw not_finite(c.t);
     r = {c.t, static_cast<index_t>(c.steps), c.dt};
-    if (!(c.t < target) || c.steps >= max_steps) break;
+    if (!takes_step(c.t, target, c.steps, max_steps)) break;
     // Next batch: the steps still needed at the last dt, within [1, max_batch].
     double want = c.dt > 0 ? std::ceil((target - c.t) / c.dt) : 1.0;
     want = std::min(want, static_cast<double>(max_steps - c.steps));
@@ -55,4 +56,4 @@ AdvanceResult advance_from_slot(double t, double target, index_t max_steps, Ctrl
       fetch, not_finite);
 }
 
-} // namespace shallows::cudax
+} // namespace shallows::gpu

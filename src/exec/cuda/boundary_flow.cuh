@@ -18,37 +18,37 @@
 #include "shallows/solver/forcing.hpp"
 #include "step_kernels.cuh"
 
-namespace shallows::cudax {
+namespace shallows::gpu {
 
 // rate[2 s], rate[2 s + 1]: the water per second into and out of the domain
-// through side s (m^3/s) on the state the step launch A starts from, the
-// sides' series (S) at its time.
+// through side s (m^3/s) on the state the step launch starts from, the
+// sides' series (side_series) at its time.
 template <class Real>
 __global__ void __launch_bounds__(forcing::kThreads)
-    boundary_rate_kernel(const Params<Real> P, const PlainExtras<Real> X, const Launch A, const forcing::SideSeries S,
-                         double dx, double dy, double* rate) {
+    boundary_rate_kernel(const Params<Real> grid, const PlainExtras<Real> extras, const Launch launch,
+                         const forcing::SideSeries side_series, double dx, double dy, double* rate) {
   __shared__ double sum_buf[forcing::kThreads];
   const int side = static_cast<int>(blockIdx.x);
-  const Ctrl ctrl = P.ctrl[A.slot];
+  const Ctrl ctrl = grid.ctrl[launch.slot];
   const int b = ctrl.parity;
-  const BoundaryCondition<Real> side_now = side_at(P, S, side, A.use_t_in ? A.t_in : ctrl.t);
-  const Real* h = P.h[b];
-  const Real* hu = P.hu[b];
-  const Real* hv = P.hv[b];
+  const BoundaryCondition<Real> side_now = side_at(grid, side_series, side, launch_time(ctrl, launch));
+  const Real* h = grid.h[b];
+  const Real* hu = grid.hu[b];
+  const Real* hv = grid.hv[b];
   const bool x_side = side < 2;
-  const index_t n = x_side ? P.ny : P.nx;
+  const index_t n = x_side ? grid.ny : grid.nx;
   double in = 0, out = 0;
   for (index_t k = threadIdx.x; k < n; k += blockDim.x) {
-    const index_t i = side == 0 ? 0 : side == 1 ? P.nx - 1 : k;
-    const index_t j = side == 2 ? 0 : side == 3 ? P.ny - 1 : k;
-    const index_t c = P.index(i, j);
+    const index_t i = side == 0 ? 0 : side == 1 ? grid.nx - 1 : k;
+    const index_t j = side == 2 ? 0 : side == 3 ? grid.ny - 1 : k;
+    const index_t c = grid.index(i, j);
     const State<Real> q{h[c], hu[c], hv[c]};
-    const Real z = P.z[c];
+    const Real z = grid.z[c];
     const State<Real> ghost =
-        ghost_state(q, z, static_cast<Side>(side), condition_at(static_cast<Side>(side), k, side_now, X.segments,
-                                                                X.segment_count),
-                    P.phys);
-    const double r = boundary_inflow_rate(static_cast<Side>(side), ghost, q, z, P.phys);
+        ghost_state(q, z, static_cast<Side>(side), condition_at(static_cast<Side>(side), k, side_now, extras.segments,
+                                                                extras.segment_count),
+                    grid.phys);
+    const double r = boundary_inflow_rate(static_cast<Side>(side), ghost, q, z, grid.phys);
     if (r > 0) in += r;
     else out -= r;
   }
@@ -137,4 +137,4 @@ void load_forcing_and_sides(forcing::ForcingDevice<Real>& forcing, SideAccount& 
   forcing.load(rest, stream);
 }
 
-}  // namespace shallows::cudax
+}  // namespace shallows::gpu

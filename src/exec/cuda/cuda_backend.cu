@@ -33,7 +33,7 @@
 #include "step_timeline.cuh"
 
 namespace shallows {
-namespace cudax {
+namespace gpu {
 
 std::string device_label() {
   int dev = -1;
@@ -71,12 +71,12 @@ void require_free_memory(std::size_t bytes, const std::string& what) {
   }
 }
 
-} // namespace cudax
+} // namespace gpu
 
 namespace {
 
-using cudax::Ctrl;
-using cudax::Launch;
+using gpu::Ctrl;
+using gpu::Launch;
 
 enum class KernelKind { lagged, plain };
 
@@ -87,8 +87,8 @@ KernelKind parse_kernel(const std::string& k) {
 }
 
 // Strips of 30 columns (32 lanes less a halo lane on each side), `rows` rows each.
-cudax::ChunkGrid make_chunk_grid(const Grid& g, int rows) {
-  cudax::ChunkGrid cg;
+gpu::ChunkGrid make_chunk_grid(const Grid& g, int rows) {
+  gpu::ChunkGrid cg;
   cg.rows = rows;
   cg.strips = (g.nx + cg.width - 1) / cg.width;
   cg.chunk_rows = (g.ny + rows - 1) / rows;
@@ -96,7 +96,7 @@ cudax::ChunkGrid make_chunk_grid(const Grid& g, int rows) {
   return cg;
 }
 
-// What the forcing kernels need of the step launched with A: its t (the
+// What the forcing kernels need of a step launch: its t (the
 // launch's, or the input slot's) and dt and the buffer of the state after it
 // (the output slot's), read on the device after the step's kernels.
 template <class Real>
@@ -109,7 +109,7 @@ struct StepClock {
   Real* hu[2];
   Real* hv[2];
 
-  __device__ cudax::forcing::StepWindow<Real> window() const {
+  __device__ gpu::forcing::StepWindow<Real> window() const {
     const Ctrl& in = ctrl[slot];
     const Ctrl& out = ctrl[(slot + 1) % 3];
     // Selects, not h[parity]: an index into the kernel's parameters would copy them to local memory.
@@ -136,7 +136,7 @@ bool lagged_fits_halo(const Problem& p, int k) {
 
 // Rows per chunk: the longest march that still gives every SM a few dozen warps.
 int choose_rows(const Grid& g, int sms) {
-  const index_t strips = (g.nx + cudax::ChunkGrid{}.width - 1) / cudax::ChunkGrid{}.width;
+  const index_t strips = (g.nx + gpu::ChunkGrid{}.width - 1) / gpu::ChunkGrid{}.width;
   const index_t wanted = static_cast<index_t>(sms) * 32;
   int rows = 64;
   while (rows > 8 && strips * ((g.ny + rows - 1) / rows) < wanted) rows /= 2;
@@ -146,7 +146,7 @@ int choose_rows(const Grid& g, int sms) {
 // The chunks the boxes touch, each once, after three copies of their count
 // (list_count of each Ctrl slot, as warp_chunk reads a list); touched: 1 for
 // each chunk listed.
-std::vector<unsigned> chunks_touched(const cudax::ChunkGrid& cg, const std::vector<CellBox>& boxes,
+std::vector<unsigned> chunks_touched(const gpu::ChunkGrid& cg, const std::vector<CellBox>& boxes,
                                      std::vector<unsigned char>& touched) {
   touched.assign(static_cast<std::size_t>(cg.chunks), 0);
   std::vector<unsigned> list(3, 0);
@@ -183,7 +183,7 @@ class CudaExecutor final : public CudaBackend {
         // constant values; else the plain update kernel transports them.
         // Boundary segments need the plain kernels. On a rank, lagged needs
         // a halo one cell wider than k steps use (lagged_fits_halo).
-        kind_((p.forcing.active() && !cudax::forcing::ForcingDevice<Real>::marches(p.forcing, distributed_)) ||
+        kind_((p.forcing.active() && !gpu::forcing::ForcingDevice<Real>::marches(p.forcing, distributed_)) ||
                       (!p.scalars.empty() && (distributed_ || p.forcing.has_boundary_series())) ||
                       !p.segments.empty() || (distributed_ && !lagged_fits_halo(p, o.halo_steps))
                   ? KernelKind::plain
@@ -231,17 +231,17 @@ class CudaExecutor final : public CudaBackend {
     if (track_maxima_) need += padded * (2 * sizeof(Real) + sizeof(double));
     // The lagged kernel's forcing keeps row parts per strip of chunks.
     const index_t march_strips = lagged && p.forcing.forces_cells() ? cg_step_.strips : 0;
-    need += cudax::forcing::ForcingDevice<Real>::bytes(p, march_strips);
+    need += gpu::forcing::ForcingDevice<Real>::bytes(p, march_strips);
     char what[160];
     std::snprintf(what, sizeof what, "a %lldx%lld grid in %s", static_cast<long long>(grid_.nx),
                   static_cast<long long>(grid_.ny), sizeof(Real) == 4 ? "float" : "double");
-    cudax::require_free_memory(need, what);
+    gpu::require_free_memory(need, what);
     // First: it checks the forcing's sizes and cells, before the stream and pinned buffers exist.
-    forcing_ = cudax::forcing::ForcingDevice<Real>(p, march_strips);
+    forcing_ = gpu::forcing::ForcingDevice<Real>(p, march_strips);
     boundary_ = p.forcing.boundary;
     boundary_series_ = p.forcing.has_boundary_series() || segments_follow_series(p.segments);
     segment_specs_ = p.segments;
-    sides_ = cudax::SideAccount(!distributed_ && !closed_domain(p), 8);
+    sides_ = gpu::SideAccount(!distributed_ && !closed_domain(p), 8);
 
     // The greatest priority: a halo exchange's kernels on stream_ go ahead of
     // the inner chunks that run beside it on inner_stream_ (launch_lagged).
@@ -249,7 +249,7 @@ class CudaExecutor final : public CudaBackend {
     SHALLOWS_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     SHALLOWS_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest));
     if (const char* t = std::getenv("SHALLOWS_CUDA_TIMELINE"); t && *t && std::strcmp(t, "0") != 0)
-      timeline_ = std::make_unique<cudax::StepTimeline>(device_);
+      timeline_ = std::make_unique<gpu::StepTimeline>(device_);
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_in_), sizeof(Ctrl)));
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_out_), sizeof(Ctrl)));
     for (int b = 0; b < 2; ++b) {
@@ -337,7 +337,7 @@ class CudaExecutor final : public CudaBackend {
     base_.z = z_.get();
     base_.same = same_.get();
     base_.computed = computed_.get();
-    base_.gain = gain_.get();
+    base_.positivity_sum = gain_.get();
     base_.list = list_.get();
     base_.list_count = list_count_.get();
     base_.ctrl = ctrl_.get();
@@ -356,7 +356,7 @@ class CudaExecutor final : public CudaBackend {
     plain_.scalar_segment = scalar_segment_.get();
     if (march_strips > 0) march_ = forcing_.march();
     if (lagged && !p.forcing.sources.empty()) list_after_sources(p);
-    side_series_ = cudax::forcing::SideSeriesDevice(p.forcing.boundary);
+    side_series_ = gpu::forcing::SideSeriesDevice(p.forcing.boundary);
     march_.sides = side_series_.views();
     sources_series_ = lagged && (!p.forcing.sources.empty() || p.forcing.has_boundary_series());
 
@@ -373,7 +373,7 @@ class CudaExecutor final : public CudaBackend {
       SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_speed_.get(), 0, padded * sizeof(Real), stream_));
       // "Never arrived": the host's quiet NaN, so that output files hold the CPU run's bits.
       arrival_.fill_async(std::numeric_limits<double>::quiet_NaN(), stream_);
-      launch_maxima(0, cudax::MaximaOf::fixed, 0.0);
+      launch_maxima(0, gpu::MaximaOf::fixed, 0.0);
     }
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
@@ -397,8 +397,7 @@ class CudaExecutor final : public CudaBackend {
   // the device, where a step clipped to the target lands on it exactly.
   double step(double t, double dt_max) override {
     // Sides that follow a time series take its value at the step's start (as on the CPU).
-    for (std::size_t s = 0; s < 4; ++s)
-      if (!boundary_[s].empty()) base_.bc[s].value = static_cast<Real>(series_value(boundary_[s].view(), t));
+    for (std::size_t s = 0; s < 4; ++s) base_.bc[s] = condition_at_time(base_.bc[s], boundary_[s].view(), t);
     if (segments_follow_series(segment_specs_)) {
       const std::vector<SegmentCondition<Real>> now = segments_at<Real>(segment_specs_, t);
       SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(segments_.get(), now.data(), now.size() * sizeof(now[0]),
@@ -415,7 +414,7 @@ class CudaExecutor final : public CudaBackend {
   }
 
   CudaAdvance advance(double t, double target, index_t max_steps) override {
-    if (!(t < target) || max_steps <= 0) return {t, 0, 0};
+    if (!takes_step(t, target, 0, max_steps)) return {t, 0, 0};
     // The host sets a time series' value in each launch of the plain
     // kernels, and a rank's rate goes through the host unless the GPUs
     // all-reduce it: one step at a time.
@@ -423,7 +422,7 @@ class CudaExecutor final : public CudaBackend {
       return Backend::advance(t, target, max_steps);
     settle_pending_rate(t);
     const MaximaPairing before{maxima_pair_next_, maxima_behind_, steps_launched_};
-    const AdvanceResult r = cudax::advance_from_slot(
+    const AdvanceResult r = gpu::advance_from_slot(
         t, target, max_steps, &ctrl_.get()[slot_], host_in_, stream_,
         [&] { launch_step(Launch{slot_, 0, 0.0, target, std::numeric_limits<double>::infinity(), max_steps}); },
         [&] { return fetch_ctrl(); }, [&](double at) { return not_finite(at); });
@@ -433,10 +432,10 @@ class CudaExecutor final : public CudaBackend {
 
   void read_state(Fields& out) const override {
     const Ctrl c = fetch_ctrl();
-    cudax::download_state(grid_, h_[c.parity], hu_[c.parity], hv_[c.parity], out);
+    gpu::download_state(grid_, h_[c.parity], hu_[c.parity], hv_[c.parity], out);
     out.hc.resize(hc_.size() / 2);
     for (std::size_t s = 0; s < out.hc.size(); ++s)
-      cudax::download_interior(grid_, hc_[2 * s + static_cast<std::size_t>(c.parity)], out.hc[s]);
+      gpu::download_interior(grid_, hc_[2 * s + static_cast<std::size_t>(c.parity)], out.hc[s]);
   }
 
   // Gauges alone: the listed cells of the current state, not the whole of it.
@@ -470,7 +469,7 @@ class CudaExecutor final : public CudaBackend {
 
   void load_maxima(const Maxima& in) override {
     maxima_behind_ = false;
-    if (track_maxima_) cudax::upload_grid_maxima(grid_, in, max_h_, max_speed_, arrival_, stream_);
+    if (track_maxima_) gpu::upload_grid_maxima(grid_, in, max_h_, max_speed_, arrival_, stream_);
   }
 
   // The current state for output: its parity comes with the control slot (a
@@ -486,21 +485,21 @@ class CudaExecutor final : public CudaBackend {
   void read_maxima(Maxima& out) const override {
     if (maxima_behind_) {
       // The current state may come from a step without maxima (launch_lagged).
-      launch_maxima(slot_, cudax::MaximaOf::current, 0.0);
+      launch_maxima(slot_, gpu::MaximaOf::current, 0.0);
       maxima_behind_ = false;
     }
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     out = Maxima{};
     if (!track_maxima_) return;
-    cudax::download_interior(grid_, max_h_, out.max_h);
-    cudax::download_interior(grid_, max_speed_, out.max_speed);
-    cudax::download_interior(grid_, arrival_, out.arrival_time);
+    gpu::download_interior(grid_, max_h_, out.max_h);
+    gpu::download_interior(grid_, max_speed_, out.max_speed);
+    gpu::download_interior(grid_, arrival_, out.arrival_time);
   }
 
   double volume() const override {
     const unsigned threads = 128;
     const auto blocks = static_cast<unsigned>((grid_.ny + threads - 1) / threads);
-    cudax::row_volume_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, slot_, rows_.get());
+    gpu::row_volume_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, slot_, rows_.get());
     SHALLOWS_CUDA_CHECK_LAUNCH("row_volume_kernel");
     std::vector<double> rows(static_cast<std::size_t>(grid_.ny));
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rows.data(), rows_.get(), rows.size() * sizeof(double),
@@ -513,18 +512,18 @@ class CudaExecutor final : public CudaBackend {
 
   // Summed on the device by warps with a clamp (warp_add_nonzero), in the
   // order the atomics come: exact to round-off, not bit-identical to the CPU.
-  double positivity_volume() const override { return cudax::read_scalar(gain_, stream_) * grid_.dx * grid_.dy; }
+  double positivity_volume() const override { return gpu::read_scalar(gain_, stream_) * grid_.dx * grid_.dy; }
 
   ForcingVolumes forcing_volumes() const override { return forcing_.volumes(stream_); }
 
   void read_forcing_state(ForcingState& out) const override {
     // The lagged kernel's infiltration follows the state's buffers.
     const int parity = march_.strips > 0 ? fetch_ctrl().parity : 0;
-    cudax::read_forcing_and_sides(forcing_, sides_, out, stream_, parity);
+    gpu::read_forcing_and_sides(forcing_, sides_, out, stream_, parity);
   }
 
   void load_forcing_state(const ForcingState& in) override {
-    cudax::load_forcing_and_sides(forcing_, sides_, in, stream_);
+    gpu::load_forcing_and_sides(forcing_, sides_, in, stream_);
   }
 
   BoundaryFlow boundary_flow() const override { return sides_.total(stream_); }
@@ -532,7 +531,7 @@ class CudaExecutor final : public CudaBackend {
   // Halo rectangles of the current state: h, hu, hv, each scalar's h c and
   // the infiltrated depths, packed on the device (HaloBoxes).
   std::size_t box_bytes(const CellBox& box) const override {
-    return cudax::HaloBoxes<Real>::bytes(box, box_fields(0), infiltration_field(0));
+    return gpu::HaloBoxes<Real>::bytes(box, box_fields(0), infiltration_field(0));
   }
 
   void pack_box(const CellBox& box, std::byte* out) const override {
@@ -603,7 +602,7 @@ class CudaExecutor final : public CudaBackend {
   void unpacked(const CellBox& box, int parity) {
     if (dry_skip_) {
       const auto blocks = static_cast<unsigned>((cg_step_.chunks_over(box).cells() + 3) / 4);  // a warp per chunk
-      cudax::box_dry_flags_kernel<Real><<<blocks, 128, 0, stream_>>>(base_, parity, box);
+      gpu::box_dry_flags_kernel<Real><<<blocks, 128, 0, stream_>>>(base_, parity, box);
       SHALLOWS_CUDA_CHECK_LAUNCH("box_dry_flags_kernel");
     }
     if (kind_ == KernelKind::lagged) unpacked_.push_back(box);
@@ -632,7 +631,7 @@ class CudaExecutor final : public CudaBackend {
   // exchange writes (unpack_box, box_dry_flags_kernel, refresh_ghosts).
   void split_chunks(const CellBox& inner) {
     std::vector<unsigned> in(3, 0), rest(3, 0);
-    const cudax::ChunkGrid& cg = cg_step_;
+    const gpu::ChunkGrid& cg = cg_step_;
     for (index_t cy = 0; cy < cg.chunk_rows; ++cy) {
       for (index_t sx = 0; sx < cg.strips; ++sx) {
         const index_t i0 = std::max<index_t>(sx - 1, 0) * cg.width, j0 = std::max<index_t>(cy - 1, 0) * cg.rows;
@@ -665,8 +664,8 @@ class CudaExecutor final : public CudaBackend {
       const Launch a{slot_, 0, 0.0, 0.0, 0.0, 0};
       // Its rates of owned cells are the state's own, already in the slot: the maximum does not move.
       if (count > 0) {
-        cudax::first_rhs_kernel<Real><<<static_cast<unsigned>((count + cudax::kBlockWarps - 1) / cudax::kBlockWarps),
-                                        cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_.views(), mass_);
+        gpu::first_rhs_kernel<Real><<<static_cast<unsigned>((count + gpu::kBlockWarps - 1) / gpu::kBlockWarps),
+                                        gpu::kBlockThreads, 0, stream_>>>(p, a, side_series_.views(), mass_);
         SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel (halo chunks)");
       }
       unpacked_.clear();
@@ -689,9 +688,9 @@ class CudaExecutor final : public CudaBackend {
     return halo_chunks_;
   }
 
-  BoxBuffer host_buffer(std::size_t bytes) const override { return cudax::pinned_host_buffer(bytes); }
+  BoxBuffer host_buffer(std::size_t bytes) const override { return gpu::pinned_host_buffer(bytes); }
   bool has_gpu_memory() const override { return true; }
-  BoxBuffer device_buffer(std::size_t bytes) const override { return cudax::device_box_buffer(bytes); }
+  BoxBuffer device_buffer(std::size_t bytes) const override { return gpu::device_box_buffer(bytes); }
 
   CudaStats stats() const override {
     CudaStats s;
@@ -718,15 +717,15 @@ class CudaExecutor final : public CudaBackend {
   }
 
  private:
-  using Params = cudax::Params<Real>;
+  using Params = gpu::Params<Real>;
 
-  static unsigned march_blocks(const cudax::ChunkGrid& cg) {
-    return static_cast<unsigned>((cg.chunks + cudax::kBlockWarps - 1) / cudax::kBlockWarps);
+  static unsigned march_blocks(const gpu::ChunkGrid& cg) {
+    return static_cast<unsigned>((cg.chunks + gpu::kBlockWarps - 1) / gpu::kBlockWarps);
   }
 
   unsigned plain_blocks() const {
-    const index_t tx = (grid_.nx + cudax::kPlainX - 1) / cudax::kPlainX;
-    const index_t ty = (grid_.ny + cudax::kPlainY - 1) / cudax::kPlainY;
+    const index_t tx = (grid_.nx + gpu::kPlainX - 1) / gpu::kPlainX;
+    const index_t ty = (grid_.ny + gpu::kPlainY - 1) / gpu::kPlainY;
     return static_cast<unsigned>(tx * ty);
   }
 
@@ -775,7 +774,7 @@ class CudaExecutor final : public CudaBackend {
       SHALLOWS_CUDA_CHECK(cudaMemsetAsync(dry_[1].get(), 0, chunks, stream_));
       const unsigned threads = 128;
       const auto blocks = static_cast<unsigned>((cg_step_.chunks + threads - 1) / threads);
-      cudax::dry_flags_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, 0);
+      gpu::dry_flags_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, 0);
       SHALLOWS_CUDA_CHECK_LAUNCH("dry_flags_kernel");
     }
     if (kind_ == KernelKind::lagged) {
@@ -801,14 +800,14 @@ class CudaExecutor final : public CudaBackend {
 
   // What a halo box carries of the state in buffer `parity`: h, hu, hv and
   // each scalar's h c; then the infiltrated depths that follow that state.
-  cudax::BoxFields<Real> box_fields(int parity) const {
-    cudax::BoxFields<Real> f{{h_[parity].get(), hu_[parity].get(), hv_[parity].get()}};
+  gpu::BoxFields<Real> box_fields(int parity) const {
+    gpu::BoxFields<Real> f{{h_[parity].get(), hu_[parity].get(), hv_[parity].get()}};
     for (std::size_t s = 0; s < hc_.size() / 2; ++s) f.f.push_back(hc_[2 * s + static_cast<std::size_t>(parity)].get());
     return f;
   }
 
-  cudax::BoxFields<double> infiltration_field(int parity) const {
-    return cudax::infiltration_box_field(forcing_.infiltrated(parity));
+  gpu::BoxFields<double> infiltration_field(int parity) const {
+    return gpu::infiltration_box_field(forcing_.infiltrated(parity));
   }
 
   // Before a rank's first step: the initial state's rate (first_rhs_kernel's,
@@ -828,7 +827,7 @@ class CudaExecutor final : public CudaBackend {
   // all ranks, before the next kernel decides dt from it. That is one of the
   // ranks' Real rates: exact in Real.
   void reduce_slot_rate(const Ctrl& c, double t) {
-    if (c.rate_bits == cudax::kNonFinite) throw not_finite(t);
+    if (c.rate_bits == gpu::kNonFinite) throw not_finite(t);
     Real local = 0;
     std::memcpy(&local, &c.rate_bits, sizeof(Real));  // the bits of a non-negative Real (encode_rate)
     const auto global = static_cast<Real>(reduce_rate(static_cast<double>(local)));
@@ -855,7 +854,7 @@ class CudaExecutor final : public CudaBackend {
       rhs_at_first_step_ = false;
     }
     if (sides_.kept()) {
-      cudax::boundary_rate_kernel<Real><<<4, cudax::forcing::kThreads, 0, stream_>>>(
+      gpu::boundary_rate_kernel<Real><<<4, gpu::forcing::kThreads, 0, stream_>>>(
           base_, plain_, a, side_series_.views(), grid_.dx, grid_.dy, sides_.rate());
       SHALLOWS_CUDA_CHECK_LAUNCH("boundary_rate_kernel");
     }
@@ -866,7 +865,7 @@ class CudaExecutor final : public CudaBackend {
     } else if (compact_) {
       const unsigned threads = 128;
       const auto blocks = static_cast<unsigned>((cg_step_.chunks + threads - 1) / threads);
-      cudax::list_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, a);
+      gpu::list_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, a);
       SHALLOWS_CUDA_CHECK_LAUNCH("list_kernel");
     }
     switch (kind_) {
@@ -875,7 +874,7 @@ class CudaExecutor final : public CudaBackend {
         if (plain_.scalars > 0) launch_scalars_pass(a);
         break;
       case KernelKind::plain:
-        cudax::plain_rate_kernel<Real><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a, 1);
+        gpu::plain_rate_kernel<Real><<<plain_blocks(), gpu::kBlockThreads, 0, stream_>>>(base_, plain_, a, 1);
         SHALLOWS_CUDA_CHECK_LAUNCH("plain_rate_kernel");
         // A rank (one step per launch, Backend::set_rate_reducer): all ranks' rate before the update decides dt.
         if (distributed_) reduce_slot_rate(fetch_ctrl(), a.t_in);
@@ -886,7 +885,7 @@ class CudaExecutor final : public CudaBackend {
     if (forcing_.active()) forcing_.launch(step_clock(a), stream_, sum_reducer());
     if (after_sources_.size() > 0) launch_after_sources((a.slot + 1) % 3);
     if (sides_.kept()) {
-      cudax::boundary_add_kernel<Real><<<1, 8, 0, stream_>>>(ctrl_.get(), (a.slot + 1) % 3, sides_.rate(),
+      gpu::boundary_add_kernel<Real><<<1, 8, 0, stream_>>>(ctrl_.get(), (a.slot + 1) % 3, sides_.rate(),
                                                              sides_.flow());
       SHALLOWS_CUDA_CHECK_LAUNCH("boundary_add_kernel");
     }
@@ -894,8 +893,8 @@ class CudaExecutor final : public CudaBackend {
     if (timeline_) timeline_->end(stream_);
     slot_ = (slot_ + 1) % 3;
     ++steps_launched_;
-    // The lagged kernel grows the maxima itself (launch_lagged); the plain kernels leave them to maxima_kernel.
-    if (track_maxima_ && kind_ != KernelKind::lagged) launch_maxima(slot_, cudax::MaximaOf::step, 0.0);
+    // The lagged kernel grows the maxima itself (launch_lagged); the plain kernels leave them to slot_maxima_kernel.
+    if (track_maxima_ && kind_ != KernelKind::lagged) launch_maxima(slot_, gpu::MaximaOf::step, 0.0);
   }
 
   // The lagged kernel's rhs and rate of the state in slot a.slot, over every
@@ -904,7 +903,7 @@ class CudaExecutor final : public CudaBackend {
     Params p = base_;
     p.dry_skip = 0;
     p.list = nullptr;
-    cudax::first_rhs_kernel<Real><<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(
+    gpu::first_rhs_kernel<Real><<<march_blocks(cg_step_), gpu::kBlockThreads, 0, stream_>>>(
         p, a, side_series_.views(), mass_);
     SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel");
   }
@@ -917,13 +916,13 @@ class CudaExecutor final : public CudaBackend {
     p.list_count = after_sources_.get();  // the count heads the list, once per slot
     p.list = after_sources_.get() + 3;
     const auto count = static_cast<index_t>(after_sources_.size() - 3);
-    const auto blocks = static_cast<unsigned>((count + cudax::kBlockWarps - 1) / cudax::kBlockWarps);
+    const auto blocks = static_cast<unsigned>((count + gpu::kBlockWarps - 1) / gpu::kBlockWarps);
     const Launch a{slot, 0, 0.0, 0.0, 0.0, 0};
     if (track_maxima_) {
-      cudax::first_rhs_kernel<Real, true><<<blocks, cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_.views(),
+      gpu::first_rhs_kernel<Real, true><<<blocks, gpu::kBlockThreads, 0, stream_>>>(p, a, side_series_.views(),
                                                                                          mass_);
     } else {
-      cudax::first_rhs_kernel<Real><<<blocks, cudax::kBlockThreads, 0, stream_>>>(p, a, side_series_.views(), mass_);
+      gpu::first_rhs_kernel<Real><<<blocks, gpu::kBlockThreads, 0, stream_>>>(p, a, side_series_.views(), mass_);
     }
     SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel (chunks after the sources)");
   }
@@ -959,20 +958,20 @@ class CudaExecutor final : public CudaBackend {
   // sources, which bring theirs to the new state).
   void launch_scalars_pass(const Launch& a) {
     if (march_.strips > 0) {
-      cudax::lagged_scalars_kernel<Real, StepClock<Real>, true>
-          <<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, mass_, step_clock(a), march_);
+      gpu::lagged_scalars_kernel<Real, StepClock<Real>, true>
+          <<<plain_blocks(), gpu::kBlockThreads, 0, stream_>>>(base_, plain_, mass_, step_clock(a), march_);
     } else {
-      cudax::lagged_scalars_kernel<Real, StepClock<Real>, false>
-          <<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, mass_, step_clock(a), march_);
+      gpu::lagged_scalars_kernel<Real, StepClock<Real>, false>
+          <<<plain_blocks(), gpu::kBlockThreads, 0, stream_>>>(base_, plain_, mass_, step_clock(a), march_);
     }
     SHALLOWS_CUDA_CHECK_LAUNCH("lagged_scalars_kernel");
   }
 
   void launch_plain_update(const Launch& a) {
     if (plain_.scalars > 0) {
-      cudax::plain_update_kernel<Real, true><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a);
+      gpu::plain_update_kernel<Real, true><<<plain_blocks(), gpu::kBlockThreads, 0, stream_>>>(base_, plain_, a);
     } else {
-      cudax::plain_update_kernel<Real, false><<<plain_blocks(), cudax::kBlockThreads, 0, stream_>>>(base_, plain_, a);
+      gpu::plain_update_kernel<Real, false><<<plain_blocks(), gpu::kBlockThreads, 0, stream_>>>(base_, plain_, a);
     }
   }
 
@@ -980,17 +979,17 @@ class CudaExecutor final : public CudaBackend {
             bool kScalars = false, bool kSolve = true>
   void launch_lagged_with(const Launch& a) {
     if (run_over_.list == nullptr) {
-      cudax::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima, kForcing, kSources, kScalars, kSolve>
-          <<<march_blocks(cg_step_), cudax::kBlockThreads, 0, stream_>>>(base_, a, march_, mass_);
+      gpu::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima, kForcing, kSources, kScalars, kSolve>
+          <<<march_blocks(cg_step_), gpu::kBlockThreads, 0, stream_>>>(base_, a, march_, mass_);
     } else {
       Params p = base_;
       p.list_count = run_over_.list->get();  // the count heads the list, once per slot
       p.list = run_over_.list->get() + 3;
       const auto count = static_cast<index_t>(run_over_.list->size() - 3);
       const auto blocks =
-          static_cast<unsigned>(std::max<index_t>((count + cudax::kBlockWarps - 1) / cudax::kBlockWarps, 1));
-      cudax::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima, kForcing, kSources, kScalars, kSolve>
-          <<<blocks, cudax::kBlockThreads, 0, run_over_.stream>>>(p, a, march_, mass_);
+          static_cast<unsigned>(std::max<index_t>((count + gpu::kBlockWarps - 1) / gpu::kBlockWarps, 1));
+      gpu::lagged_kernel<Real, kMinBlocks, kRanked, kMaxima, kForcing, kSources, kScalars, kSolve>
+          <<<blocks, gpu::kBlockThreads, 0, run_over_.stream>>>(p, a, march_, mass_);
     }
     SHALLOWS_CUDA_CHECK_LAUNCH("lagged_kernel");
   }
@@ -1087,12 +1086,12 @@ class CudaExecutor final : public CudaBackend {
     maxima_behind_ = !last_grown;
   }
 
-  void launch_maxima(int slot, cudax::MaximaOf of, double t) const {
+  void launch_maxima(int slot, gpu::MaximaOf of, double t) const {
     const unsigned threads = 256;
     const index_t cells = grid_.cells();
     const auto blocks = static_cast<unsigned>(std::min<index_t>((cells + threads - 1) / threads, 65536));
-    cudax::maxima_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, slot, of, t);
-    SHALLOWS_CUDA_CHECK_LAUNCH("maxima_kernel");
+    gpu::slot_maxima_kernel<Real><<<blocks, threads, 0, stream_>>>(base_, slot, of, t);
+    SHALLOWS_CUDA_CHECK_LAUNCH("slot_maxima_kernel");
   }
 
   // The control slot of the current state, copied to the host (synchronises).
@@ -1110,7 +1109,7 @@ class CudaExecutor final : public CudaBackend {
   Grid grid_;
   bool distributed_;
   bool rate_pending_ = false;  // a rank's slot holds its own rate, not yet all ranks' (reduce_slot_rate)
-  std::unique_ptr<cudax::StepTimeline> timeline_;  // SHALLOWS_CUDA_TIMELINE: kernel time and gaps per step
+  std::unique_ptr<gpu::StepTimeline> timeline_;  // SHALLOWS_CUDA_TIMELINE: kernel time and gaps per step
   KernelKind kind_;
   bool dry_skip_;
   bool compact_;
@@ -1123,19 +1122,19 @@ class CudaExecutor final : public CudaBackend {
   int device_;
   int min_blocks_;
   std::string device_desc_;
-  cudax::ChunkGrid cg_step_{};
+  gpu::ChunkGrid cg_step_{};
   Params base_{};
-  cudax::PlainExtras<Real> plain_{};  // what only the plain kernels take (scalars, segments)
+  gpu::PlainExtras<Real> plain_{};  // what only the plain kernels take (scalars, segments)
   // Passive scalars on the lagged kernel: the mass fluxes of the state's
   // edges, by parity (MassFluxes; null pointers otherwise).
-  cudax::MassFluxes<Real> mass_{};
+  gpu::MassFluxes<Real> mass_{};
   DeviceArray<Real> mass_x_[2], mass_y_[2];
   cudaStream_t stream_ = nullptr;
   Ctrl* host_in_ = nullptr;
   Ctrl* host_out_ = nullptr;
   DeviceArray<Real> h_[2], hu_[2], hv_[2], z_;
-  cudax::HaloBoxes<Real> halo_;  // a rank's halo boxes on the device
-  cudax::RateLinks rate_links_;   // the rate all-reduced by the GPUs (start_rate_links)
+  gpu::HaloBoxes<Real> halo_;  // a rank's halo boxes on the device
+  gpu::RateLinks rate_links_;   // the rate all-reduced by the GPUs (start_rate_links)
   bool device_rate_ = false;
   std::vector<CellBox> unpacked_;         // boxes unpacked since refresh_ghosts (lagged kernel)
   bool host_unpacked_ = false;            // a box unpacked from an MPI buffer since refresh_ghosts
@@ -1154,7 +1153,7 @@ class CudaExecutor final : public CudaBackend {
   ChunkRun run_over_;  // what launch_lagged_with launches over
   DeviceArray<unsigned> after_sources_;   // list_after_sources (empty: no source, or the plain kernels)
   DeviceArray<unsigned char> after_sources_flag_;
-  cudax::forcing::SideSeriesDevice side_series_;  // Forcing::boundary on the device
+  gpu::forcing::SideSeriesDevice side_series_;  // Forcing::boundary on the device
   bool sources_series_ = false;     // the lagged kernel's kSourcesSeries instance
   bool rhs_at_first_step_ = false;  // the stored rhs took the sides' series at t = 0 (set_state)
   // Passive scalars: h c of scalar s in hc_[2 s + parity], their device
@@ -1176,17 +1175,17 @@ class CudaExecutor final : public CudaBackend {
   DeviceArray<unsigned> list_, list_count_;
   DeviceArray<Real> max_h_, max_speed_;
   DeviceArray<double> arrival_;
-  cudax::forcing::ForcingDevice<Real> forcing_;
-  cudax::forcing::MarchForcing<Real> march_{};  // the lagged kernel's forcing (strips = 0: none)
+  gpu::forcing::ForcingDevice<Real> forcing_;
+  gpu::forcing::MarchForcing<Real> march_{};  // the lagged kernel's forcing (strips = 0: none)
   std::array<TimeSeries, 4> boundary_;  // Forcing::boundary
   bool boundary_series_ = false;
   // Water in and out through each side (boundary_flow.cuh), on one process when a side is not a wall.
-  cudax::SideAccount sides_;
+  gpu::SideAccount sides_;
   int slot_ = 0;
   index_t steps_launched_ = 0;
   // Last: destroyed first, after the destructor has synchronised stream_.
-  cudax::SnapshotStager<Real> stager_{grid_};
-  mutable cudax::CellGather<Real> gather_;  // read_cells
+  gpu::SnapshotStager<Real> stager_{grid_};
+  mutable gpu::CellGather<Real> gather_;  // read_cells
 };
 
 } // namespace
@@ -1238,7 +1237,7 @@ bool cuda_mps_running() {
 
 double cuda_copy_bandwidth(std::size_t bytes, int device) {
   SHALLOWS_CUDA_CHECK(cudaSetDevice(device));
-  cudax::require_free_memory(2 * bytes, "the copy-bandwidth measurement");
+  gpu::require_free_memory(2 * bytes, "the copy-bandwidth measurement");
   DeviceArray<unsigned char> src(bytes), dst(bytes);
   SHALLOWS_CUDA_CHECK(cudaMemset(src.get(), 1, bytes));
   SHALLOWS_CUDA_CHECK(cudaMemset(dst.get(), 0, bytes));

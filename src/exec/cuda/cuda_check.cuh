@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace shallows::cudax {
+namespace shallows::gpu {
 
 // "device 0 (NVIDIA H100 80GB HBM3)", or "device ?" where even that fails.
 std::string device_label();
@@ -23,9 +23,9 @@ inline void check(cudaError_t err, const char* call, const char* file, int line)
 // throws with the amount needed and the amount free.
 void require_free_memory(std::size_t bytes, const std::string& what);
 
-} // namespace shallows::cudax
+} // namespace shallows::gpu
 
-#define SHALLOWS_CUDA_CHECK(call) ::shallows::cudax::check((call), #call, __FILE__, __LINE__)
+#define SHALLOWS_CUDA_CHECK(call) ::shallows::gpu::check((call), #call, __FILE__, __LINE__)
 // After a kernel launch: launch-configuration errors show at once, faults in
 // the kernel at the next synchronising call (which is checked too).
-#define SHALLOWS_CUDA_CHECK_LAUNCH(name) ::shallows::cudax::check(cudaGetLastError(), "launch of " name, __FILE__, __LINE__)
+#define SHALLOWS_CUDA_CHECK_LAUNCH(name) ::shallows::gpu::check(cudaGetLastError(), "launch of " name, __FILE__, __LINE__)

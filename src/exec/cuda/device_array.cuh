@@ -11,13 +11,13 @@
 
 namespace shallows {
 
-namespace cudax {
+namespace gpu {
 template <class T>
 __global__ void fill_kernel(T* p, std::size_t n, T value) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
     p[i] = value;
 }
-} // namespace cudax
+} // namespace gpu
 
 template <class T>
 class DeviceArray {
@@ -46,7 +46,7 @@ class DeviceArray {
   void fill_async(T value, cudaStream_t stream) {
     if (n_ == 0) return;
     const unsigned blocks = static_cast<unsigned>(n_ / 256 + 1 < 4096 ? n_ / 256 + 1 : 4096);
-    cudax::fill_kernel<T><<<blocks, 256, 0, stream>>>(p_, n_, value);
+    gpu::fill_kernel<T><<<blocks, 256, 0, stream>>>(p_, n_, value);
     SHALLOWS_CUDA_CHECK(cudaGetLastError());
   }
   void upload(const T* src, std::size_t n) {

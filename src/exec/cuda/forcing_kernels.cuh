@@ -46,7 +46,7 @@
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/problem.hpp"
 
-namespace shallows::cudax::forcing {
+namespace shallows::gpu::forcing {
 
 constexpr int kThreads = 128;
 
@@ -142,17 +142,18 @@ struct StepRain {
 };
 
 template <class Real>
-__device__ __forceinline__ StepRain step_rain(const CellArgs<Real>& A, double t0, double t1) {
-  const double depth = series_integral(A.rain, t0, t1);
-  return {depth, A.rain_scale.n > 1 ? 0.0 : A.rain_scale.at(0, 1.0) * depth, frames_over(A.frames, t0, t1)};
+__device__ __forceinline__ StepRain step_rain(const CellArgs<Real>& cell_forcing, double t0, double t1) {
+  const double depth = series_integral(cell_forcing.rain, t0, t1);
+  return {depth, cell_forcing.rain_scale.n > 1 ? 0.0 : cell_forcing.rain_scale.at(0, 1.0) * depth,
+          frames_over(cell_forcing.frames, t0, t1)};
 }
 
 // The rain depth of cell `cell` (row-major interior index) over [t0, t0 + dt].
 template <class Real>
-__device__ __forceinline__ double cell_rain(const CellArgs<Real>& A, const StepRain& rain, index_t cell, double t0,
-                                            double dt) {
-  if (A.frames.n > 0) return frames_rain_depth(A.frames, rain.over, cell, t0, t0 + dt);
-  return A.rain_scale.n > 1 ? A.rain_scale.v[cell] * rain.depth : rain.uniform;
+__device__ __forceinline__ double cell_rain(const CellArgs<Real>& cell_forcing, const StepRain& rain, index_t cell,
+                                            double t0, double dt) {
+  if (cell_forcing.frames.n > 0) return frames_rain_depth(cell_forcing.frames, rain.over, cell, t0, t0 + dt);
+  return cell_forcing.rain_scale.n > 1 ? cell_forcing.rain_scale.v[cell] * rain.depth : rain.uniform;
 }
 
 // A forcing without Green-Ampt soil, for a kernel instance that leaves out
@@ -170,20 +171,20 @@ struct WithoutGreenAmpt {
 // kernel alike. F: the cell's cumulative infiltration, updated. green_ampt:
 // SolveGreenAmpt, or WithoutGreenAmpt.
 template <class Real, class GreenAmpt = SolveGreenAmpt>
-__device__ __forceinline__ State<Real> force_cell(const CellArgs<Real>& A, const StepRain& rain, index_t cell,
-                                                  double t0, double dt, State<Real> q, double& F,
+__device__ __forceinline__ State<Real> force_cell(const CellArgs<Real>& cell_forcing, const StepRain& rain,
+                                                  index_t cell, double t0, double dt, State<Real> q, double& F,
                                                   ForcingDepths& moved, const GreenAmpt& green_ampt = {}) {
   CellForcing f;
-  f.rain = cell_rain(A, rain, cell, t0, dt);
-  f.manning = A.manning.at(cell, -1.0);
-  f.model = A.model;
+  f.rain = cell_rain(cell_forcing, rain, cell, t0, dt);
+  f.manning = cell_forcing.manning.at(cell, -1.0);
+  f.model = cell_forcing.model;
   // Per cell, only what is there: the kernels are bound by instructions.
   if (f.model != InfiltrationModel::none) {
-    f.p0 = A.p0.at(cell, 0.0);
-    f.p1 = A.p1.at(cell, 0.0);
-    f.p2 = A.p2.at(cell, 0.0);
+    f.p0 = cell_forcing.p0.at(cell, 0.0);
+    f.p1 = cell_forcing.p1.at(cell, 0.0);
+    f.p2 = cell_forcing.p2.at(cell, 0.0);
   }
-  return apply_cell_forcing(q, f, dt, A.phys, F, moved, green_ampt);
+  return apply_cell_forcing(q, f, dt, cell_forcing.phys, F, moved, green_ampt);
 }
 
 // Sides whose condition follows a time series (Forcing::boundary), as the
@@ -251,39 +252,41 @@ struct MarchForcing {
 // What the forcing of the lagged kernel's step from t0 over dt moved in
 // `cell`, as force_cell's `moved` (the scalars' pass).
 template <class Real>
-__device__ __forceinline__ ForcingDepths moved_depths(const MarchForcing<Real>& M, const StepRain& rain, index_t cell,
-                                                      double t0, double dt) {
-  return {cell_rain(M.cell, rain, cell, t0, dt), M.taken ? M.taken[cell] : 0.0};
+__device__ __forceinline__ ForcingDepths moved_depths(const MarchForcing<Real>& march_forcing, const StepRain& rain,
+                                                      index_t cell, double t0, double dt) {
+  return {cell_rain(march_forcing.cell, rain, cell, t0, dt), march_forcing.taken ? march_forcing.taken[cell] : 0.0};
 }
 
 // Row blockIdx.x: friction from the map, rain, infiltration of its active cells.
 template <class Real, class Clock>
-__global__ void __launch_bounds__(kThreads) cell_forcing_kernel(const CellArgs<Real> A, const Clock clock) {
+__global__ void __launch_bounds__(kThreads) cell_forcing_kernel(const CellArgs<Real> cell_forcing, const Clock clock) {
   const StepWindow<Real> w = clock.window();
   if (!w.taken) return;
   __shared__ StepRain rain;
   __shared__ double sum_buf[kThreads];
-  if (threadIdx.x == 0) rain = step_rain(A, w.t0, w.t0 + w.dt);
+  if (threadIdx.x == 0) rain = step_rain(cell_forcing, w.t0, w.t0 + w.dt);
   __syncthreads();
   const index_t j = blockIdx.x;
   double rain_sum = 0, infiltration_sum = 0;
-  for (index_t i = threadIdx.x; i < A.g.nx; i += kThreads) {
-    const index_t k = A.g.index(i, j);
-    if (math::is_nan(A.z[k])) continue;
-    const index_t cell = j * A.g.nx + i;
-    double F = A.infiltrated ? A.infiltrated[cell] : 0.0;
+  for (index_t i = threadIdx.x; i < cell_forcing.g.nx; i += kThreads) {
+    const index_t k = cell_forcing.g.index(i, j);
+    if (math::is_nan(cell_forcing.z[k])) continue;
+    const index_t cell = j * cell_forcing.g.nx + i;
+    double F = cell_forcing.infiltrated ? cell_forcing.infiltrated[cell] : 0.0;
     ForcingDepths moved;
     const double h_before = static_cast<double>(w.h[k]);
-    const State<Real> q = force_cell(A, rain, cell, w.t0, w.dt, State<Real>{w.h[k], w.hu[k], w.hv[k]}, F, moved);
-    for (int s = 0; s < A.scalars.scalars; ++s) {
-      Real* hc = A.scalars.at(s, w.parity);
-      hc[k] = static_cast<Real>(forced_scalar(static_cast<double>(hc[k]), h_before, moved, A.scalars.rain_c[s]));
+    const State<Real> q =
+        force_cell(cell_forcing, rain, cell, w.t0, w.dt, State<Real>{w.h[k], w.hu[k], w.hv[k]}, F, moved);
+    for (int s = 0; s < cell_forcing.scalars.scalars; ++s) {
+      Real* hc = cell_forcing.scalars.at(s, w.parity);
+      hc[k] =
+          static_cast<Real>(forced_scalar(static_cast<double>(hc[k]), h_before, moved, cell_forcing.scalars.rain_c[s]));
     }
     w.h[k] = q.h;
     w.hu[k] = q.hu;
     w.hv[k] = q.hv;
-    if (A.infiltrated) A.infiltrated[cell] = F;
-    if (A.owned.contains(i, j)) {
+    if (cell_forcing.infiltrated) cell_forcing.infiltrated[cell] = F;
+    if (cell_forcing.owned.contains(i, j)) {
       rain_sum += moved.rain;
       infiltration_sum += moved.infiltration;
     }
@@ -291,30 +294,31 @@ __global__ void __launch_bounds__(kThreads) cell_forcing_kernel(const CellArgs<R
   rain_sum = block_sum(rain_sum, sum_buf);
   infiltration_sum = block_sum(infiltration_sum, sum_buf);
   if (threadIdx.x == 0) {
-    A.row_rain[j] += rain_sum;
-    A.row_infiltration[j] += infiltration_sum;
+    cell_forcing.row_rain[j] += rain_sum;
+    cell_forcing.row_infiltration[j] += infiltration_sum;
   }
 }
 
 // After a lagged step with forcing: each row's rain, and its infiltration
 // parts (strips in order), added to the row's accounts.
 template <class Real, class Clock>
-__global__ void __launch_bounds__(kThreads) march_rows_kernel(const MarchForcing<Real> M, const Clock clock) {
+__global__ void __launch_bounds__(kThreads)
+    march_rows_kernel(const MarchForcing<Real> march_forcing, const Clock clock) {
   const StepWindow<Real> w = clock.window();
   if (!w.taken) return;
-  const index_t ny = M.cell.g.ny;
+  const index_t ny = march_forcing.cell.g.ny;
   const index_t j = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (j >= ny) return;
   const double t1 = w.t0 + w.dt;
-  const StepRain rain = step_rain(M.cell, w.t0, t1);
+  const StepRain rain = step_rain(march_forcing.cell, w.t0, t1);
   // A stack's row sums are a stack of ny "cells": a row's rain is a cell's.
-  const RainFrames rows{M.cell.frames.t, M.row_frame_rate, M.cell.frames.n, ny};
-  M.cell.row_rain[j] += M.cell.frames.n > 0 ? frames_rain_depth(rows, rain.over, j, w.t0, t1)
-                                            : rain.depth * M.row_rain_scale[j];
-  if (M.part_infiltration) {
+  const RainFrames rows{march_forcing.cell.frames.t, march_forcing.row_frame_rate, march_forcing.cell.frames.n, ny};
+  march_forcing.cell.row_rain[j] += march_forcing.cell.frames.n > 0 ? frames_rain_depth(rows, rain.over, j, w.t0, t1)
+                                            : rain.depth * march_forcing.row_rain_scale[j];
+  if (march_forcing.part_infiltration) {
     double infiltration = 0;
-    for (index_t s = 0; s < M.strips; ++s) infiltration += M.part_infiltration[s * ny + j];
-    M.cell.row_infiltration[j] += infiltration;
+    for (index_t s = 0; s < march_forcing.strips; ++s) infiltration += march_forcing.part_infiltration[s * ny + j];
+    march_forcing.cell.row_infiltration[j] += infiltration;
   }
 }
 
@@ -326,24 +330,24 @@ __global__ void __launch_bounds__(kThreads) march_rows_kernel(const MarchForcing
 // those values, as one process does; a cell of the block is stepped by its
 // own depth.
 template <class Real, class Clock, bool kSpread = false>
-__global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real> A, const Clock clock, int first,
+__global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real> sources, const Clock clock, int first,
                                                           const double* spread = nullptr) {
   const StepWindow<Real> w = clock.window();
   if (!w.taken) return;
-  const int src = kSpread ? first : A.order[first + static_cast<int>(blockIdx.x)];
-  const index_t c0 = A.cell_start[src], c1 = A.cell_start[src + 1];
+  const int src = kSpread ? first : sources.order[first + static_cast<int>(blockIdx.x)];
+  const index_t c0 = sources.cell_start[src], c1 = sources.cell_start[src + 1];
   __shared__ double volume;
   __shared__ double sum_buf[kThreads];
   if (threadIdx.x == 0) {
-    const int k0 = A.knot_start[src];
-    const SeriesView q{A.t + k0, A.v + k0, A.knot_start[src + 1] - k0};
+    const int k0 = sources.knot_start[src];
+    const SeriesView q{sources.t + k0, sources.v + k0, sources.knot_start[src + 1] - k0};
     volume = series_integral(q, w.t0, w.t0 + w.dt);
   }
   __syncthreads();
   if (volume == 0 || c0 == c1) return;  // the whole block: nothing moves
   const auto at = [&](index_t c) {
-    const index_t cell = A.cells[c];
-    return A.g.index(cell % A.g.nx, cell / A.g.nx);
+    const index_t cell = sources.cells[c];
+    return sources.g.index(cell % sources.g.nx, cell / sources.g.nx);
   };
   const index_t n = c1 - c0;
   double weights = 0;
@@ -356,40 +360,40 @@ __global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real>
   // A source's cells are distinct (checked on the host): each thread owns its cells.
   for (index_t c = c0 + threadIdx.x; c < c1; c += kThreads) {
     if constexpr (kSpread) {
-      added += source_depth(volume, spread[c - c0], sum_w, count, A.area, spread[n + c - c0]);
-      if (A.cells[c] < 0) continue;
+      added += source_depth(volume, spread[c - c0], sum_w, count, sources.area, spread[n + c - c0]);
+      if (sources.cells[c] < 0) continue;
     }
     const index_t k = at(c);
     const double h = static_cast<double>(w.h[k]);
-    const double d = source_depth(volume, source_weight(h), sum_w, count, A.area, h);
+    const double d = source_depth(volume, source_weight(h), sum_w, count, sources.area, h);
     const Real hn = static_cast<Real>(h + d);
     w.h[k] = hn;
-    for (int s = 0; s < A.scalars.scalars; ++s) {
-      Real* hc = A.scalars.at(s, w.parity);
-      const double given = A.scalars.source_c[s * A.scalars.sources + src];
+    for (int s = 0; s < sources.scalars.scalars; ++s) {
+      Real* hc = sources.scalars.at(s, w.parity);
+      const double given = sources.scalars.source_c[s * sources.scalars.sources + src];
       hc[k] = static_cast<Real>(sourced_scalar(static_cast<double>(hc[k]), h, d, given));
     }
-    sourced_discharge(h, d, hn, A.h_dry, w.hu[k], w.hv[k]);
+    sourced_discharge(h, d, hn, sources.h_dry, w.hu[k], w.hv[k]);
     if constexpr (!kSpread) added += d;
   }
   added = block_sum(added, sum_buf);
-  if (threadIdx.x == 0) A.moved[src] += added * A.area;
+  if (threadIdx.x == 0) sources.moved[src] += added * sources.area;
 }
 
 // A rank's weights and depths of source src's cells (kSpread above): its
 // owned cells' after the step, 0 for the others (another rank's, or outside
 // the block), so that an all-reduce sum gives every cell its owner's values.
 template <class Real, class Clock>
-__global__ void spread_gather_kernel(const SourceArgs<Real> A, const Clock clock, int src, CellBox owned,
+__global__ void spread_gather_kernel(const SourceArgs<Real> sources, const Clock clock, int src, CellBox owned,
                                      double* spread) {
   const StepWindow<Real> w = clock.window();
-  const index_t c0 = A.cell_start[src], n = A.cell_start[src + 1] - c0;
+  const index_t c0 = sources.cell_start[src], n = sources.cell_start[src + 1] - c0;
   for (index_t q = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; q < n;
        q += static_cast<index_t>(gridDim.x) * blockDim.x) {
-    const index_t cell = A.cells[c0 + q];
+    const index_t cell = sources.cells[c0 + q];
     double wq = 0, hq = 0;
-    if (w.taken && cell >= 0 && owned.contains(cell % A.g.nx, cell / A.g.nx)) {
-      hq = static_cast<double>(w.h[A.g.index(cell % A.g.nx, cell / A.g.nx)]);
+    if (w.taken && cell >= 0 && owned.contains(cell % sources.g.nx, cell / sources.g.nx)) {
+      hq = static_cast<double>(w.h[sources.g.index(cell % sources.g.nx, cell / sources.g.nx)]);
       wq = source_weight(hq);
     }
     spread[q] = wq;
@@ -788,4 +792,4 @@ class ForcingDevice {
   DeviceArray<double> scalar_rain_, scalar_sources_;
 };
 
-} // namespace shallows::cudax::forcing
+} // namespace shallows::gpu::forcing

@@ -21,7 +21,7 @@
 #include "shallows/mesh/structured/grid.hpp"
 #include "shallows/solver/backend.hpp"
 
-namespace shallows::cudax {
+namespace shallows::gpu {
 
 // The fields a halo carries, of one type: the state h, hu, hv and each
 // scalar's h c (Real, padded layout), or the infiltrated depth (double,
@@ -283,4 +283,4 @@ inline Backend::BoxBuffer device_box_buffer(std::size_t bytes) {
   return Backend::BoxBuffer(static_cast<std::byte*>(p), [](std::byte* q) { cudaFree(q); });
 }
 
-} // namespace shallows::cudax
+} // namespace shallows::gpu

@@ -24,9 +24,9 @@
 namespace shallows {
 namespace {
 
-using cudax::Ctrl;
-using cudax::Launch;
-using cudax::mesh::kNoEdge;
+using gpu::Ctrl;
+using gpu::Launch;
+using gpu::mesh::kNoEdge;
 
 // The designs of a step (mesh_kernels.cuh).
 enum class MeshLoop {
@@ -89,10 +89,10 @@ double mesh_bytes_per_cell_update(MeshLoop loop, double real, double n, double e
 template <class Kernel>
 unsigned stride_blocks(Kernel kernel, index_t items, int sms) {
   int per_sm = 0;
-  SHALLOWS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, cudax::kBlockThreads, 0));
+  SHALLOWS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, gpu::kBlockThreads, 0));
   const index_t waves = 8;
   const index_t cap = static_cast<index_t>(std::max(per_sm, 1)) * sms * waves;
-  const index_t needed = (items + cudax::kBlockThreads - 1) / cudax::kBlockThreads;
+  const index_t needed = (items + gpu::kBlockThreads - 1) / gpu::kBlockThreads;
   return static_cast<unsigned>(std::max<index_t>(1, std::min(needed, cap)));
 }
 
@@ -192,7 +192,7 @@ class CudaMeshExecutor final : public CudaBackend {
     char what[160];
     std::snprintf(what, sizeof what, "a mesh of %lld cells and %lld edges in %s (%s)", static_cast<long long>(cells_),
                   static_cast<long long>(edges_), sizeof(Real) == 4 ? "float" : "double", loop_name(loop_));
-    cudax::require_free_memory(need, what);
+    gpu::require_free_memory(need, what);
 
     SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_in_), sizeof(Ctrl)));
@@ -234,61 +234,61 @@ class CudaMeshExecutor final : public CudaBackend {
       arrival_ = DeviceArray<double>(n);
     }
 
-    P_.h = h_.get();
-    P_.hu = hu_.get();
-    P_.hv = hv_.get();
-    P_.rh = rh_.get();
-    P_.rhu = rhu_.get();
-    P_.rhv = rhv_.get();
-    P_.z = z_.get();
-    P_.inv_area = inv_area_.get();
-    P_.boundary = boundary_.get();
-    P_.cells = cells_;
-    P_.edges = edges_;
+    params_.h = h_.get();
+    params_.hu = hu_.get();
+    params_.hv = hv_.get();
+    params_.rh = rh_.get();
+    params_.rhu = rhu_.get();
+    params_.rhv = rhv_.get();
+    params_.z = z_.get();
+    params_.inv_area = inv_area_.get();
+    params_.boundary = boundary_.get();
+    params_.cells = cells_;
+    params_.edges = edges_;
     // As MeshCpuBackend converts them.
-    P_.phys = {static_cast<Real>(p.physics.g), static_cast<Real>(p.physics.h_dry),
+    params_.phys = {static_cast<Real>(p.physics.g), static_cast<Real>(p.physics.h_dry),
                static_cast<Real>(p.physics.n_manning)};
-    P_.cfl = p.cfl;
-    P_.dry_dt = dry_time_step(p);
-    P_.ctrl = ctrl_.get();
+    params_.cfl = p.cfl;
+    params_.dry_dt = dry_time_step(p);
+    params_.ctrl = ctrl_.get();
     gain_ = DeviceArray<double>(1);
     SHALLOWS_CUDA_CHECK(cudaMemset(gain_.get(), 0, sizeof(double)));
-    P_.gain = gain_.get();
-    P_.mesh = {cell_edges_.get(), edge_left_.get(), edge_right_.get(), edge_nx_.get(), edge_ny_.get(),
+    params_.positivity_sum = gain_.get();
+    params_.arrays = {cell_edges_.get(), edge_left_.get(), edge_right_.get(), edge_nx_.get(), edge_ny_.get(),
                edge_length_.get(), inv_area_.get(), z_.get(), boundary_.get()};
-    P_.slot_cell = slot_cell_.get();
-    P_.slot_nx = slot_nx_.get();
-    P_.slot_ny = slot_ny_.get();
-    P_.slot_length = slot_length_.get();
-    P_.fl_h = fl_h_.get();
-    P_.fl_hu = fl_hu_.get();
-    P_.fl_hv = fl_hv_.get();
-    P_.fr_h = fr_h_.get();
-    P_.fr_hu = fr_hu_.get();
-    P_.fr_hv = fr_hv_.get();
-    P_.f_speed = f_speed_.get();
-    P_.slot_edge = slot_edge_.get();
-    P_.max_h = max_h_.get();
-    P_.max_speed = max_speed_.get();
-    P_.arrival = arrival_.get();
-    P_.arrival_threshold = o.arrival_threshold;
+    params_.slot_cell = slot_cell_.get();
+    params_.slot_nx = slot_nx_.get();
+    params_.slot_ny = slot_ny_.get();
+    params_.slot_length = slot_length_.get();
+    params_.fl_h = fl_h_.get();
+    params_.fl_hu = fl_hu_.get();
+    params_.fl_hv = fl_hv_.get();
+    params_.fr_h = fr_h_.get();
+    params_.fr_hu = fr_hu_.get();
+    params_.fr_hv = fr_hv_.get();
+    params_.f_speed = f_speed_.get();
+    params_.slot_edge = slot_edge_.get();
+    params_.max_h = max_h_.get();
+    params_.max_speed = max_speed_.get();
+    params_.arrival = arrival_.get();
+    params_.arrival_threshold = o.arrival_threshold;
 
     const int sms = prop.multiProcessorCount;
     switch (loop_) {
       case MeshLoop::cell_slots:
-        first_blocks_ = slots_ == 3 ? stride_blocks(cudax::mesh::cell_rhs_kernel<Real, 3>, cells_, sms)
-                                    : stride_blocks(cudax::mesh::cell_rhs_kernel<Real, 4>, cells_, sms);
+        first_blocks_ = slots_ == 3 ? stride_blocks(gpu::mesh::cell_rhs_kernel<Real, 3>, cells_, sms)
+                                    : stride_blocks(gpu::mesh::cell_rhs_kernel<Real, 4>, cells_, sms);
         break;
       case MeshLoop::cell_shared:
-        first_blocks_ = stride_blocks(cudax::mesh::cell_rhs_kernel<Real, 0>, cells_, sms);
+        first_blocks_ = stride_blocks(gpu::mesh::cell_rhs_kernel<Real, 0>, cells_, sms);
         break;
       case MeshLoop::edge:
-        first_blocks_ = blocks_for(edges_, cudax::kBlockThreads);
-        gather_blocks_ = slots_ == 3 ? stride_blocks(cudax::mesh::edge_gather_kernel<Real, 3>, cells_, sms)
-                                     : stride_blocks(cudax::mesh::edge_gather_kernel<Real, 4>, cells_, sms);
+        first_blocks_ = blocks_for(edges_, gpu::kBlockThreads);
+        gather_blocks_ = slots_ == 3 ? stride_blocks(gpu::mesh::edge_gather_kernel<Real, 3>, cells_, sms)
+                                     : stride_blocks(gpu::mesh::edge_gather_kernel<Real, 4>, cells_, sms);
         break;
     }
-    update_blocks_ = blocks_for(cells_, cudax::mesh::kUpdateThreads);
+    update_blocks_ = blocks_for(cells_, gpu::mesh::kUpdateThreads);
     bytes_per_cell_update_ =
         mesh_bytes_per_cell_update(loop_, static_cast<double>(R), static_cast<double>(cells_),
                                    static_cast<double>(edges_), static_cast<double>(interior),
@@ -309,8 +309,8 @@ class CudaMeshExecutor final : public CudaBackend {
       SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_speed_.get(), 0, n * sizeof(double), stream_));
       // "Never arrived": the host's quiet NaN, so that output files hold the CPU run's bits.
       arrival_.fill_async(std::numeric_limits<double>::quiet_NaN(), stream_);
-      cudax::mesh::maxima_kernel<Real><<<update_blocks_, cudax::mesh::kUpdateThreads, 0, stream_>>>(P_, 0.0);
-      SHALLOWS_CUDA_CHECK_LAUNCH("mesh maxima_kernel");
+      gpu::mesh::initial_maxima_kernel<Real><<<update_blocks_, gpu::mesh::kUpdateThreads, 0, stream_>>>(params_, 0.0);
+      SHALLOWS_CUDA_CHECK_LAUNCH("mesh initial_maxima_kernel");
     }
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
@@ -338,8 +338,8 @@ class CudaMeshExecutor final : public CudaBackend {
   // As CudaExecutor::advance: batches of steps, time control on the device,
   // one synchronisation per batch.
   CudaAdvance advance(double t, double target, index_t max_steps) override {
-    if (!(t < target) || max_steps <= 0) return {t, 0, 0};
-    return cudax::advance_from_slot(
+    if (!takes_step(t, target, 0, max_steps)) return {t, 0, 0};
+    return gpu::advance_from_slot(
         t, target, max_steps, &ctrl_.get()[slot_], host_in_, stream_,
         [&] { launch_step(Launch{slot_, 0, 0.0, target, std::numeric_limits<double>::infinity(), max_steps}); },
         [&] { return fetch_ctrl(); }, [&](double at) { return not_finite(at); });
@@ -379,7 +379,7 @@ class CudaMeshExecutor final : public CudaBackend {
   }
 
   void load_maxima(const Maxima& in) override {
-    cudax::upload_maxima(track_maxima_, static_cast<std::size_t>(cells_), in, max_h_, max_speed_, arrival_, stream_);
+    gpu::upload_maxima(track_maxima_, static_cast<std::size_t>(cells_), in, max_h_, max_speed_, arrival_, stream_);
   }
 
   // The state for output (updated in place, one buffer): a D2D copy on
@@ -388,7 +388,7 @@ class CudaMeshExecutor final : public CudaBackend {
 
   void read_maxima(Maxima& out) const override {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    cudax::download_maxima(track_maxima_, static_cast<std::size_t>(cells_), max_h_, max_speed_, arrival_, out);
+    gpu::download_maxima(track_maxima_, static_cast<std::size_t>(cells_), max_h_, max_speed_, arrival_, out);
   }
 
   // MeshCpuBackend::volume on the downloaded depths: blocks of 4096 cells,
@@ -411,7 +411,7 @@ class CudaMeshExecutor final : public CudaBackend {
   }
 
   // Summed on the device (warp_add_nonzero): exact to round-off, not bit-identical to the CPU.
-  double positivity_volume() const override { return cudax::read_scalar(gain_, stream_); }
+  double positivity_volume() const override { return gpu::read_scalar(gain_, stream_); }
 
   CudaStats stats() const override {
     CudaStats s;
@@ -423,7 +423,7 @@ class CudaMeshExecutor final : public CudaBackend {
   }
 
  private:
-  using Params = cudax::mesh::MeshParams<Real>;
+  using Params = gpu::mesh::MeshParams<Real>;
 
   // Whether cell c is edge e's left cell (else its right); a mesh whose
   // cell_edges name an edge not of the cell is refused.
@@ -442,32 +442,32 @@ class CudaMeshExecutor final : public CudaBackend {
   // One step from slot_ (a no-op on the device once the launch's target or
   // step limit is reached): first pass, then update and maxima.
   void launch_step(const Launch& a) {
-    constexpr int threads = cudax::kBlockThreads;  // block_max_to assumes it
+    constexpr int threads = gpu::kBlockThreads;  // block_max_to assumes it
     switch (loop_) {
       case MeshLoop::cell_slots:
         if (slots_ == 3) {
-          cudax::mesh::cell_rhs_kernel<Real, 3><<<first_blocks_, threads, 0, stream_>>>(P_, a);
+          gpu::mesh::cell_rhs_kernel<Real, 3><<<first_blocks_, threads, 0, stream_>>>(params_, a);
         } else {
-          cudax::mesh::cell_rhs_kernel<Real, 4><<<first_blocks_, threads, 0, stream_>>>(P_, a);
+          gpu::mesh::cell_rhs_kernel<Real, 4><<<first_blocks_, threads, 0, stream_>>>(params_, a);
         }
         SHALLOWS_CUDA_CHECK_LAUNCH("mesh cell_rhs_kernel");
         break;
       case MeshLoop::cell_shared:
-        cudax::mesh::cell_rhs_kernel<Real, 0><<<first_blocks_, threads, 0, stream_>>>(P_, a);
+        gpu::mesh::cell_rhs_kernel<Real, 0><<<first_blocks_, threads, 0, stream_>>>(params_, a);
         SHALLOWS_CUDA_CHECK_LAUNCH("mesh cell_rhs_kernel (shared body)");
         break;
       case MeshLoop::edge:
-        cudax::mesh::edge_flux_kernel<Real><<<first_blocks_, threads, 0, stream_>>>(P_, a);
+        gpu::mesh::edge_flux_kernel<Real><<<first_blocks_, threads, 0, stream_>>>(params_, a);
         SHALLOWS_CUDA_CHECK_LAUNCH("mesh edge_flux_kernel");
         if (slots_ == 3) {
-          cudax::mesh::edge_gather_kernel<Real, 3><<<gather_blocks_, threads, 0, stream_>>>(P_, a);
+          gpu::mesh::edge_gather_kernel<Real, 3><<<gather_blocks_, threads, 0, stream_>>>(params_, a);
         } else {
-          cudax::mesh::edge_gather_kernel<Real, 4><<<gather_blocks_, threads, 0, stream_>>>(P_, a);
+          gpu::mesh::edge_gather_kernel<Real, 4><<<gather_blocks_, threads, 0, stream_>>>(params_, a);
         }
         SHALLOWS_CUDA_CHECK_LAUNCH("mesh edge_gather_kernel");
         break;
     }
-    cudax::mesh::update_kernel<Real><<<update_blocks_, cudax::mesh::kUpdateThreads, 0, stream_>>>(P_, a);
+    gpu::mesh::update_kernel<Real><<<update_blocks_, gpu::mesh::kUpdateThreads, 0, stream_>>>(params_, a);
     SHALLOWS_CUDA_CHECK_LAUNCH("mesh update_kernel");
     slot_ = (slot_ + 1) % 3;
     ++steps_launched_;
@@ -489,7 +489,7 @@ class CudaMeshExecutor final : public CudaBackend {
   int slots_ = 3;
   unsigned first_blocks_ = 1, gather_blocks_ = 1, update_blocks_ = 1;
   double bytes_per_cell_update_ = 0;
-  Params P_{};
+  Params params_{};
   cudaStream_t stream_ = nullptr;
   Ctrl* host_in_ = nullptr;
   Ctrl* host_out_ = nullptr;
@@ -510,14 +510,14 @@ class CudaMeshExecutor final : public CudaBackend {
   int slot_ = 0;
   index_t steps_launched_ = 0;
   // Last: destroyed first, after the destructor has synchronised stream_.
-  cudax::SnapshotStager<Real> stager_{cells_};
+  gpu::SnapshotStager<Real> stager_{cells_};
 };
 
 } // namespace
 
 // The cell loop's design: SHALLOWS_CUDA_MESH_KERNEL=slots (the default) or
-// shared (the CPU's loop body on the edge arrays: the reference). See
-// mesh_kernels.cuh for what each measured.
+// shared (the CPU's loop body on the edge arrays: the reference); see
+// mesh_kernels.cuh.
 std::unique_ptr<Backend> make_cuda_mesh_backend(const Problem& problem, const BackendOptions& options) {
   if (!problem.mesh) throw std::invalid_argument("make_cuda_mesh_backend: the problem has no mesh");
   // make_backend refused what this executor does not run (solver/capabilities.hpp).

@@ -36,14 +36,9 @@
 //    bits); a gather kernel sums each cell's edges in slot order;
 //    update_kernel. Half the Roe solves of the cell loop, for 7 stored
 //    values per edge: bound by memory bandwidth (0.9 of the bound).
-// Measured (H100, 16M perturbed triangles, Z-order, all wet, G cell-updates/s
-// float / double): slots 16.0 / 8.0, edge 13.5 / 6.6, shared 9.8 / 4.9.
-// Float went from 13.9 to 16.0 G with 8 resident blocks per SM (64
-// registers, no spills) instead of 5; unrolling the slots loop gives double
-// 8.0 against 6.7 G rolled. A one-kernel-per-step cell design (as the
-// Cartesian executor's default: the rhs of state n stored by the launch
-// before, state and rhs in two buffers, 104 (196) B) measured 15.5 / 7.0,
-// slower than slots in every case, and was removed.
+// Slots is the default as the fastest of the three; float runs 8 resident
+// blocks per SM (64 registers, no spills) and double unrolls the slots loop
+// for the same reason (bench/cuda-notes.md, unstructured meshes).
 #include <cuda_runtime.h>
 
 #include <cfloat>
@@ -55,7 +50,7 @@
 #include "shallows/physics/cell_update.hpp"
 #include "step_kernels.cuh"
 
-namespace shallows::cudax::mesh {
+namespace shallows::gpu::mesh {
 
 // Slot of a cell with no edge (the fourth slot of a triangle, every slot of
 // an inactive cell). Boundary codes are -1 - group, far above it.
@@ -99,11 +94,11 @@ struct MeshParams {
   double cfl;
   double dry_dt;  // dry_time_step
   Ctrl* ctrl;
-  double* gain;                // positivity account: clamp gains times cell areas (m^3), summed
+  double* positivity_sum;  // positivity account: the depths the clamps added times cell areas (m^3), summed
 
   // "shared" cell layout and edge loop: the mesh's own arrays (device
   // pointers), as the CPU loops read them.
-  MeshArrays<Real> mesh;
+  MeshArrays<Real> arrays;
 
   // "slots" cell layout: slot k of cell c at k * cells + c.
   const mesh_index* slot_cell;  // the other cell, a boundary code, or kNoEdge
@@ -139,12 +134,6 @@ __device__ __forceinline__ int ldg(const int* p) { return __ldg(p); }
 __device__ __forceinline__ bool finite_value(float v) { return fabsf(v) <= FLT_MAX; }
 __device__ __forceinline__ bool finite_value(double v) { return fabs(v) <= DBL_MAX; }
 
-// Does launch A take a step from control slot c? (The same on every thread.)
-__device__ __forceinline__ bool step_wanted(const Ctrl& c, const Launch& A) {
-  const double t = A.use_t_in ? A.t_in : c.t;
-  return c.status == 0 && t < A.target && c.steps < A.max_steps;
-}
-
 // The CPU's check before it takes dt (MeshCpuBackend::max_rate): the rate
 // and the depth rhs of every cell finite. A cell failing it reports
 // kNonFinite, which stops the step.
@@ -157,8 +146,8 @@ __device__ __forceinline__ unsigned long long cell_rate_bits(const MeshCellSum<R
 
 // Cell c of the state, as the edges need it.
 template <class Real>
-__device__ __forceinline__ CellPrimitive<Real> load_primitive(const MeshParams<Real>& P, mesh_index c) {
-  return cell_primitive(State<Real>{ldg(P.h + c), ldg(P.hu + c), ldg(P.hv + c)}, ldg(P.z + c), P.phys);
+__device__ __forceinline__ CellPrimitive<Real> load_primitive(const MeshParams<Real>& mesh, mesh_index c) {
+  return cell_primitive(State<Real>{ldg(mesh.h + c), ldg(mesh.hu + c), ldg(mesh.hv + c)}, ldg(mesh.z + c), mesh.phys);
 }
 
 // Edge fluctuations seen from one cell of the edge: `me` is the cell,
@@ -179,7 +168,7 @@ __device__ __forceinline__ EdgeFluctuation<Real> oriented_edge(const CellPrimiti
 // each through the same Roe solve with the same arguments. me: the cell;
 // neighbour(nb): the primitive of cell nb.
 template <class Real, int kSlots, class Neighbour>
-__device__ __forceinline__ MeshCellSum<Real> slot_cell_sum(const MeshParams<Real>& P, mesh_index c,
+__device__ __forceinline__ MeshCellSum<Real> slot_cell_sum(const MeshParams<Real>& mesh, mesh_index c,
                                                            const CellPrimitive<Real>& me, const Neighbour& neighbour) {
   MeshCellSum<Real> s;
 #if SHALLOWS_CUDA_MESH_UNROLL
@@ -188,16 +177,16 @@ __device__ __forceinline__ MeshCellSum<Real> slot_cell_sum(const MeshParams<Real
 #pragma unroll 1
 #endif
   for (int k = 0; k < kSlots; ++k) {
-    const index_t o = static_cast<index_t>(k) * P.cells + c;
-    const mesh_index nb = ldg(P.slot_cell + o);
+    const index_t o = static_cast<index_t>(k) * mesh.cells + c;
+    const mesh_index nb = ldg(mesh.slot_cell + o);
     if (nb == kNoEdge) continue;
-    const Real nx = ldg(P.slot_nx + o);
-    const Real ny = ldg(P.slot_ny + o);
-    const Real signed_length = ldg(P.slot_length + o);
+    const Real nx = ldg(mesh.slot_nx + o);
+    const Real ny = ldg(mesh.slot_ny + o);
+    const Real signed_length = ldg(mesh.slot_length + o);
     const bool me_left = sign_clear(signed_length);
     const CellPrimitive<Real> other =
-        nb >= 0 ? neighbour(nb) : boundary_primitive(me, nx, ny, P.boundary[boundary_group(nb)], P.phys);
-    const EdgeFluctuation<Real> f = oriented_edge(me, other, me_left, nx, ny, P.phys);
+        nb >= 0 ? neighbour(nb) : boundary_primitive(me, nx, ny, mesh.boundary[boundary_group(nb)], mesh.phys);
+    const EdgeFluctuation<Real> f = oriented_edge(me, other, me_left, nx, ny, mesh.phys);
     s.add(me_left ? f.to_left : f.to_right, f.speed, math::abs(signed_length));
   }
   return s;
@@ -205,34 +194,34 @@ __device__ __forceinline__ MeshCellSum<Real> slot_cell_sum(const MeshParams<Real
 
 // The rhs and rate of the state (the first pass of the cell designs):
 // cells in a grid-stride loop (a few blocks per SM, so that few blocks
-// reach the rate's atomicMax), rhs stored, largest rate into slot A.slot.
+// reach the rate's atomicMax), rhs stored, largest rate into slot launch.slot.
 // kSlots: 3 or 4 for the slots layout, 0 for the shared body.
 template <class Real, int kSlots>
 __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
-    cell_rhs_kernel(const MeshParams<Real> P, const Launch A) {
-  const Ctrl c = P.ctrl[A.slot];
-  if (!step_wanted(c, A)) return;  // the same on every thread: no block is left in block_max_to
-  const MeshState<Real> q{P.h, P.hu, P.hv};
+    cell_rhs_kernel(const MeshParams<Real> mesh, const Launch launch) {
+  const Ctrl c = mesh.ctrl[launch.slot];
+  if (!launch_takes_step(c, launch)) return;  // the same on every thread: no block is left in block_max_to
+  const MeshState<Real> q{mesh.h, mesh.hu, mesh.hv};
   unsigned long long best = 0;
   const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
-  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < P.cells; i += stride) {
+  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < mesh.cells; i += stride) {
     const auto cell = static_cast<mesh_index>(i);
     MeshCellSum<Real> s;
     if constexpr (kSlots == 0) {
-      s = mesh_cell_sum(P.mesh, q, cell, P.phys);
+      s = mesh_cell_sum(mesh.arrays, q, cell, mesh.phys);
     } else {
-      s = slot_cell_sum<Real, kSlots>(P, cell, load_primitive(P, cell),
-                                      [&P](mesh_index nb) { return load_primitive(P, nb); });
+      s = slot_cell_sum<Real, kSlots>(mesh, cell, load_primitive(mesh, cell),
+                                      [&mesh](mesh_index nb) { return load_primitive(mesh, nb); });
     }
-    const Real inv_area = ldg(P.inv_area + i);
+    const Real inv_area = ldg(mesh.inv_area + i);
     const State<Real> r = s.rhs(inv_area);
-    P.rh[i] = r.h;
-    P.rhu[i] = r.hu;
-    P.rhv[i] = r.hv;
+    mesh.rh[i] = r.h;
+    mesh.rhu[i] = r.hu;
+    mesh.rhv[i] = r.hv;
     const unsigned long long e = cell_rate_bits(s, inv_area, r);
     best = e > best ? e : best;
   }
-  block_max_to(best, &P.ctrl[A.slot].rate_bits);
+  block_max_to(best, &mesh.ctrl[launch.slot].rate_bits);
 }
 
 // ---------------------------------------------------------------- first pass: edges
@@ -241,146 +230,103 @@ __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
 // and length * speed (MeshCellSum::add's products; the gather adds them).
 template <class Real>
 __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
-    edge_flux_kernel(const MeshParams<Real> P, const Launch A) {
-  const Ctrl c = P.ctrl[A.slot];
-  if (!step_wanted(c, A)) return;
+    edge_flux_kernel(const MeshParams<Real> mesh, const Launch launch) {
+  const Ctrl c = mesh.ctrl[launch.slot];
+  if (!launch_takes_step(c, launch)) return;
   const index_t e = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e >= P.edges) return;
-  const mesh_index l = ldg(P.mesh.edge_left + e);
-  const mesh_index r = ldg(P.mesh.edge_right + e);
-  const Real nx = ldg(P.mesh.edge_nx + e);
-  const Real ny = ldg(P.mesh.edge_ny + e);
-  const Real length = ldg(P.mesh.edge_length + e);
-  const CellPrimitive<Real> left = load_primitive(P, l);
+  if (e >= mesh.edges) return;
+  const mesh_index l = ldg(mesh.arrays.edge_left + e);
+  const mesh_index r = ldg(mesh.arrays.edge_right + e);
+  const Real nx = ldg(mesh.arrays.edge_nx + e);
+  const Real ny = ldg(mesh.arrays.edge_ny + e);
+  const Real length = ldg(mesh.arrays.edge_length + e);
+  const CellPrimitive<Real> left = load_primitive(mesh, l);
   // evaluate_mesh_edge, with the boundary state selected rather than branched to.
   const CellPrimitive<Real> right =
-      r >= 0 ? load_primitive(P, r) : boundary_primitive(left, nx, ny, P.boundary[boundary_group(r)], P.phys);
-  const EdgeFluctuation<Real> f = mesh_edge(left, right, nx, ny, P.phys);
-  P.fl_h[e] = length * f.to_left.h;
-  P.fl_hu[e] = length * f.to_left.hu;
-  P.fl_hv[e] = length * f.to_left.hv;
-  P.f_speed[e] = length * f.speed;
+      r >= 0 ? load_primitive(mesh, r) : boundary_primitive(left, nx, ny, mesh.boundary[boundary_group(r)], mesh.phys);
+  const EdgeFluctuation<Real> f = mesh_edge(left, right, nx, ny, mesh.phys);
+  mesh.fl_h[e] = length * f.to_left.h;
+  mesh.fl_hu[e] = length * f.to_left.hu;
+  mesh.fl_hv[e] = length * f.to_left.hv;
+  mesh.f_speed[e] = length * f.speed;
   if (r >= 0) {  // a boundary edge's to_right is never read
-    P.fr_h[e] = length * f.to_right.h;
-    P.fr_hu[e] = length * f.to_right.hu;
-    P.fr_hv[e] = length * f.to_right.hv;
+    mesh.fr_h[e] = length * f.to_right.h;
+    mesh.fr_hu[e] = length * f.to_right.hu;
+    mesh.fr_hv[e] = length * f.to_right.hv;
   }
 }
 
 // Each cell sums its edges' stored products in slot order (MeshCpuBackend::edge_pass).
 template <class Real, int kSlots>
-__global__ void __launch_bounds__(kBlockThreads) edge_gather_kernel(const MeshParams<Real> P, const Launch A) {
-  const Ctrl c = P.ctrl[A.slot];
-  if (!step_wanted(c, A)) return;
+__global__ void __launch_bounds__(kBlockThreads) edge_gather_kernel(const MeshParams<Real> mesh, const Launch launch) {
+  const Ctrl c = mesh.ctrl[launch.slot];
+  if (!launch_takes_step(c, launch)) return;
   unsigned long long best = 0;
   const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
-  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < P.cells; i += stride) {
+  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < mesh.cells; i += stride) {
     MeshCellSum<Real> s;
 #pragma unroll
     for (int k = 0; k < kSlots; ++k) {
-      const mesh_index code = ldg(P.slot_edge + static_cast<index_t>(k) * P.cells + i);
+      const mesh_index code = ldg(mesh.slot_edge + static_cast<index_t>(k) * mesh.cells + i);
       if (code == kNoEdge) continue;
       const bool me_left = code >= 0;
       const mesh_index e = me_left ? code : ~code;
       // s.add(F, speed, length) adds length * F: the products are stored.
-      s.flux.h += ldg((me_left ? P.fl_h : P.fr_h) + e);
-      s.flux.hu += ldg((me_left ? P.fl_hu : P.fr_hu) + e);
-      s.flux.hv += ldg((me_left ? P.fl_hv : P.fr_hv) + e);
-      s.wave += ldg(P.f_speed + e);
+      s.flux.h += ldg((me_left ? mesh.fl_h : mesh.fr_h) + e);
+      s.flux.hu += ldg((me_left ? mesh.fl_hu : mesh.fr_hu) + e);
+      s.flux.hv += ldg((me_left ? mesh.fl_hv : mesh.fr_hv) + e);
+      s.wave += ldg(mesh.f_speed + e);
     }
-    const Real inv_area = ldg(P.inv_area + i);
+    const Real inv_area = ldg(mesh.inv_area + i);
     const State<Real> r = s.rhs(inv_area);
-    P.rh[i] = r.h;
-    P.rhu[i] = r.hu;
-    P.rhv[i] = r.hv;
+    mesh.rh[i] = r.h;
+    mesh.rhu[i] = r.hu;
+    mesh.rhv[i] = r.hv;
     const unsigned long long e = cell_rate_bits(s, inv_area, r);
     best = e > best ? e : best;
   }
-  block_max_to(best, &P.ctrl[A.slot].rate_bits);
+  block_max_to(best, &mesh.ctrl[launch.slot].rate_bits);
 }
 
 // ---------------------------------------------------------------- second pass
 
-// step_prologue of the Cartesian kernels (step_kernels.cuh) for the mesh
-// parameters: dt exactly as MeshCpuBackend::step with dt_max =
-// min(A.dt_max, target - t), the new time as Backend::advance sets it.
-// Thread 0 of block 0 fills slot A.slot + 1, with its rate reset for the
-// next first pass (Ctrl::parity stays 0: the state has one buffer). Returns
-// whether a step is taken; t_out: the time of the input state.
-template <class Real>
-__device__ __forceinline__ bool mesh_step_prologue(const MeshParams<Real>& P, const Launch& A, const Ctrl& c,
-                                                   double& dt_out, double& t_out) {
-  const double t = A.use_t_in ? A.t_in : c.t;
-  const bool wanted = c.status == 0 && t < A.target && c.steps < A.max_steps;
-  const bool finite = c.rate_bits != kNonFinite;
-  const bool active = wanted && finite;
-  const double remaining = A.target - t;
-  const double cap = A.dt_max < remaining ? A.dt_max : remaining;
-  const double rate = static_cast<double>(decode_rate<Real>(c.rate_bits));
-  const double dt = cfl_time_step(rate, P.cfl, P.dry_dt, cap);
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    Ctrl* o = &P.ctrl[(A.slot + 1) % 3];
-    if (active) {
-      o->t = dt >= remaining ? A.target : t + dt;
-      o->steps = c.steps + 1;
-      o->dt = dt;
-      o->t_max = t + dt;
-      o->status = 0;
-      o->stepped = 1;
-      o->rate_bits = 0;  // the next first pass accumulates into it
-    } else {
-      o->t = t;
-      o->steps = c.steps;
-      o->dt = c.dt;
-      o->t_max = c.t_max;
-      o->status = (wanted && !finite) ? 1 : c.status;
-      o->stepped = 0;
-      o->rate_bits = c.rate_bits;
-    }
-  }
-  dt_out = dt;
-  t_out = t;
-  return active;
-}
-
-// MeshCpuBackend::update_maxima for cell i with state q at time t.
-template <class Real>
-__device__ __forceinline__ void update_cell_maxima(const MeshParams<Real>& P, index_t i, State<Real> q, double t) {
-  if (grow_cell_maxima(q, P.phys.h_dry, P.arrival_threshold, P.max_h[i], P.max_speed[i]) & kArrived) P.arrival[i] = t;
-}
-
 // advance_cell for every active cell (MeshCpuBackend::apply_rhs), then the
 // maxima of every cell at t + dt, as the CPU takes them after the step.
 template <class Real>
-__global__ void __launch_bounds__(kUpdateThreads) update_kernel(const MeshParams<Real> P, const Launch A) {
-  const Ctrl c = P.ctrl[A.slot];
+__global__ void __launch_bounds__(kUpdateThreads) update_kernel(const MeshParams<Real> mesh, const Launch launch) {
+  const Ctrl c = mesh.ctrl[launch.slot];
   double dt = 0, t = 0;
-  if (!mesh_step_prologue<Real>(P, A, c, dt, t)) return;
+  // One state buffer; the next first pass accumulates into the next slot's rate.
+  if (!step_prologue<Real, kResetRate>(mesh, launch, c, dt, t)) return;
   const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   double volume = 0;
   // No early return: the whole warp adds its gains at the end.
-  if (i < P.cells) {
-    State<Real> q{P.h[i], P.hu[i], P.hv[i]};
-    if (!math::is_nan(P.z[i])) {  // inactive: no edges, no update
-      Real gain;
-      q = advance_cell(q, State<Real>{P.rh[i], P.rhu[i], P.rhv[i]}, static_cast<Real>(dt), P.phys, gain);
-      P.h[i] = q.h;
-      P.hu[i] = q.hu;
-      P.hv[i] = q.hv;
-      // The area from its stored inverse: a relative difference of round-off in the gain.
-      if (gain > Real(0)) volume = static_cast<double>(gain) / static_cast<double>(P.inv_area[i]);
+  if (i < mesh.cells) {
+    State<Real> q{mesh.h[i], mesh.hu[i], mesh.hv[i]};
+    if (!math::is_nan(mesh.z[i])) {  // inactive: no edges, no update
+      Real added_depth;
+      q = advance_cell(q, State<Real>{mesh.rh[i], mesh.rhu[i], mesh.rhv[i]}, static_cast<Real>(dt), mesh.phys,
+                       added_depth);
+      mesh.h[i] = q.h;
+      mesh.hu[i] = q.hu;
+      mesh.hv[i] = q.hv;
+      // The area from its stored inverse: a relative difference of round-off in the added_depth.
+      if (added_depth > Real(0)) volume = static_cast<double>(added_depth) / static_cast<double>(mesh.inv_area[i]);
     }
-    if (P.max_h) update_cell_maxima(P, i, q, t + dt);
+    if (mesh.max_h)
+      track_cell_maxima(q, t + dt, mesh.phys.h_dry, mesh.arrival_threshold, mesh.max_h[i], mesh.max_speed[i],
+                        mesh.arrival[i]);
   }
-  warp_add_nonzero(P.gain, volume);
+  warp_add_nonzero(mesh.positivity_sum, volume);
 }
 
 // The maxima of the state as it is, at time t (the initial state).
 template <class Real>
-__global__ void maxima_kernel(const MeshParams<Real> P, double t) {
+__global__ void initial_maxima_kernel(const MeshParams<Real> mesh, double t) {
   const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= P.cells) return;
-  update_cell_maxima(P, i, State<Real>{P.h[i], P.hu[i], P.hv[i]}, t);
+  if (i >= mesh.cells) return;
+  track_cell_maxima(State<Real>{mesh.h[i], mesh.hu[i], mesh.hv[i]}, t, mesh.phys.h_dry, mesh.arrival_threshold,
+                    mesh.max_h[i], mesh.max_speed[i], mesh.arrival[i]);
 }
 
-} // namespace shallows::cudax::mesh
+} // namespace shallows::gpu::mesh

@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-namespace shallows::cudax {
+namespace shallows::gpu {
 
 // The PCI bus id of the current GPU into bus[32] (false where unknown).
 inline bool current_bus_id(char (&bus)[32]) {
@@ -39,4 +39,4 @@ inline bool can_reach_gpu(const char (&bus)[32]) {
   return access != 0;
 }
 
-} // namespace shallows::cudax
+} // namespace shallows::gpu

@@ -24,7 +24,7 @@
 #include "device_array.cuh"
 #include "peer_access.cuh"
 
-namespace shallows::cudax {
+namespace shallows::gpu {
 
 // A peer that does not post within this long ends the run with a message
 // instead of a hang (rank 0 may write large outputs meanwhile).
@@ -185,4 +185,4 @@ class RateLinks {
   RateLinkArgs args_{};
 };
 
-} // namespace shallows::cudax
+} // namespace shallows::gpu

@@ -12,7 +12,7 @@
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/fields.hpp"
 
-namespace shallows::cudax {
+namespace shallows::gpu {
 
 // One padded device field's interior, row-major, in double.
 template <class T>
@@ -143,4 +143,4 @@ inline void upload_maxima(bool tracked, std::size_t cells, const Maxima& in, Dev
   SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-} // namespace shallows::cudax
+} // namespace shallows::gpu

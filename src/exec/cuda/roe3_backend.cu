@@ -51,7 +51,7 @@ std::unique_ptr<CudaBackend> make_cuda_roe3_backend(const Problem& problem, cons
 
 namespace {
 
-using cudax::roe3k::Roe3Ctrl;
+using gpu::roe3k::Roe3Ctrl;
 
 unsigned blocks_for(index_t n, unsigned threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
 
@@ -71,16 +71,15 @@ struct StepClock {
   Real* hu;
   Real* hv;
 
-  __device__ cudax::forcing::StepWindow<Real> window() const { return {ctrl->active != 0, *t0, ctrl->dt, h, hu, hv}; }
+  __device__ gpu::forcing::StepWindow<Real> window() const { return {ctrl->active != 0, *t0, ctrl->dt, h, hu, hv}; }
 };
 
 // Rows per chunk: long marches (each costs two extra rows of
 // reconstructions) while the grid still gives about 2.5 waves of the warps
-// the GPU holds at once (fewer waves leave SMs idle at the tail; measured
-// on an H100, S003-T3: 1200^2 float 0.61 s at 8 rows against 0.68 s at 16,
-// double best at 16, bench/results.md run 14).
+// the GPU holds at once (fewer waves leave SMs idle at the tail; see
+// bench/results.md, rows per chunk of the roe3 march kernel).
 int choose_rows(const Grid& g, int sms, int resident_warps_per_sm) {
-  const index_t strips = (g.nx + cudax::roe3k::kStripWidth - 1) / cudax::roe3k::kStripWidth;
+  const index_t strips = (g.nx + gpu::roe3k::kStripWidth - 1) / gpu::roe3k::kStripWidth;
   const auto wanted = static_cast<index_t>(2.5 * sms * resident_warps_per_sm);
   int rows = 64;
   while (rows > 8 && strips * ((g.ny + rows - 1) / rows) < wanted) rows /= 2;
@@ -120,18 +119,18 @@ class CudaRoe3Backend final : public CudaBackend {
     const std::size_t need = padded * (10 * sizeof(Real) + sizeof(roe3::BedPoints<Real>)) +
                              3 * cells * sizeof(Real) + (track_maxima_ ? 3 * cells * sizeof(double) : 0) + 4096 +
                              (p.scalars.empty() ? 0 : (3 * p.scalars.size() * padded + 4 * cells) * sizeof(Real)) +
-                             cudax::forcing::ForcingDevice<Real>::bytes(p);
+                             gpu::forcing::ForcingDevice<Real>::bytes(p);
     char what[160];
     std::snprintf(what, sizeof what, "a %lldx%lld roe3 grid in %s", static_cast<long long>(grid_.nx),
                   static_cast<long long>(grid_.ny), sizeof(Real) == 4 ? "float" : "double");
-    cudax::require_free_memory(need, what);
+    gpu::require_free_memory(need, what);
     // First: it checks the forcing's sizes and cells, before the stream and pinned buffers exist.
-    forcing_ = cudax::forcing::ForcingDevice<Real>(p);
+    forcing_ = gpu::forcing::ForcingDevice<Real>(p);
     // Where the device keeps each step's start time: for the forcing and the time series of sides and segments.
     if (forcing_.active() || segments_follow_series(p.segments)) t0_ = DeviceArray<double>(1);
     boundary_series_ = p.forcing.has_boundary_series() || segments_follow_series(p.segments);
     upload_segments(p.segments);
-    side_series_ = cudax::forcing::SideSeriesDevice(p.forcing.boundary);
+    side_series_ = gpu::forcing::SideSeriesDevice(p.forcing.boundary);
 
     SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_ctrl_), sizeof(Roe3Ctrl)));
@@ -153,13 +152,13 @@ class CudaRoe3Backend final : public CudaBackend {
 
     bed_ = DeviceArray<roe3::BedPoints<Real>>(padded);
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(bed_.get(), 0, padded * sizeof(roe3::BedPoints<Real>), stream_));
-    cudax::roe3k::bed_kernel<Real><<<blocks_for((grid_.nx + 2) * (grid_.ny + 2), 128), 128, 0, stream_>>>(
+    gpu::roe3k::bed_kernel<Real><<<blocks_for((grid_.nx + 2) * (grid_.ny + 2), 128), 128, 0, stream_>>>(
         z_.get(), grid_, prm_.rec, bed_.get());
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 bed_kernel");
     if (!p.scalars.empty()) upload_scalars(p);
-    side_blocks_ = static_cast<int>(blocks_for(std::max(grid_.nx, grid_.ny), cudax::forcing::kThreads));
+    side_blocks_ = static_cast<int>(blocks_for(std::max(grid_.nx, grid_.ny), gpu::forcing::kThreads));
     // One process only: a rank's block edges are not sides (its account would be NaN anyway).
-    sides_ = cudax::SideAccount(!closed_domain(p) && !distributed_, 3 * 8 * static_cast<std::size_t>(side_blocks_));
+    sides_ = gpu::SideAccount(!closed_domain(p) && !distributed_, 3 * 8 * static_cast<std::size_t>(side_blocks_));
     ctrl_ = DeviceArray<Roe3Ctrl>(1);
     gain_ = DeviceArray<double>(1);
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(gain_.get(), 0, sizeof(double), stream_));
@@ -175,11 +174,11 @@ class CudaRoe3Backend final : public CudaBackend {
       arrival_.upload(nan.data(), cells);
     }
 
-    // Measured on an H100 (bench/results.md): float gains from 4 resident
-    // blocks (128 registers, no spills); double spills when capped.
+    // Float gains from 4 resident blocks (128 registers); double spills
+    // when capped, so it is left uncapped (bench/cuda-notes.md).
     min_blocks_ = co.min_blocks > 0 ? co.min_blocks : (sizeof(Real) == 4 ? 4 : 0);
     rows_ = co.rows > 0 ? co.rows : choose_rows(grid_, prop.multiProcessorCount, resident_warps_per_sm());
-    strips_ = (grid_.nx + cudax::roe3k::kStripWidth - 1) / cudax::roe3k::kStripWidth;
+    strips_ = (grid_.nx + gpu::roe3k::kStripWidth - 1) / gpu::roe3k::kStripWidth;
     chunks_ = (grid_.ny + rows_ - 1) / rows_;
 
     fill_ghosts(state(0), nullptr);
@@ -223,19 +222,19 @@ class CudaRoe3Backend final : public CudaBackend {
   }
 
   AdvanceResult advance(double t, double target, index_t max_steps) override {
-    if (!(t < target) || max_steps <= 0) return {t, 0, 0};
+    if (!takes_step(t, target, 0, max_steps)) return {t, 0, 0};
     if (distributed_) return Backend::advance(t, target, max_steps);  // an all-reduce per step
     set_limits(t, target, std::numeric_limits<double>::infinity(), max_steps);
-    return cudax::advance_in_batches(
+    return gpu::advance_in_batches(
         t, target, max_steps, 256, [&](index_t batch) { launch_steps(batch); }, [&] { return fetch_ctrl(); },
         [&](double at) { return not_finite(at); });
   }
 
   void read_state(Fields& out) const override {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    cudax::download_state(grid_, h_[0], hu_[0], hv_[0], out);
+    gpu::download_state(grid_, h_[0], hu_[0], hv_[0], out);
     out.hc.resize(hc_.size() / 3);
-    for (std::size_t s = 0; s < out.hc.size(); ++s) cudax::download_interior(grid_, hc_[3 * s], out.hc[s]);
+    for (std::size_t s = 0; s < out.hc.size(); ++s) gpu::download_interior(grid_, hc_[3 * s], out.hc[s]);
   }
 
   // Into U^n and both stages, as the constructor starts them; ghosts filled again.
@@ -261,7 +260,7 @@ class CudaRoe3Backend final : public CudaBackend {
   }
 
   void load_maxima(const Maxima& in) override {
-    cudax::upload_maxima(track_maxima_, static_cast<std::size_t>(grid_.cells()), in, max_h_, max_speed_, arrival_,
+    gpu::upload_maxima(track_maxima_, static_cast<std::size_t>(grid_.cells()), in, max_h_, max_speed_, arrival_,
                          stream_);
   }
 
@@ -275,7 +274,7 @@ class CudaRoe3Backend final : public CudaBackend {
 
   void read_maxima(Maxima& out) const override {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    cudax::download_maxima(track_maxima_, static_cast<std::size_t>(grid_.cells()), max_h_, max_speed_, arrival_, out);
+    gpu::download_maxima(track_maxima_, static_cast<std::size_t>(grid_.cells()), max_h_, max_speed_, arrival_, out);
   }
 
   // As CpuGridBackend::volume: rows summed in order, then the rows in order.
@@ -290,15 +289,15 @@ class CudaRoe3Backend final : public CudaBackend {
   }
 
   // Summed on the device (warp_add_nonzero): exact to round-off, not bit-identical to the CPU.
-  double positivity_volume() const override { return cudax::read_scalar(gain_, stream_) * grid_.dx * grid_.dy; }
+  double positivity_volume() const override { return gpu::read_scalar(gain_, stream_) * grid_.dx * grid_.dy; }
 
   ForcingVolumes forcing_volumes() const override { return forcing_.volumes(stream_); }
   void read_forcing_state(ForcingState& out) const override {
-    cudax::read_forcing_and_sides(forcing_, sides_, out, stream_);
+    gpu::read_forcing_and_sides(forcing_, sides_, out, stream_);
   }
 
   void load_forcing_state(const ForcingState& in) override {
-    cudax::load_forcing_and_sides(forcing_, sides_, in, stream_);
+    gpu::load_forcing_and_sides(forcing_, sides_, in, stream_);
   }
 
   BoundaryFlow boundary_flow() const override { return sides_.total(stream_); }
@@ -306,25 +305,25 @@ class CudaRoe3Backend final : public CudaBackend {
   // Halo rectangles of U^n: h, hu, hv, each scalar's h c and the
   // infiltrated depths, packed on the device (HaloBoxes).
   std::size_t box_bytes(const CellBox& box) const override {
-    return cudax::HaloBoxes<Real>::bytes(box, box_fields(), cudax::infiltration_box_field(forcing_.infiltrated()));
+    return gpu::HaloBoxes<Real>::bytes(box, box_fields(), gpu::infiltration_box_field(forcing_.infiltrated()));
   }
 
   void pack_box(const CellBox& box, std::byte* out) const override {
-    halo_.pack(grid_, box, box_fields(), cudax::infiltration_box_field(forcing_.infiltrated()), out, stream_);
+    halo_.pack(grid_, box, box_fields(), gpu::infiltration_box_field(forcing_.infiltrated()), out, stream_);
   }
 
   void unpack_box(const CellBox& box, const std::byte* in) override {
-    halo_.unpack(grid_, box, box_fields(), cudax::infiltration_box_field(forcing_.infiltrated()), in, stream_);
+    halo_.unpack(grid_, box, box_fields(), gpu::infiltration_box_field(forcing_.infiltrated()), in, stream_);
     host_unpacked_ = true;
   }
 
   void pack_box_device(const CellBox& box, std::byte* out) const override {
-    halo_.pack_on_device(grid_, box, box_fields(), cudax::infiltration_box_field(forcing_.infiltrated()), out,
+    halo_.pack_on_device(grid_, box, box_fields(), gpu::infiltration_box_field(forcing_.infiltrated()), out,
                          stream_);
   }
 
   void unpack_box_device(const CellBox& box, const std::byte* in) override {
-    halo_.unpack_on_device(grid_, box, box_fields(), cudax::infiltration_box_field(forcing_.infiltrated()), in,
+    halo_.unpack_on_device(grid_, box, box_fields(), gpu::infiltration_box_field(forcing_.infiltrated()), in,
                            stream_);
     host_unpacked_ = true;  // MPI writes `in` again at the next exchange
   }
@@ -338,11 +337,11 @@ class CudaRoe3Backend final : public CudaBackend {
   }
 
   void send_box_to_peer(int side, const CellBox& box) override {
-    halo_.send(side, grid_, box, box_fields(), cudax::infiltration_box_field(forcing_.infiltrated()), stream_);
+    halo_.send(side, grid_, box, box_fields(), gpu::infiltration_box_field(forcing_.infiltrated()), stream_);
   }
 
   void receive_box_from_peer(int side, const CellBox& box) override {
-    halo_.receive(side, grid_, box, box_fields(), cudax::infiltration_box_field(forcing_.infiltrated()), stream_);
+    halo_.receive(side, grid_, box, box_fields(), gpu::infiltration_box_field(forcing_.infiltrated()), stream_);
   }
 
   void close_links() override {
@@ -359,15 +358,15 @@ class CudaRoe3Backend final : public CudaBackend {
     host_unpacked_ = false;
   }
 
-  BoxBuffer host_buffer(std::size_t bytes) const override { return cudax::pinned_host_buffer(bytes); }
+  BoxBuffer host_buffer(std::size_t bytes) const override { return gpu::pinned_host_buffer(bytes); }
   bool has_gpu_memory() const override { return true; }
-  BoxBuffer device_buffer(std::size_t bytes) const override { return cudax::device_box_buffer(bytes); }
+  BoxBuffer device_buffer(std::size_t bytes) const override { return gpu::device_box_buffer(bytes); }
 
   CudaStats stats() const override {
     CudaStats s;
     s.device = device_desc_;
     s.kernel = "roe3-march";
-    s.chunk_width = cudax::roe3k::kStripWidth;
+    s.chunk_width = gpu::roe3k::kStripWidth;
     s.chunk_rows = rows_;
     s.chunks = strips_ * chunks_;
     s.chunks_computed = s.chunks * static_cast<index_t>(steps_launched_);
@@ -380,12 +379,12 @@ class CudaRoe3Backend final : public CudaBackend {
   }
 
  private:
-  using MarchArgs = cudax::roe3k::MarchArgs<Real>;
+  using MarchArgs = gpu::roe3k::MarchArgs<Real>;
 
   StateArrays<Real> state(int b) const { return {h_[b].get(), hu_[b].get(), hv_[b].get(), z_.get()}; }
   // What a halo box carries of U^n: h, hu, hv and each scalar's h c.
-  cudax::BoxFields<Real> box_fields() const {
-    cudax::BoxFields<Real> f{{h_[0].get(), hu_[0].get(), hv_[0].get()}};
+  gpu::BoxFields<Real> box_fields() const {
+    gpu::BoxFields<Real> f{{h_[0].get(), hu_[0].get(), hv_[0].get()}};
     for (std::size_t s = 0; s < hc_.size() / 3; ++s) f.f.push_back(hc_[3 * s].get());
     return f;
   }
@@ -453,16 +452,16 @@ class CudaRoe3Backend final : public CudaBackend {
   // time series take their value (nullptr: the constant values).
   void fill_ghosts(const StateArrays<Real>& a, const Roe3Ctrl* ctrl, const double* t = nullptr) const {
     constexpr unsigned threads = 128;
-    cudax::roe3k::SideSeries series;
+    gpu::roe3k::SideSeries series;
     if (t) {
       series.t = t;
       series.views = side_series_.views();
     }
-    const cudax::roe3k::Segments<Real> seg{segments_.get(), segment_series_.get(), static_cast<int>(segments_.size())};
-    cudax::roe3k::ghost_we_kernel<Real><<<blocks_for(Grid::ghost * grid_.ny, threads), threads, 0, stream_>>>(
+    const gpu::roe3k::Segments<Real> seg{segments_.get(), segment_series_.get(), static_cast<int>(segments_.size())};
+    gpu::roe3k::ghost_we_kernel<Real><<<blocks_for(Grid::ghost * grid_.ny, threads), threads, 0, stream_>>>(
         a, grid_, bc_[0], bc_[1], ctrl, series, seg, physics_);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 ghost_we_kernel");
-    cudax::roe3k::ghost_sn_kernel<Real>
+    gpu::roe3k::ghost_sn_kernel<Real>
         <<<blocks_for(Grid::ghost * (grid_.nx + 2 * Grid::ghost), threads), threads, 0, stream_>>>(
             a, grid_, bc_[2], bc_[3], ctrl, series, seg, physics_);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 ghost_sn_kernel");
@@ -470,10 +469,10 @@ class CudaRoe3Backend final : public CudaBackend {
 
   void launch_maxima(const Roe3Ctrl* ctrl) const {
     constexpr unsigned threads = 256;
-    cudax::roe3k::maxima_kernel<Real><<<blocks_for(grid_.cells(), threads), threads, 0, stream_>>>(
+    gpu::roe3k::step_maxima_kernel<Real><<<blocks_for(grid_.cells(), threads), threads, 0, stream_>>>(
         state(0), grid_, physics_.h_dry, arrival_threshold_, ctrl, max_h_.get(),
         max_speed_.get(), arrival_.get());
-    SHALLOWS_CUDA_CHECK_LAUNCH("roe3 maxima_kernel");
+    SHALLOWS_CUDA_CHECK_LAUNCH("roe3 step_maxima_kernel");
   }
 
   MarchArgs march_args(int src, int dst) const {
@@ -491,10 +490,10 @@ class CudaRoe3Backend final : public CudaBackend {
     a.strips = strips_;
     a.chunks = chunks_;
     a.ctrl = ctrl_.get();
-    a.gain = gain_.get();
+    a.positivity_sum = gain_.get();
     a.owned = owned_;
     if (!hc_.empty()) {
-      cudax::roe3k::ScalarArgs<Real>& sc = a.sc;
+      gpu::roe3k::ScalarArgs<Real>& sc = a.sc;
       sc.hc = hc_ptrs_.get();
       sc.count = static_cast<int>(hc_.size() / 3);
       sc.src = src;
@@ -517,7 +516,7 @@ class CudaRoe3Backend final : public CudaBackend {
   // A rank with volume sources stops that one before the forcing, whose
   // sources all-reduce on the host, and records the rest (tail_graph_exec_).
   void capture_step() {
-    using namespace cudax::roe3k;
+    using namespace gpu::roe3k;
     Roe3Ctrl* ctrl = ctrl_.get();
     SHALLOWS_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     begin_kernel<<<1, 1, 0, stream_>>>(ctrl);
@@ -548,7 +547,7 @@ class CudaRoe3Backend final : public CudaBackend {
     launch_side_rate();  // before stage 3 overwrites U^n
     launch_march<2>(march_args(2, 0));
     if (sides_.kept()) {
-      cudax::roe3k::side_add_kernel<Real>
+      gpu::roe3k::side_add_kernel<Real>
           <<<1, 8, 0, stream_>>>(ctrl, sides_.rate(), side_blocks_, grid_.dx, grid_.dy, sides_.flow());
       SHALLOWS_CUDA_CHECK_LAUNCH("roe3 side_add_kernel");
     }
@@ -577,7 +576,7 @@ class CudaRoe3Backend final : public CudaBackend {
 
   // Warps of the march kernel an SM holds at once (registers decide).
   int resident_warps_per_sm() const {
-    using namespace cudax::roe3k;
+    using namespace gpu::roe3k;
     int blocks = 0;
     const auto query = [&](const void* kernel) {
       SHALLOWS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, 0));
@@ -593,16 +592,16 @@ class CudaRoe3Backend final : public CudaBackend {
   // The three stage inputs' water through the sides, per second (all three buffers hold their stage, ghosts filled).
   void launch_side_rate() const {
     if (!sides_.kept()) return;
-    const cudax::roe3k::StageInputs<Real> in{{state(0), state(1), state(2)}};
+    const gpu::roe3k::StageInputs<Real> in{{state(0), state(1), state(2)}};
     const dim3 blocks(static_cast<unsigned>(side_blocks_), 4, 3);
-    cudax::roe3k::side_rate_kernel<Real>
-        <<<blocks, cudax::forcing::kThreads, 0, stream_>>>(in, bed_.get(), grid_, prm_, ctrl_.get(), sides_.rate());
+    gpu::roe3k::side_rate_kernel<Real>
+        <<<blocks, gpu::forcing::kThreads, 0, stream_>>>(in, bed_.get(), grid_, prm_, ctrl_.get(), sides_.rate());
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 side_rate_kernel");
   }
 
   template <int kStage>
   void launch_march(const MarchArgs& a) const {
-    using namespace cudax::roe3k;
+    using namespace gpu::roe3k;
     const unsigned blocks = blocks_for(strips_ * chunks_, kWarps);
     if (!hc_.empty()) {  // registers uncapped: the scalars' run is not tuned
       march_kernel<Real, kStage, 0, true><<<blocks, kThreads, 0, stream_>>>(a);
@@ -672,9 +671,9 @@ class CudaRoe3Backend final : public CudaBackend {
   DeviceArray<Roe3Ctrl> ctrl_;
   DeviceArray<double> gain_;  // positivity account (depths; times dx dy on reading)
   DeviceArray<double> max_h_, max_speed_, arrival_;
-  cudax::forcing::ForcingDevice<Real> forcing_;
+  gpu::forcing::ForcingDevice<Real> forcing_;
   bool boundary_series_ = false;
-  cudax::forcing::SideSeriesDevice side_series_;  // Forcing::boundary on the device
+  gpu::forcing::SideSeriesDevice side_series_;  // Forcing::boundary on the device
   DeviceArray<SegmentCondition<Real>> segments_;   // Problem::segments (upload_segments)
   DeviceArray<double> segment_t_, segment_v_;
   DeviceArray<SeriesView> segment_series_;
@@ -684,12 +683,12 @@ class CudaRoe3Backend final : public CudaBackend {
   DeviceArray<Real*> hc_ptrs_, forcing_hc_ptrs_;
   DeviceArray<Real> scalar_side_, scalar_segment_;
   DeviceArray<Real> mass_[4];  // stage 1's edge mass fluxes (ScalarArgs::mass)
-  cudax::SideAccount sides_;   // water through the sides, when one is not a wall
+  gpu::SideAccount sides_;   // water through the sides, when one is not a wall
   int side_blocks_ = 0;        // side_rate_kernel's blocks per side
-  cudax::HaloBoxes<Real> halo_;  // a rank's halo boxes on the device
+  gpu::HaloBoxes<Real> halo_;  // a rank's halo boxes on the device
   bool host_unpacked_ = false;    // a box unpacked from an MPI buffer since refresh_ghosts
   // Last: destroyed first, after the destructor has synchronised stream_.
-  cudax::SnapshotStager<Real> stager_{grid_};
+  gpu::SnapshotStager<Real> stager_{grid_};
 };
 
 } // namespace

@@ -33,7 +33,7 @@
 #include "forcing_kernels.cuh"
 #include "warp.cuh"
 
-namespace shallows::cudax::roe3k {
+namespace shallows::gpu::roe3k {
 
 constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / 32;
@@ -45,7 +45,7 @@ struct Roe3Ctrl {
   double t;             // time of the current state
   long long steps;      // steps taken since the host last set t
   double dt;            // dt of the last step taken
-  double t_max;         // start of the last step + dt: the time the maxima get
+  double maxima_time;   // start of the last step + dt, not clipped to the target: the time the maxima take
   double target;        // stop at this time (Simulation::advance_to semantics)
   double dt_max;        // cap on dt (Backend::step's dt_max)
   long long max_steps;  // stop after this many steps since t was set
@@ -86,7 +86,7 @@ struct MarchArgs {
   int rows;               // rows per chunk
   index_t strips, chunks;
   Roe3Ctrl* ctrl;
-  double* gain;           // positivity account: clamp gains (depths, carried to U^{n+1}) summed
+  double* positivity_sum;  // positivity account: the depths the clamps added (carried to U^{n+1}), summed
   ScalarArgs<Real> sc;    // count = 0: no scalars
   CellBox owned;          // the cells whose rate and finiteness count (a rank's own; else the grid)
 };
@@ -101,19 +101,19 @@ __device__ __forceinline__ double warp_max(double v) {
 // src_h and h c, combined with U^n's (depth hn) from stage 2 on; h c of the
 // stage output = the concentration times its depth h1.
 template <class Real>
-__device__ void stage_scalars(const ScalarArgs<Real>& S, int k, const Grid& g, const Real* src_h, index_t i, index_t j,
-                              index_t c, Real fw, Real fe, Real fs, Real fn, Real hn, Real h1, Real dt, Real inv_dx,
-                              Real inv_dy) {
+__device__ void stage_scalars(const ScalarArgs<Real>& scalars, int k, const Grid& g, const Real* src_h, index_t i,
+                              index_t j, index_t c, Real fw, Real fe, Real fs, Real fn, Real hn, Real h1, Real dt,
+                              Real inv_dx, Real inv_dy) {
   const index_t pitch = g.pitch();
-  for (int s = 0; s < S.count; ++s) {
-    const Real* hc = S.hc[3 * s + S.src];
+  for (int s = 0; s < scalars.count; ++s) {
+    const Real* hc = scalars.hc[3 * s + scalars.src];
     const Real cc = concentration(hc[c], src_h[c]);
     // A neighbour beyond a side is its ghost.
     const auto beyond = [&](bool outside, Side side, index_t along, index_t x) {
       if (!outside) return concentration(hc[x], src_h[x]);
       const int sd = static_cast<int>(side);
-      return concentration_beyond(side, along, cc, S.kind[sd], S.side_c[4 * s + sd], S.segments, S.segment_count,
-                                  S.segment_c + s * S.segment_count);
+      return concentration_beyond(side, along, cc, scalars.kind[sd], scalars.side_c[4 * s + sd], scalars.segments,
+                                  scalars.segment_count, scalars.segment_c + s * scalars.segment_count);
     };
     const ScalarStencil<Real> st{fw,
                                  fe,
@@ -126,11 +126,11 @@ __device__ void stage_scalars(const ScalarArgs<Real>& S, int k, const Grid& g, c
                                  beyond(j == g.ny - 1, Side::north, i, c + pitch)};
     Real conc = transported_concentration(st, src_h[c], dt, inv_dx, inv_dy);
     if (k > 0) {
-      const Real cn = concentration(S.hc[3 * s][c], hn);
+      const Real cn = concentration(scalars.hc[3 * s][c], hn);
       conc = combined_concentration(cn, hn, conc, transported_water(st, src_h[c], dt, inv_dx, inv_dy),
                                     ssp_rk3::stage_weight<Real>(k));
     }
-    S.hc[3 * s + S.dst][c] = conc * h1;
+    scalars.hc[3 * s + scalars.dst][c] = conc * h1;
   }
 }
 
@@ -152,24 +152,24 @@ __device__ __forceinline__ void gather9(const Real* __restrict__ a, index_t c, i
 // apply_kernel; stages 2 and 3 transport the scalars); without, the kernel
 // of every other run keeps its registers.
 template <class Real, int kStage, int kMinBlocks, bool kScalars = false>
-__global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) march_kernel(const MarchArgs<Real> A) {
-  if (!A.ctrl->active) return;
+__global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) march_kernel(const MarchArgs<Real> march) {
+  if (!march.ctrl->active) return;
   const index_t warp = static_cast<index_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5);
-  if (warp >= A.strips * A.chunks) return;
+  if (warp >= march.strips * march.chunks) return;
   const int lane = static_cast<int>(threadIdx.x & 31u);
-  const Grid& g = A.g;
-  const roe3::Params<Real>& prm = A.prm;
+  const Grid& g = march.g;
+  const roe3::Params<Real>& prm = march.prm;
   const PhysicsParams<Real>& p = prm.phys;
   const index_t pitch = g.pitch();
-  const index_t strip = warp % A.strips;
-  const index_t j0 = (warp / A.strips) * A.rows;
-  const index_t j1 = j0 + A.rows < g.ny ? j0 + A.rows : g.ny;
+  const index_t strip = warp % march.strips;
+  const index_t j0 = (warp / march.strips) * march.rows;
+  const index_t j1 = j0 + march.rows < g.ny ? j0 + march.rows : g.ny;
   // Column of this lane; lanes past the first ghost column repeat it (their
   // results are never used, their loads stay inside the padding).
   const index_t i = strip * kStripWidth - 1 + lane;
   const index_t ic = i < g.nx ? i : g.nx;
   const bool owner = lane >= 1 && lane <= kStripWidth && i < g.nx;
-  const double dt = kStage > 0 ? A.ctrl->dt : 0.0;
+  const double dt = kStage > 0 ? march.ctrl->dt : 0.0;
 
   CellPrimitive<Real> below[2];          // north Gauss points of the row below
   State<Real> fx_pend{}, fy_pend{}, interior_pend{};  // partial sums of the row below
@@ -177,16 +177,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
   Real mw_pend(0), me_pend(0), ms_pend(0);  // kScalars: mass fluxes of the row below (west, east, south)
   double rate = 0;
   bool bad = false;
-  Real gain_sum(0);
+  Real added_depth_sum(0);
 
   for (index_t j = j0 - 1; j <= j1; ++j) {
     const index_t c = g.index(ic, j);
     Real h[9], hu[9], hv[9], z[9];
-    gather9(A.src.h, c, pitch, h);
-    gather9(A.src.hu, c, pitch, hu);
-    gather9(A.src.hv, c, pitch, hv);
-    gather9(A.src.z, c, pitch, z);
-    const roe3::CellTrace<Real> t = roe3::cell_trace(h, hu, hv, z, A.bed[c], prm);
+    gather9(march.src.h, c, pitch, h);
+    gather9(march.src.hu, c, pitch, hu);
+    gather9(march.src.hv, c, pitch, hv);
+    gather9(march.src.z, c, pitch, z);
+    const roe3::CellTrace<Real> t = roe3::cell_trace(h, hu, hv, z, march.bed[c], prm);
 
     // y-edge between the row below and this one: completes the row below
     // (from the second row on; the first row's south edge starts it).
@@ -203,7 +203,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
         const index_t cb = g.index(i, j - 1);
         const State<Real> r = roe3::rhs_from(fx_pend, fy_pend + roe3::into_lower(s), interior_pend, prm);
         // On a rank, the halo's cells are another rank's, and stale at the block's edge.
-        if (!math::is_nan(A.src.z[cb]) && A.owned.contains(i, j - 1)) {
+        if (!math::is_nan(march.src.z[cb]) && march.owned.contains(i, j - 1)) {
           if (kStage == 0) {
             const Real cr = roe3::rate_from(sx_pend, math::max(sy_pend, roe3::pair_speed(s)), prm);
             bad = bad || !(isfinite(cr) && isfinite(r.h) && isfinite(r.hu) && isfinite(r.hv));
@@ -214,26 +214,26 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
         }
         if (kStage == 0) {
           const index_t d = (j - 1) * g.nx + i;
-          A.rh[d] = r.h;
-          A.rhu[d] = r.hu;
-          A.rhv[d] = r.hv;
+          march.rh[d] = r.h;
+          march.rhu[d] = r.hu;
+          march.rhv[d] = r.hv;
           if constexpr (kScalars) {
-            A.sc.mass[0][d] = mw_pend;
-            A.sc.mass[1][d] = me_pend;
-            A.sc.mass[2][d] = ms_pend;
-            A.sc.mass[3][d] = mn;
+            march.sc.mass[0][d] = mw_pend;
+            march.sc.mass[1][d] = me_pend;
+            march.sc.mass[2][d] = ms_pend;
+            march.sc.mass[3][d] = mn;
           }
-        } else if (!math::is_nan(A.src.z[cb])) {
-          const State<Real> u0{A.un.h[cb], A.un.hu[cb], A.un.hv[cb]};
-          const State<Real> uk{A.src.h[cb], A.src.hu[cb], A.src.hv[cb]};
-          Real gain;
-          const State<Real> q = ssp_rk3::stage(kStage, u0, uk, r, static_cast<Real>(dt), p, gain);
-          A.dst.h[cb] = q.h;
-          A.dst.hu[cb] = q.hu;
-          A.dst.hv[cb] = q.hv;
-          gain_sum += gain;
+        } else if (!math::is_nan(march.src.z[cb])) {
+          const State<Real> u0{march.un.h[cb], march.un.hu[cb], march.un.hv[cb]};
+          const State<Real> uk{march.src.h[cb], march.src.hu[cb], march.src.hv[cb]};
+          Real added_depth;
+          const State<Real> q = ssp_rk3::stage(kStage, u0, uk, r, static_cast<Real>(dt), p, added_depth);
+          march.dst.h[cb] = q.h;
+          march.dst.hu[cb] = q.hu;
+          march.dst.hv[cb] = q.hv;
+          added_depth_sum += added_depth;
           if constexpr (kScalars) {
-            stage_scalars(A.sc, kStage, g, A.src.h, i, j - 1, cb, mw_pend, me_pend, ms_pend, mn, u0.h, q.h,
+            stage_scalars(march.sc, kStage, g, march.src.h, i, j - 1, cb, mw_pend, me_pend, ms_pend, mn, u0.h, q.h,
                           static_cast<Real>(dt), prm.inv_dx, prm.inv_dy);
           }
         }
@@ -267,12 +267,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
     for (int l = 0; l < 2; ++l) below[l] = t.at(recon::north + l);
   }
 
-  if (__any_sync(kFullMask, bad) && lane == 0) atomicOr(&A.ctrl->bad, 1);
-  if (kStage > 0) warp_add_nonzero(A.gain, static_cast<double>(gain_sum));
+  if (__any_sync(kFullMask, bad) && lane == 0) atomicOr(&march.ctrl->bad, 1);
+  if (kStage > 0) warp_add_nonzero(march.positivity_sum, static_cast<double>(added_depth_sum));
   if (kStage == 0) {
     rate = warp_max(rate);
     if (lane == 0 && rate > 0) {
-      atomicMax(&A.ctrl->rate_bits, static_cast<unsigned long long>(__double_as_longlong(rate)));
+      atomicMax(&march.ctrl->rate_bits, static_cast<unsigned long long>(__double_as_longlong(rate)));
     }
   }
 }
@@ -294,13 +294,13 @@ __global__ void bed_kernel(const Real* __restrict__ z, Grid g, recon::Params<Rea
 // Start of a step: is one to be taken?
 __global__ void begin_kernel(Roe3Ctrl* ctrl) {
   Roe3Ctrl& c = *ctrl;
-  c.active = c.status == 0 && c.t < c.target && c.steps < c.max_steps;
+  c.active = c.status == 0 && takes_step(c.t, c.target, c.steps, c.max_steps);
   c.rate_bits = 0;
   c.bad = 0;
 }
 
-// dt from the rate of U^n, as the CPU executor computes it (in double, clipped
-// to min(dt_max, target - t)); the new time as Backend::advance sets it.
+// dt from the rate of U^n, and the new time: step control as every
+// executor's (solver/time_step.hpp).
 __global__ void dt_kernel(Roe3Ctrl* ctrl, double cfl, double dry_dt) {
   Roe3Ctrl& c = *ctrl;
   if (!c.active) return;
@@ -309,13 +309,11 @@ __global__ void dt_kernel(Roe3Ctrl* ctrl, double cfl, double dry_dt) {
     c.active = 0;
     return;
   }
-  const double remaining = c.target - c.t;
-  const double cap = c.dt_max < remaining ? c.dt_max : remaining;
   const double rate = __longlong_as_double(static_cast<long long>(c.rate_bits));
-  const double dt = cfl_time_step(rate, cfl, dry_dt, cap);
+  const double dt = cfl_time_step(rate, cfl, dry_dt, step_cap(c.t, c.target, c.dt_max));
   c.dt = dt;
-  c.t_max = c.t + dt;
-  c.t = dt >= remaining ? c.target : c.t + dt;
+  c.maxima_time = c.t + dt;
+  c.t = step_end_time(c.t, dt, c.target);
   c.steps += 1;
 }
 
@@ -328,30 +326,31 @@ __global__ void end_kernel(Roe3Ctrl* ctrl) {
 // U1 = stage 1 from U^n and its stored rhs, point-wise (kScalars: and the
 // scalars, from the mass fluxes stage 1 stored).
 template <class Real, bool kScalars = false>
-__global__ void apply_kernel(const MarchArgs<Real> A) {
-  if (!A.ctrl->active) return;
-  const Grid& g = A.g;
+__global__ void apply_kernel(const MarchArgs<Real> march) {
+  if (!march.ctrl->active) return;
+  const Grid& g = march.g;
   const index_t n = g.cells();
   const index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  Real gain(0);
+  Real added_depth(0);
   // No early return: the whole warp adds its gains at the end.
   if (t < n) {
     const index_t c = g.index(t % g.nx, t / g.nx);
-    if (!math::is_nan(A.un.z[c])) {
-      const State<Real> u0{A.un.h[c], A.un.hu[c], A.un.hv[c]};
-      const Real dt = static_cast<Real>(A.ctrl->dt);
-      const State<Real> q = ssp_rk3::stage(0, u0, u0, State<Real>{A.rh[t], A.rhu[t], A.rhv[t]}, dt, A.prm.phys, gain);
-      A.dst.h[c] = q.h;
-      A.dst.hu[c] = q.hu;
-      A.dst.hv[c] = q.hv;
+    if (!math::is_nan(march.un.z[c])) {
+      const State<Real> u0{march.un.h[c], march.un.hu[c], march.un.hv[c]};
+      const Real dt = static_cast<Real>(march.ctrl->dt);
+      const State<Real> q = ssp_rk3::stage(0, u0, u0, State<Real>{march.rh[t], march.rhu[t], march.rhv[t]}, dt,
+                                           march.prm.phys, added_depth);
+      march.dst.h[c] = q.h;
+      march.dst.hu[c] = q.hu;
+      march.dst.hv[c] = q.hv;
       if constexpr (kScalars) {
-        const ScalarArgs<Real>& S = A.sc;
-        stage_scalars(S, 0, g, A.un.h, t % g.nx, t / g.nx, c, S.mass[0][t], S.mass[1][t], S.mass[2][t], S.mass[3][t],
-                      u0.h, q.h, dt, A.prm.inv_dx, A.prm.inv_dy);
+        const ScalarArgs<Real>& scalars = march.sc;
+        stage_scalars(scalars, 0, g, march.un.h, t % g.nx, t / g.nx, c, scalars.mass[0][t], scalars.mass[1][t],
+                      scalars.mass[2][t], scalars.mass[3][t], u0.h, q.h, dt, march.prm.inv_dx, march.prm.inv_dy);
       }
     }
   }
-  warp_add_nonzero(A.gain, static_cast<double>(gain));
+  warp_add_nonzero(march.positivity_sum, static_cast<double>(added_depth));
 }
 
 // Sides whose condition follows a time series (Forcing::boundary; n = 0:
@@ -364,9 +363,7 @@ struct SideSeries {
 
 template <class Real>
 __device__ BoundaryCondition<Real> at_time(BoundaryCondition<Real> bc, const SideSeries& series, int side) {
-  const SeriesView v = series.views.side[side];
-  if (series.t && v.n > 0) bc.value = static_cast<Real>(series_value(v, *series.t));
-  return bc;
+  return series.t ? condition_at_time(bc, series.views.side[side], *series.t) : bc;
 }
 
 // Boundary segments (Problem::segments): their conditions and, per
@@ -385,9 +382,7 @@ __device__ BoundaryCondition<Real> cell_bc(BoundaryCondition<Real> side_bc, Side
                                            const Segments<Real>& seg, const double* t) {
   const int k = segment_at(side, along, seg.at, seg.count);
   if (k < 0) return side_bc;
-  BoundaryCondition<Real> bc = seg.at[k].bc;
-  if (t && seg.series[k].n > 0) bc.value = static_cast<Real>(series_value(seg.series[k], *t));
-  return bc;
+  return t ? condition_at_time(seg.at[k].bc, seg.series[k], *t) : seg.at[k].bc;
 }
 
 // West/east ghosts, layers 0..ghost-1, rows 0..ny-1.
@@ -425,18 +420,19 @@ __global__ void ghost_sn_kernel(StateArrays<Real> a, Grid g, BoundaryCondition<R
   fill_ghost_cell(a, g, Side::north, k, i, cell_bc(north, Side::north, i, seg, series.t), p);
 }
 
-// Maxima after a step, as CpuGridBackend::update_maxima with the time t_max.
+// Maxima after a step, as CpuGridBackend::update_maxima with the time
+// maxima_time (ctrl null: of the initial state, at time 0).
 template <class Real>
-__global__ void maxima_kernel(StateArrays<Real> a, Grid g, Real h_dry, double threshold, const Roe3Ctrl* ctrl,
-                              double* __restrict__ max_h, double* __restrict__ max_speed,
-                              double* __restrict__ arrival) {
+__global__ void step_maxima_kernel(StateArrays<Real> a, Grid g, Real h_dry, double threshold, const Roe3Ctrl* ctrl,
+                                   double* __restrict__ max_h, double* __restrict__ max_speed,
+                                   double* __restrict__ arrival) {
   if (ctrl && !ctrl->active) return;
   const index_t n = g.cells();
   const index_t k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k >= n) return;
   const index_t c = g.index(k % g.nx, k / g.nx);
   const State<Real> q{a.h[c], a.hu[c], a.hv[c]};
-  if (grow_cell_maxima(q, h_dry, threshold, max_h[k], max_speed[k]) & kArrived) arrival[k] = ctrl ? ctrl->t_max : 0.0;
+  track_cell_maxima(q, ctrl ? ctrl->maxima_time : 0.0, h_dry, threshold, max_h[k], max_speed[k], arrival[k]);
 }
 
 // The sides' account (boundary_flow.cuh) of a step, one thread per boundary
@@ -512,4 +508,4 @@ __global__ void side_add_kernel(const Roe3Ctrl* ctrl, const double* part, int bl
   }
 }
 
-} // namespace shallows::cudax::roe3k
+} // namespace shallows::gpu::roe3k

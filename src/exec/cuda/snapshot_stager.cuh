@@ -30,7 +30,7 @@
 //
 // Use in an executor (Real = float or double), with the state in padded
 // device arrays and its kernels on `stream`:
-//     cudax::SnapshotStager<Real> stager_{grid_};
+//     gpu::SnapshotStager<Real> stager_{grid_};
 //     Snapshot snapshot() override { return stager_.snapshot(stream, d_h, d_hu, d_hv); }
 // An unstructured mesh's state is contiguous (no ghosts): SnapshotStager<Real>{cells}.
 #include <cuda_runtime.h>
@@ -49,7 +49,7 @@
 #include "shallows/mesh/structured/grid.hpp"
 #include "shallows/solver/backend.hpp"
 
-namespace shallows::cudax {
+namespace shallows::gpu {
 
 // Makes `device` the calling thread's current device for the guard's
 // lifetime (a snapshot may be taken or freed on a writer thread).
@@ -245,4 +245,4 @@ class SnapshotStager {
   std::shared_ptr<Core> core_;
 };
 
-} // namespace shallows::cudax
+} // namespace shallows::gpu

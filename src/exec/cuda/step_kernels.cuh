@@ -31,7 +31,7 @@
 //    states of the cells it writes, n (loaded anyway) and n+1: 2 more values
 //    read per cell-update, stored where they grow. A run launches it every
 //    other step and the benchmark's instance in between, so the maxima cost
-//    1 value per cell-update; maxima_kernel catches up with a state left
+//    1 value per cell-update; slot_maxima_kernel catches up with a state left
 //    ungrown before the maxima are read. Its kForcing instance applies the
 //    cell forcing (rain, infiltration, a Manning map: forcing::MarchForcing)
 //    to each state it makes, before that state's edges, so the rhs it stores
@@ -42,13 +42,13 @@
 //    instance stored with the rhs (MassFluxes), and state n and its rhs,
 //    still in their buffers: 2 values stored and 5 read per cell-update (h,
 //    rhs, bed, 2 fluxes; with infiltration a double each way more), 2 per
-//    scalar. A version that marched up strips of 32 columns, dividing out
-//    each concentration once, measured slower (bench/results.md run 91).
+//    scalar. (Marching up strips of 32 columns, dividing out each
+//    concentration once, is slower: bench/results.md.)
 //  * plain_rate_kernel + plain_update_kernel ("plain"): one thread per cell,
 //    neighbours read from global memory (L1/L2), each edge evaluated by both
 //    of its cells: the simple reference the lagged kernel is tested against.
-// Two more designs were measured and removed (one-pass "fused" at 7 values
-// per cell-update, rate + update "split"): see bench/cuda-notes.md.
+// Other designs (one-pass "fused", rate + update "split") are slower: see
+// bench/cuda-notes.md.
 //
 // Dry-chunk skipping (seed 002, "sparse simulations"): a chunk whose cells
 // are all dry fixed points (h in [+0, h_dry], hu = hv = +0, or inactive) and
@@ -74,7 +74,7 @@
 #include "forcing_kernels.cuh"
 #include "warp.cuh"
 
-namespace shallows::cudax {
+namespace shallows::gpu {
 
 constexpr int kBlockThreads = 128;
 constexpr int kBlockWarps = kBlockThreads / 32;
@@ -101,7 +101,7 @@ struct Ctrl {
   double t;             // time of this state
   long long steps;      // steps taken since the host last set t
   double dt;            // dt of the step that produced this state
-  double t_max;         // t_previous + dt: the time the CPU gives the maxima
+  double maxima_time;   // t_previous + dt, not clipped to the target: the time the CPU's maxima take
   unsigned long long rate_bits;
   int parity;           // buffer holding this state
   int status;           // 0: fine; 1: the CFL rate was not finite
@@ -158,11 +158,11 @@ struct Params {
   unsigned* list;          // compaction: chunks that need a warp this step (null: every chunk gets one)
   unsigned* list_count;    // entries of the list, one counter per Ctrl slot
   Ctrl* ctrl;
-  double* gain;            // positivity account: clamp gains (depths) summed over cells and steps
+  double* positivity_sum;  // positivity account: the depths the clamps added, summed over cells and steps
   CellBox owned;           // the cells whose rates count (Problem::owned_cells)
   // Maxima (cell_maxima.hpp), padded as the state; null when not tracked.
   // The lagged kernel grows them with each state it makes, the plain steps
-  // and the initial state with maxima_kernel.
+  // and the initial state with slot_maxima_kernel.
   Real* max_h;
   Real* max_speed;
   double* arrival;
@@ -254,24 +254,21 @@ __device__ __forceinline__ bool dry_fixed(State<Real> q, Real h_dry) {
 }
 
 template <class Real>
-__device__ __forceinline__ BoundaryCondition<Real> side_bc(const Params<Real>& P, int side) {
+__device__ __forceinline__ BoundaryCondition<Real> side_bc(const Params<Real>& grid, int side) {
   switch (side) {
-    case 0: return P.bc[0];
-    case 1: return P.bc[1];
-    case 2: return P.bc[2];
-    default: return P.bc[3];
+    case 0: return grid.bc[0];
+    case 1: return grid.bc[1];
+    case 2: return grid.bc[2];
+    default: return grid.bc[3];
   }
 }
 
 // A side's condition at time t: the side's series' value there (as the
 // host takes it), or its constant one.
 template <class Real>
-__device__ __forceinline__ BoundaryCondition<Real> side_at(const Params<Real>& P, const forcing::SideSeries& S,
-                                                           int side, double t) {
-  BoundaryCondition<Real> bc = side_bc(P, side);
-  const SeriesView v = S.side[side];
-  if (v.n > 0) bc.value = static_cast<Real>(series_value(v, t));
-  return bc;
+__device__ __forceinline__ BoundaryCondition<Real> side_at(const Params<Real>& grid,
+                                                           const forcing::SideSeries& side_series, int side, double t) {
+  return condition_at_time(side_bc(grid, side), side_series.side[side], t);
 }
 
 // The four sides' conditions as a block keeps them in shared memory (a
@@ -289,10 +286,10 @@ struct BlockSides {
 // The sides' conditions at time t into `sides`, by threads 0..3 of the
 // block; every thread must call it (it synchronises the block).
 template <class Real>
-__device__ __forceinline__ void block_sides_at(const Params<Real>& P, const forcing::SideSeries& S, double t,
-                                               BlockSides<Real>& sides) {
+__device__ __forceinline__ void block_sides_at(const Params<Real>& grid, const forcing::SideSeries& side_series,
+                                               double t, BlockSides<Real>& sides) {
   if (threadIdx.x < 4) {
-    const BoundaryCondition<Real> bc = side_at(P, S, static_cast<int>(threadIdx.x), t);
+    const BoundaryCondition<Real> bc = side_at(grid, side_series, static_cast<int>(threadIdx.x), t);
     sides.kind[threadIdx.x] = static_cast<int>(bc.kind);
     sides.value[threadIdx.x] = bc.value;
   }
@@ -303,11 +300,11 @@ __device__ __forceinline__ void block_sides_at(const Params<Real>& P, const forc
 // of a side: its segment's, else the side's (sides[side] where given, else
 // Params::bc).
 template <class Real>
-__device__ __forceinline__ BoundaryCondition<Real> boundary_cell_bc(const Params<Real>& P, int side, index_t along,
+__device__ __forceinline__ BoundaryCondition<Real> boundary_cell_bc(const Params<Real>& grid, int side, index_t along,
                                                                     const SegmentCondition<Real>* segments,
                                                                     int segment_count,
                                                                     const BlockSides<Real>* sides = nullptr) {
-  return condition_at(static_cast<Side>(side), along, sides ? (*sides)[side] : side_bc(P, side), segments,
+  return condition_at(static_cast<Side>(side), along, sides ? (*sides)[side] : side_bc(grid, side), segments,
                       segment_count);
 }
 
@@ -317,17 +314,17 @@ __device__ __forceinline__ BoundaryCondition<Real> boundary_cell_bc(const Params
 // and anything further (never used by a first-order edge of an interior
 // cell) are an inactive dummy.
 template <class Real>
-__device__ __forceinline__ Cell<Real> load_cell(const Params<Real>& P, const Real* __restrict__ h,
+__device__ __forceinline__ Cell<Real> load_cell(const Params<Real>& grid, const Real* __restrict__ h,
                                                 const Real* __restrict__ hu, const Real* __restrict__ hv,
                                                 index_t i, index_t j,
                                                 const SegmentCondition<Real>* segments = nullptr,
                                                 int segment_count = 0,
                                                 const BlockSides<Real>* sides = nullptr) {
-  const bool in_i = i >= 0 && i < P.nx;
-  const bool in_j = j >= 0 && j < P.ny;
+  const bool in_i = i >= 0 && i < grid.nx;
+  const bool in_j = j >= 0 && j < grid.ny;
   if (in_i && in_j) {
-    const index_t k = P.index(i, j);
-    return {h[k], hu[k], hv[k], P.z[k]};
+    const index_t k = grid.index(i, j);
+    return {h[k], hu[k], hv[k], grid.z[k]};
   }
   int side = -1;
   index_t si = i, sj = j;
@@ -335,25 +332,25 @@ __device__ __forceinline__ Cell<Real> load_cell(const Params<Real>& P, const Rea
     if (i == -1) {
       side = static_cast<int>(Side::west);
       si = 0;
-    } else if (i == P.nx) {
+    } else if (i == grid.nx) {
       side = static_cast<int>(Side::east);
-      si = P.nx - 1;
+      si = grid.nx - 1;
     }
   } else if (in_i) {
     if (j == -1) {
       side = static_cast<int>(Side::south);
       sj = 0;
-    } else if (j == P.ny) {
+    } else if (j == grid.ny) {
       side = static_cast<int>(Side::north);
-      sj = P.ny - 1;
+      sj = grid.ny - 1;
     }
   }
   if (side < 0) return {Real(0), Real(0), Real(0), quiet_nan(Real(0))};
-  const index_t k = P.index(si, sj);
-  const Real zi = P.z[k];
+  const index_t k = grid.index(si, sj);
+  const Real zi = grid.z[k];
   const State<Real> g = ghost_state(State<Real>{h[k], hu[k], hv[k]}, zi, static_cast<Side>(side),
-                                    boundary_cell_bc(P, side, side < 2 ? sj : si, segments, segment_count, sides),
-                                    P.phys);
+                                    boundary_cell_bc(grid, side, side < 2 ? sj : si, segments, segment_count, sides),
+                                    grid.phys);
   // The ghost's bed mirrors the interior one (make_padded_fields).
   return {g.h, g.hu, g.hv, zi};
 }
@@ -361,10 +358,11 @@ __device__ __forceinline__ Cell<Real> load_cell(const Params<Real>& P, const Rea
 // rhs = -((W + E) / dx + (S + N) / dy), component by component, in the
 // CPU executor's order.
 template <class Real>
-__device__ __forceinline__ State<Real> cell_rhs(const Params<Real>& P, State<Real> w, State<Real> e, State<Real> s,
+__device__ __forceinline__ State<Real> cell_rhs(const Params<Real>& grid, State<Real> w, State<Real> e, State<Real> s,
                                                 State<Real> n) {
-  return {-((w.h + e.h) * P.inv_dx + (s.h + n.h) * P.inv_dy), -((w.hu + e.hu) * P.inv_dx + (s.hu + n.hu) * P.inv_dy),
-          -((w.hv + e.hv) * P.inv_dx + (s.hv + n.hv) * P.inv_dy)};
+  return {-((w.h + e.h) * grid.inv_dx + (s.h + n.h) * grid.inv_dy),
+          -((w.hu + e.hu) * grid.inv_dx + (s.hu + n.hu) * grid.inv_dy),
+          -((w.hv + e.hv) * grid.inv_dx + (s.hv + n.hv) * grid.inv_dy)};
 }
 
 __device__ __forceinline__ unsigned long long warp_max(unsigned long long v) {
@@ -391,113 +389,120 @@ __device__ __forceinline__ void block_max_to(unsigned long long v, unsigned long
   }
 }
 
-// The time a step of dt from t reaches: the target exactly where the step
-// was clipped to it (as Backend::advance).
-__device__ __forceinline__ double step_end_time(const Launch& A, double t, double dt) {
-  return dt >= A.target - t ? A.target : t + dt;
+// The time of a launch's input state: t_in (Backend::step) or the slot's.
+__device__ __forceinline__ double launch_time(const Ctrl& c, const Launch& launch) {
+  return launch.use_t_in ? launch.t_in : c.t;
 }
 
-// Is a step to be taken from slot c, and with which dt? dt exactly as
-// CpuBackend::step with dt_max = min(A.dt_max, target - t); the new time as
-// Simulation::advance_to sets it. Thread 0 of block 0 fills the next slot
-// (all but rate_bits when a step is taken; reset_rate: set it to 0, for
-// the split kernels whose next rate kernel accumulates into it) and clears
-// rate_bits of the slot after it, which the next launch accumulates into.
-template <class Real, bool reset_rate>
-__device__ __forceinline__ bool step_prologue(const Params<Real>& P, const Launch& A, const Ctrl& c, double& dt_out,
-                                              double& t_max_out) {
-  const double t = A.use_t_in ? A.t_in : c.t;
-  const bool wanted = c.status == 0 && t < A.target && c.steps < A.max_steps;
+// Does the launch take a step from control slot c? (The same on every thread.)
+__device__ __forceinline__ bool launch_takes_step(const Ctrl& c, const Launch& launch) {
+  return c.status == 0 && takes_step(launch_time(c, launch), launch.target, c.steps, launch.max_steps);
+}
+
+// How a step kernel fills the next control slot (step_prologue).
+enum SlotFill : int {
+  kPingPong = 1,        // two state buffers: the slot names the one holding its state
+  kResetRate = 2,       // the next slot's rate is set to 0: a rate kernel of its own accumulates into it
+  kClearSlotAfter = 4,  // the slot after the next one gets rate 0: the next launch accumulates into it
+};
+
+// Is a step to be taken from slot c, and with which dt? Step control as
+// every executor's (solver/time_step.hpp): dt capped by launch.dt_max and the
+// target. Thread 0 of block 0 fills the next slot (all but rate_bits when a
+// step is taken, unless kResetRate). t_out: the time of the input state.
+template <class Real, int kFill, class Params>
+__device__ __forceinline__ bool step_prologue(const Params& grid, const Launch& launch, const Ctrl& c, double& dt_out,
+                                              double& t_out) {
+  const double t = launch_time(c, launch);
+  const bool wanted = launch_takes_step(c, launch);
   const bool finite = c.rate_bits != kNonFinite;
   const bool active = wanted && finite;
-  const double remaining = A.target - t;
-  const double cap = A.dt_max < remaining ? A.dt_max : remaining;
   const double rate = static_cast<double>(decode_rate<Real>(c.rate_bits));
-  const double dt = cfl_time_step(rate, P.cfl, P.dry_dt, cap);
+  const double dt = cfl_time_step(rate, grid.cfl, grid.dry_dt, step_cap(t, launch.target, launch.dt_max));
   if (blockIdx.x == 0 && threadIdx.x == 0) {
-    Ctrl* o = &P.ctrl[(A.slot + 1) % 3];
+    Ctrl* o = &grid.ctrl[(launch.slot + 1) % 3];
     if (active) {
-      o->t = step_end_time(A, t, dt);
+      o->t = step_end_time(t, dt, launch.target);
       o->steps = c.steps + 1;
       o->dt = dt;
-      o->t_max = t + dt;
-      o->parity = 1 - c.parity;
+      o->maxima_time = t + dt;
+      if (kFill & kPingPong) o->parity = 1 - c.parity;
       o->status = 0;
       o->stepped = 1;
-      if (reset_rate) o->rate_bits = 0;
+      if (kFill & kResetRate) o->rate_bits = 0;
     } else {
       o->t = t;
       o->steps = c.steps;
       o->dt = c.dt;
-      o->t_max = c.t_max;
-      o->parity = c.parity;
+      o->maxima_time = c.maxima_time;
+      if (kFill & kPingPong) o->parity = c.parity;
       o->status = (wanted && !finite) ? 1 : c.status;
       o->stepped = 0;
       o->rate_bits = c.rate_bits;
     }
-    P.ctrl[(A.slot + 2) % 3].rate_bits = 0;
+    if (kFill & kClearSlotAfter) grid.ctrl[(launch.slot + 2) % 3].rate_bits = 0;
   }
   dt_out = dt;
-  t_max_out = t + dt;
+  t_out = t;
   return active;
 }
 
 // Dry-chunk test for the warp's chunk (sx, cy): it and its 8 neighbours dry.
 template <class Real>
-__device__ __forceinline__ bool neighbourhood_dry(const Params<Real>& P, int parity, index_t sx, index_t cy,
+__device__ __forceinline__ bool neighbourhood_dry(const Params<Real>& grid, int parity, index_t sx, index_t cy,
                                                   int lane) {
   bool d = true;
   if (lane < 9) {
     const index_t x = sx + (lane % 3) - 1;
     const index_t y = cy + (lane / 3) - 1;
-    if (x >= 0 && x < P.cg.strips && y >= 0 && y < P.cg.chunk_rows) d = P.dry[parity][y * P.cg.strips + x] != 0;
+    if (x >= 0 && x < grid.cg.strips && y >= 0 && y < grid.cg.chunk_rows)
+      d = grid.dry[parity][y * grid.cg.strips + x] != 0;
   }
   return __all_sync(kFullMask, d);
 }
 
 template <class Real>
-__device__ __forceinline__ bool next_to_level_side(const Params<Real>& P, index_t sx, index_t cy) {
-  return ((P.level_sides & 1) && sx == 0) || ((P.level_sides & 2) && sx == P.cg.strips - 1) ||
-         ((P.level_sides & 4) && cy == 0) || ((P.level_sides & 8) && cy == P.cg.chunk_rows - 1);
+__device__ __forceinline__ bool next_to_level_side(const Params<Real>& grid, index_t sx, index_t cy) {
+  return ((grid.level_sides & 1) && sx == 0) || ((grid.level_sides & 2) && sx == grid.cg.strips - 1) ||
+         ((grid.level_sides & 4) && cy == 0) || ((grid.level_sides & 8) && cy == grid.cg.chunk_rows - 1);
 }
 
 // Skipped chunk: make sure the output buffer holds its state, keep it dry.
 template <class Real>
-__device__ __forceinline__ void skip_chunk(const Params<Real>& P, int parity, index_t chunk, index_t i, bool tile_lane,
-                                          index_t j0, index_t jend, int lane) {
-  if (!P.same[chunk]) {
+__device__ __forceinline__ void skip_chunk(const Params<Real>& grid, int parity, index_t chunk, index_t i,
+                                           bool tile_lane, index_t j0, index_t jend, int lane) {
+  if (!grid.same[chunk]) {
     if (tile_lane) {
       for (index_t j = j0; j < jend; ++j) {
-        const index_t k = P.index(i, j);
-        P.h[1 - parity][k] = P.h[parity][k];
-        P.hu[1 - parity][k] = P.hu[parity][k];
-        P.hv[1 - parity][k] = P.hv[parity][k];
-        if (P.rh[0]) {
-          P.rh[1 - parity][k] = P.rh[parity][k];
-          P.rhu[1 - parity][k] = P.rhu[parity][k];
-          P.rhv[1 - parity][k] = P.rhv[parity][k];
+        const index_t k = grid.index(i, j);
+        grid.h[1 - parity][k] = grid.h[parity][k];
+        grid.hu[1 - parity][k] = grid.hu[parity][k];
+        grid.hv[1 - parity][k] = grid.hv[parity][k];
+        if (grid.rh[0]) {
+          grid.rh[1 - parity][k] = grid.rh[parity][k];
+          grid.rhu[1 - parity][k] = grid.rhu[parity][k];
+          grid.rhv[1 - parity][k] = grid.rhv[parity][k];
         }
       }
     }
     __syncwarp();
-    if (lane == 0) P.same[chunk] = 1;
+    if (lane == 0) grid.same[chunk] = 1;
   }
-  if (lane == 0) P.dry[1 - parity][chunk] = 1;
+  if (lane == 0) grid.dry[1 - parity][chunk] = 1;
 }
-
 
 // The chunk of global warp gw: with compaction the gw-th entry of this
 // step's list (none past its end), else chunk gw.
 template <class Real>
-__device__ __forceinline__ bool warp_chunk(const Params<Real>& P, int slot, index_t gw, index_t& chunk) {
-  if (P.list) {
-    const unsigned count = P.list_count[slot];
+__device__ __forceinline__ bool warp_chunk(const Params<Real>& grid, int slot, index_t gw, index_t& chunk) {
+  if (grid.list) {
+    const unsigned count = grid.list_count[slot];
     if (gw >= static_cast<index_t>(count)) return false;
-    chunk = static_cast<index_t>(P.list[gw]);
+    chunk = static_cast<index_t>(grid.list[gw]);
     return true;
   }
   chunk = gw;
-  return gw < P.cg.chunks;
+  return gw < grid.cg.chunks;
 }
 
 // Compaction (seed 002, "sparse simulations"): lists the chunks that need a
@@ -506,109 +511,111 @@ __device__ __forceinline__ bool warp_chunk(const Params<Real>& P, int slot, inde
 // next state. The order of the list (atomics) varies from run to run; the
 // results do not, as chunks are independent and the rate is a maximum.
 template <class Real>
-__global__ void list_kernel(const Params<Real> P, const Launch A) {
-  const Ctrl c = P.ctrl[A.slot];
-  if (blockIdx.x == 0 && threadIdx.x == 0) P.list_count[(A.slot + 1) % 3] = 0;
-  const double t = A.use_t_in ? A.t_in : c.t;
-  if (!(c.status == 0 && t < A.target && c.steps < A.max_steps)) return;
+__global__ void list_kernel(const Params<Real> grid, const Launch launch) {
+  const Ctrl c = grid.ctrl[launch.slot];
+  if (blockIdx.x == 0 && threadIdx.x == 0) grid.list_count[(launch.slot + 1) % 3] = 0;
+  if (!launch_takes_step(c, launch)) return;
   const int parity = c.parity;
   const index_t chunk = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   bool need = false;
-  if (chunk < P.cg.chunks) {
-    const index_t cy = chunk / P.cg.strips;
-    const index_t sx = chunk - cy * P.cg.strips;
+  if (chunk < grid.cg.chunks) {
+    const index_t cy = chunk / grid.cg.strips;
+    const index_t sx = chunk - cy * grid.cg.strips;
     bool dry = true;
     for (index_t y = cy - 1; y <= cy + 1; ++y) {
       for (index_t x = sx - 1; x <= sx + 1; ++x) {
-        if (x >= 0 && x < P.cg.strips && y >= 0 && y < P.cg.chunk_rows) dry = dry && P.dry[parity][y * P.cg.strips + x];
+        if (x >= 0 && x < grid.cg.strips && y >= 0 && y < grid.cg.chunk_rows)
+          dry = dry && grid.dry[parity][y * grid.cg.strips + x];
       }
     }
-    need = !dry || !P.same[chunk];
-    if (!need) P.dry[1 - parity][chunk] = 1;
+    need = !dry || !grid.same[chunk];
+    if (!need) grid.dry[1 - parity][chunk] = 1;
   }
   const unsigned ballot = __ballot_sync(kFullMask, need);
   if (ballot != 0) {
     const int lane = threadIdx.x & 31;
     unsigned base = 0;
-    if (lane == 0) base = atomicAdd(&P.list_count[A.slot], static_cast<unsigned>(__popc(ballot)));
+    if (lane == 0) base = atomicAdd(&grid.list_count[launch.slot], static_cast<unsigned>(__popc(ballot)));
     base = __shfl_sync(kFullMask, base, 0);
-    if (need) P.list[base + static_cast<unsigned>(__popc(ballot & ((1u << lane) - 1u)))] = static_cast<unsigned>(chunk);
+    if (need)
+      grid.list[base + static_cast<unsigned>(__popc(ballot & ((1u << lane) - 1u)))] = static_cast<unsigned>(chunk);
   }
 }
 
 // ---------------------------------------------------------------- first rhs
 
-// The rhs and CFL rate of a state set by the host (slot A.slot), which the
-// lagged kernel takes from the launch before it: rhs into P.rh[parity],
+// The rhs and CFL rate of a state set by the host (slot launch.slot), which the
+// lagged kernel takes from the launch before it: rhs into grid.rh[parity],
 // rate accumulated into the slot. Also, over a list of chunks, of a state
 // that changed after the lagged kernel made it: halos unpacked, sources
 // (MarchForcing::after_sources), whose cells' maxima it then grows
 // (kMaxima, when the slot's launch took a step). The ghosts take the sides'
-// series (S) at the state's time, as step_prologue takes it.
-// With scalars it also stores the state's mass fluxes (MF).
+// series (side_series) at the state's time, as step_prologue takes it.
+// With scalars it also stores the state's mass fluxes (mass_fluxes).
 template <class Real, bool kMaxima = false>
-__global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<Real> P, const Launch A,
-                                                                  const forcing::SideSeries S,
-                                                                  const MassFluxes<Real> MF) {
-  const Ctrl c = P.ctrl[A.slot];
+__global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<Real> grid, const Launch launch,
+                                                                  const forcing::SideSeries side_series,
+                                                                  const MassFluxes<Real> mass_fluxes) {
+  const Ctrl c = grid.ctrl[launch.slot];
   __shared__ BlockSides<Real> block_sides;
-  block_sides_at(P, S, A.use_t_in ? A.t_in : c.t, block_sides);
+  block_sides_at(grid, side_series, launch_time(c, launch), block_sides);
   const BlockSides<Real>* sides = &block_sides;
   const int parity = c.parity;
   const int lane = threadIdx.x & 31;
   const index_t gw = static_cast<index_t>(blockIdx.x) * kBlockWarps + (threadIdx.x >> 5);
   index_t chunk = 0;
   unsigned long long best = 0;
-  if (warp_chunk(P, A.slot, gw, chunk)) {
-    const index_t cy = chunk / P.cg.strips;
-    const index_t sx = chunk - cy * P.cg.strips;
-    const index_t i0 = sx * P.cg.width;
-    const index_t j0 = cy * P.cg.rows;
-    const index_t jend = min(j0 + static_cast<index_t>(P.cg.rows), P.ny);
+  if (warp_chunk(grid, launch.slot, gw, chunk)) {
+    const index_t cy = chunk / grid.cg.strips;
+    const index_t sx = chunk - cy * grid.cg.strips;
+    const index_t i0 = sx * grid.cg.width;
+    const index_t j0 = cy * grid.cg.rows;
+    const index_t jend = min(j0 + static_cast<index_t>(grid.cg.rows), grid.ny);
     const index_t i = i0 - 1 + lane;
-    const bool tile_lane = lane >= 1 && lane < 31 && i < P.nx;
-    const Real* __restrict__ h = P.h[parity];
-    const Real* __restrict__ hu = P.hu[parity];
-    const Real* __restrict__ hv = P.hv[parity];
+    const bool tile_lane = lane >= 1 && lane < 31 && i < grid.nx;
+    const Real* __restrict__ h = grid.h[parity];
+    const Real* __restrict__ hu = grid.hu[parity];
+    const Real* __restrict__ hv = grid.hv[parity];
     const auto load = [&](index_t j) {
-      return j <= jend ? load_cell(P, h, hu, hv, i, j, static_cast<const SegmentCondition<Real>*>(nullptr), 0, sides)
+      return j <= jend ? load_cell(grid, h, hu, hv, i, j, static_cast<const SegmentCondition<Real>*>(nullptr), 0, sides)
                        : Cell<Real>{Real(0), Real(0), Real(0), quiet_nan(Real(0))};
     };
     Cell<Real> b = load(j0);
     EdgeFluctuation<Real> fs;
     {
       const Cell<Real> a = load(j0 - 1);
-      fs = cartesian_edge<1>(st(a), a.z, st(b), b.z, P.phys);
-      if (MF.y[0] && tile_lane && j0 == 0)  // the south side's edge
-        MF.y[parity][P.index(i, -1)] = edge_mass_flux(a.hv, b.hv, fs, !math::is_nan(a.z) && !math::is_nan(b.z));
+      fs = cartesian_edge<1>(st(a), a.z, st(b), b.z, grid.phys);
+      if (mass_fluxes.y[0] && tile_lane && j0 == 0)  // the south side's edge
+        mass_fluxes.y[parity][grid.index(i, -1)] =
+            edge_mass_flux(a.hv, b.hv, fs, !math::is_nan(a.z) && !math::is_nan(b.z));
     }
     Cell<Real> c1 = load(j0 + 1);
     for (index_t r = j0; r < jend; ++r) {
       const Cell<Real> d = load(r + 2);
       const Cell<Real> be = shfl_down(b, 1);
-      const auto fn = cartesian_edge<1>(st(b), b.z, st(c1), c1.z, P.phys);
-      const auto fe = cartesian_edge<0>(st(b), b.z, st(be), be.z, P.phys);
+      const auto fn = cartesian_edge<1>(st(b), b.z, st(c1), c1.z, grid.phys);
+      const auto fe = cartesian_edge<0>(st(b), b.z, st(be), be.z, grid.phys);
       const Real w_speed = shfl_up(fe.speed, 1);
-      const Real rate = (w_speed + fe.speed) * P.half_inv_dx + (fs.speed + fn.speed) * P.half_inv_dy;
+      const Real rate = (w_speed + fe.speed) * grid.half_inv_dx + (fs.speed + fn.speed) * grid.half_inv_dy;
       const State<Real> w = shfl_up(fe.to_right, 1);
-      const State<Real> rhs = cell_rhs(P, w, fe.to_left, fs.to_right, fn.to_left);
-      const index_t k = P.index(i, r);
-      if (MF.x[0]) {
+      const State<Real> rhs = cell_rhs(grid, w, fe.to_left, fs.to_right, fn.to_left);
+      const index_t k = grid.index(i, r);
+      if (mass_fluxes.x[0]) {
         const Real m = edge_mass_flux(b.hu, be.hu, fe, !math::is_nan(b.z) && !math::is_nan(be.z));
-        if (tile_lane || i == -1) MF.x[parity][k] = m;  // i = -1: the west side's edge
+        if (tile_lane || i == -1) mass_fluxes.x[parity][k] = m;  // i = -1: the west side's edge
         if (tile_lane)
-          MF.y[parity][k] = edge_mass_flux(b.hv, c1.hv, fn, !math::is_nan(b.z) && !math::is_nan(c1.z));
+          mass_fluxes.y[parity][k] = edge_mass_flux(b.hv, c1.hv, fn, !math::is_nan(b.z) && !math::is_nan(c1.z));
       }
       if (tile_lane) {
-        P.rh[parity][k] = rhs.h;
-        P.rhu[parity][k] = rhs.hu;
-        P.rhv[parity][k] = rhs.hv;
-        // As maxima_kernel grows them (MaximaOf::step).
-        if (kMaxima && c.stepped &&
-            (grow_cell_maxima(st(b), P.phys.h_dry, P.arrival_threshold, P.max_h[k], P.max_speed[k]) & kArrived))
-          P.arrival[k] = c.t_max;
+        grid.rh[parity][k] = rhs.h;
+        grid.rhu[parity][k] = rhs.hu;
+        grid.rhv[parity][k] = rhs.hv;
+        // As slot_maxima_kernel grows them (MaximaOf::step).
+        if (kMaxima && c.stepped)
+          track_cell_maxima(st(b), c.maxima_time, grid.phys.h_dry, grid.arrival_threshold, grid.max_h[k],
+                            grid.max_speed[k], grid.arrival[k]);
       }
-      if (tile_lane && !math::is_nan(b.z) && P.owned.contains(i, r)) {
+      if (tile_lane && !math::is_nan(b.z) && grid.owned.contains(i, r)) {
         const unsigned long long e = encode_rate(rate);
         best = e > best ? e : best;
       }
@@ -617,7 +624,7 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
       c1 = d;
     }
   }
-  block_max_to(best, &P.ctrl[A.slot].rate_bits);
+  block_max_to(best, &grid.ctrl[launch.slot].rate_bits);
 }
 
 // ---------------------------------------------------------------- lagged
@@ -629,59 +636,56 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
 // only (the halo's are another rank's, and stale at the block's edge).
 // kMaxima: grows the maxima of the cells it writes with their state n, at
 // t_now (the time the step that made it gave the maxima), then, if
-// grow_next, with state n+1 at t_max (a kernel of its own: the benchmark's
+// grow_next, with state n+1 at t_next (a kernel of its own: the benchmark's
 // keeps its registers).
 // kSourcesSeries: a run with sources or sides that follow a series; the
 // ghosts of state n+1 take sides[] (its time's), not Params::bc.
 // Growing with a state grown before changes nothing (grow_cell_maxima), so
 // the host may launch it after a step of either kind.
-// kForcing: forces each state n+1 cell over the step from t0 (M, rain;
+// kForcing: forces each state n+1 cell over the step from t0 (march_forcing, rain;
 // dt_full: the step's dt in double, as the forcing takes it).
-// kScalars: stores the mass fluxes of state n+1's edges (MF).
+// kScalars: stores the mass fluxes of state n+1's edges (mass_fluxes).
 // kSolve: the forcing may hold Green-Ampt soil, whose implicit solve the
 // instance then carries; false: none (a lighter instance for rain, a
 // Manning map and the initial + constant loss).
-template <class Real, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries, bool kScalars,
-          bool kSolve = true>
-__device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P, int parity, Real dt, double t_max,
-                                                           int i0, int j0, int jend, int lane, bool& dry_all,
-                                                           Real& gain_sum, const forcing::MarchForcing<Real>& M,
-                                                           const forcing::StepRain& rain, double t0,
-                                                           double dt_full, double t_now, bool grow_next,
-                                                           const BlockSides<Real>* sides,
-                                                           const MassFluxes<Real>& MF) {
+template <class Real, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries, bool kScalars, bool kSolve = true>
+__device__ __forceinline__ unsigned long long lagged_march(
+    const Params<Real>& grid, int parity, Real dt, double t_next, int i0, int j0, int jend, int lane, bool& dry_all,
+    Real& added_depth_sum, const forcing::MarchForcing<Real>& march_forcing, const forcing::StepRain& rain, double t0,
+    double dt_full, double t_now, bool grow_next, const BlockSides<Real>* sides, const MassFluxes<Real>& mass_fluxes) {
   // The condition of side s for state n+1.
   const auto bc_of = [&](int s) {
     if constexpr (kSourcesSeries) return (*sides)[s];
-    else return side_bc(P, s);
+    else return side_bc(grid, s);
   };
   // Column and row numbers in 32 bits (no device holds a grid 2^31 cells
   // wide), linear offsets in 64.
-  const int nx = static_cast<int>(P.nx), ny = static_cast<int>(P.ny);
+  const int nx = static_cast<int>(grid.nx), ny = static_cast<int>(grid.ny);
   const int i = i0 - 1 + lane;
   const bool tile_lane = lane >= 1 && lane < 31 && i < nx;
   const bool in_domain = i >= 0 && i < nx;
   const bool in_padded = i >= -Grid::ghost && i < nx + Grid::ghost;
-  const Real* __restrict__ h = P.h[parity];
-  const Real* __restrict__ hu = P.hu[parity];
-  const Real* __restrict__ hv = P.hv[parity];
-  const Real* __restrict__ rh = P.rh[parity];
-  const Real* __restrict__ rhu = P.rhu[parity];
-  const Real* __restrict__ rhv = P.rhv[parity];
-  Real* __restrict__ ho = P.h[1 - parity];
-  Real* __restrict__ huo = P.hu[1 - parity];
-  Real* __restrict__ hvo = P.hv[1 - parity];
-  Real* __restrict__ rho = P.rh[1 - parity];
-  Real* __restrict__ rhuo = P.rhu[1 - parity];
-  Real* __restrict__ rhvo = P.rhv[1 - parity];
+  const Real* __restrict__ h = grid.h[parity];
+  const Real* __restrict__ hu = grid.hu[parity];
+  const Real* __restrict__ hv = grid.hv[parity];
+  const Real* __restrict__ rh = grid.rh[parity];
+  const Real* __restrict__ rhu = grid.rhu[parity];
+  const Real* __restrict__ rhv = grid.rhv[parity];
+  Real* __restrict__ ho = grid.h[1 - parity];
+  Real* __restrict__ huo = grid.hu[1 - parity];
+  Real* __restrict__ hvo = grid.hv[1 - parity];
+  Real* __restrict__ rho = grid.rh[1 - parity];
+  Real* __restrict__ rhuo = grid.rhu[1 - parity];
+  Real* __restrict__ rhvo = grid.rhv[1 - parity];
   const bool west_strip = i0 == 0;
   const bool east_strip = i0 + 30 >= nx;
-  const index_t pitch = P.pitch;
+  const index_t pitch = grid.pitch;
   // The forcing's infiltration of state n and n+1, row-major interior cells.
-  const double* __restrict__ F_in = kForcing ? M.infiltrated[parity] : nullptr;
-  double* __restrict__ F_out = kForcing ? M.infiltrated[1 - parity] : nullptr;
+  const double* __restrict__ F_in = kForcing ? march_forcing.infiltrated[parity] : nullptr;
+  double* __restrict__ F_out = kForcing ? march_forcing.infiltrated[1 - parity] : nullptr;
   // This strip's parts of the rows' infiltration.
-  double* __restrict__ strip_part = F_out ? M.part_infiltration + static_cast<index_t>(i0 / P.cg.width) * ny : nullptr;
+  double* __restrict__ strip_part =
+      F_out ? march_forcing.part_infiltration + static_cast<index_t>(i0 / grid.cg.width) * ny : nullptr;
 
   // State n and its rhs of row j (offset k of (i, j)) for this lane's
   // interior cell (ghost rows and columns only need the bed).
@@ -692,17 +696,17 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
   const auto load = [&](int j, index_t k, bool inside) {
     Row w{{Real(0), Real(0), Real(0), quiet_nan(Real(0))}, {Real(0), Real(0), Real(0)}};
     if (inside || (in_domain && j >= 0 && j < ny)) {
-      w.q = {h[k], hu[k], hv[k], P.z[k]};
+      w.q = {h[k], hu[k], hv[k], grid.z[k]};
       w.rhs = {rh[k], rhu[k], rhv[k]};
     } else if (in_padded && j >= -Grid::ghost && j < ny + Grid::ghost) {
-      w.q.z = P.z[k];
+      w.q.z = grid.z[k];
     }
     return w;
   };
 
   // Offset of (i, r), advanced a row per iteration (outside the padded grid
   // it is never dereferenced).
-  index_t k_row = P.index(i, j0 - 1);
+  index_t k_row = grid.index(i, j0 - 1);
   Row cur = load(j0 - 1, k_row, false);
   State<Real> q1_prev{Real(0), Real(0), Real(0)};
   Real z_prev = Real(0);
@@ -733,28 +737,28 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
     // latency hides behind the row's edges.
     Real max_h = Real(0), max_speed = Real(0);
     if (kMaxima && r >= j0 && r < jend && (inside ? lane >= 1 && lane < 31 : tile_lane)) {
-      max_h = P.max_h[k];
-      max_speed = P.max_speed[k];
+      max_h = grid.max_h[k];
+      max_speed = grid.max_speed[k];
     }
     const Real z = cur.q.z;
     State<Real> q1;
-    Real gain = Real(0);
+    Real added_depth = Real(0);
     // kForcing: this lane's infiltrated depth, if it owns the cell.
     [[maybe_unused]] double infiltrated = 0;
     if (inside || (r >= 0 && r < ny)) {
       if ((inside || in_domain) && !math::is_nan(z)) {
-        q1 = advance_cell(st(cur.q), cur.rhs, dt, P.phys, gain);
+        q1 = advance_cell(st(cur.q), cur.rhs, dt, grid.phys, added_depth);
         if constexpr (kForcing) {
           const index_t cell = static_cast<index_t>(r) * nx + i;
           double F = F_in ? F_in[cell] : 0.0;
           ForcingDepths moved;
           using Capacity = std::conditional_t<kSolve, SolveGreenAmpt, forcing::WithoutGreenAmpt>;
-          q1 = forcing::force_cell(M.cell, rain, cell, t0, dt_full, q1, F, moved, Capacity{});
+          q1 = forcing::force_cell(march_forcing.cell, rain, cell, t0, dt_full, q1, F, moved, Capacity{});
           if (r >= j0 && r < jend && (inside ? lane >= 1 && lane < 31 : tile_lane)) {
             if (F_out) F_out[cell] = F;
-            if (M.taken) M.taken[cell] = moved.infiltration;
+            if (march_forcing.taken) march_forcing.taken[cell] = moved.infiltration;
             // A rank's accounts count its own cells.
-            infiltrated = !kRanked || P.owned.contains(i, r) ? moved.infiltration : 0.0;
+            infiltrated = !kRanked || grid.owned.contains(i, r) ? moved.infiltration : 0.0;
           }
         }
       } else {
@@ -763,22 +767,22 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
       if (!inside && west_strip) {
         const State<Real> e1 = shfl_down(q1, 1);
         const Real ez = shfl_down(z, 1);
-        if (i == -1) q1 = ghost_state(e1, ez, Side::west, bc_of(0), P.phys);
+        if (i == -1) q1 = ghost_state(e1, ez, Side::west, bc_of(0), grid.phys);
       }
       if (!inside && east_strip) {
         const State<Real> w1 = shfl_up(q1, 1);
         const Real wz = shfl_up(z, 1);
-        if (i == nx) q1 = ghost_state(w1, wz, Side::east, bc_of(1), P.phys);
+        if (i == nx) q1 = ghost_state(w1, wz, Side::east, bc_of(1), grid.phys);
       }
     } else if (r < 0) {
       q1 = st(cur.q);  // south ghost row: set from row 0 below
     } else {
-      q1 = ghost_state(q1_prev, z_prev, Side::north, bc_of(3), P.phys);
+      q1 = ghost_state(q1_prev, z_prev, Side::north, bc_of(3), grid.phys);
     }
     if (kForcing && r < jend) next = load(r + 1, k_row, inside);
     if (!inside && r == 0) {
-      q1_prev = ghost_state(q1, z, Side::south, bc_of(2), P.phys);
-      p1_prev = cell_primitive(q1_prev, z_prev, P.phys);
+      q1_prev = ghost_state(q1, z, Side::south, bc_of(2), grid.phys);
+      p1_prev = cell_primitive(q1_prev, z_prev, grid.phys);
     }
     if constexpr (kForcing) {
       // The row's part of the step's infiltration: this strip's cells, by a fixed tree.
@@ -787,19 +791,19 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
         if (lane == 0) strip_part[r] = infiltrated;
       }
     }
-    const CellPrimitive<Real> p1 = cell_primitive(q1, z, P.phys);
+    const CellPrimitive<Real> p1 = cell_primitive(q1, z, grid.phys);
 
     if (r >= j0) {
-      const auto fy = cartesian_edge<1>(p1_prev, p1, P.phys);
+      const auto fy = cartesian_edge<1>(p1_prev, p1, grid.phys);
       if (r - 1 >= j0) {
-        const State<Real> rhs = cell_rhs(P, w_prev, e_prev, s_prev, fy.to_left);
-        const Real rate = xs_prev * P.half_inv_dx + (ys_prev + fy.speed) * P.half_inv_dy;
+        const State<Real> rhs = cell_rhs(grid, w_prev, e_prev, s_prev, fy.to_left);
+        const Real rate = xs_prev * grid.half_inv_dx + (ys_prev + fy.speed) * grid.half_inv_dy;
         if (inside ? lane >= 1 && lane < 31 : tile_lane) {
           const index_t kb = k - pitch;
           rho[kb] = rhs.h;
           rhuo[kb] = rhs.hu;
           rhvo[kb] = rhs.hv;
-          if (!math::is_nan(z_prev) && (!kRanked || P.owned.contains(i, r - 1))) {
+          if (!math::is_nan(z_prev) && (!kRanked || grid.owned.contains(i, r - 1))) {
             const unsigned long long e = encode_rate(rate);
             best = e > best ? e : best;
           }
@@ -808,7 +812,7 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
       if constexpr (kScalars) {
         // As the north edge of the cell below it (row -1: the south side's).
         if ((r - 1 >= j0 || r == 0) && (inside ? lane >= 1 && lane < 31 : tile_lane)) {
-          MF.y[1 - parity][k - pitch] =
+          mass_fluxes.y[1 - parity][k - pitch] =
               edge_mass_flux(q1_prev.hv, q1.hv, fy, !math::is_nan(z_prev) && !math::is_nan(z));
         }
       }
@@ -816,12 +820,12 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
       ys_prev = fy.speed;
     }
     if (r >= j0 && r < jend) {
-      const auto fx = cartesian_edge<0>(p1, shfl_down(p1, 1), P.phys);
+      const auto fx = cartesian_edge<0>(p1, shfl_down(p1, 1), grid.phys);
       if constexpr (kScalars) {
         const Real hu_e = shfl_down(q1.hu, 1), z_e = shfl_down(z, 1);
         // i = -1: the west side's edge.
         if ((inside ? lane >= 1 && lane < 31 : tile_lane) || (!inside && i == -1))
-          MF.x[1 - parity][k] = edge_mass_flux(q1.hu, hu_e, fx, !math::is_nan(z) && !math::is_nan(z_e));
+          mass_fluxes.x[1 - parity][k] = edge_mass_flux(q1.hu, hu_e, fx, !math::is_nan(z) && !math::is_nan(z_e));
       }
       w_prev = shfl_up(fx.to_right, 1);
       e_prev = fx.to_left;
@@ -830,18 +834,17 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
         ho[k] = q1.h;
         huo[k] = q1.hu;
         hvo[k] = q1.hv;
-        gain_sum += gain;  // cells this chunk owns only (the ring is another chunk's)
-        dry_all = dry_all && (math::is_nan(z) || dry_fixed(q1, P.phys.h_dry));
+        added_depth_sum += added_depth;  // cells this chunk owns only (the ring is another chunk's)
+        dry_all = dry_all && (math::is_nan(z) || dry_fixed(q1, grid.phys.h_dry));
         if constexpr (kMaxima) {  // constexpr: the benchmark's instance compiles as without maxima
-          // State n first: it arrives before n+1 (which then cannot arrive).
-          int grew = grow_cell_maxima(st(cur.q), P.phys.h_dry, P.arrival_threshold, max_h, max_speed);
-          const double arrived_at = grew & kArrived ? t_now : t_max;
           // p1's velocity is grow_cell_maxima's (cell_primitive's) for a wet cell.
-          if (grow_next)
-            grew |= grow_cell_maxima(p1.h, p1.u, p1.v, P.phys.h_dry, P.arrival_threshold, max_h, max_speed);
-          if (grew & kMaxDepthGrew) P.max_h[k] = max_h;
-          if (grew & kMaxSpeedGrew) P.max_speed[k] = max_speed;
-          if (grew & kArrived) P.arrival[k] = arrived_at;
+          double arrived_at;
+          const int grew = track_cell_maxima_over_step(st(cur.q), t_now, grow_next, p1.h, p1.u, p1.v, t_next,
+                                                       grid.phys.h_dry, grid.arrival_threshold, max_h, max_speed,
+                                                       arrived_at);
+          if (grew & kMaxDepthGrew) grid.max_h[k] = max_h;
+          if (grew & kMaxSpeedGrew) grid.max_speed[k] = max_speed;
+          if (grew & kArrived) grid.arrival[k] = arrived_at;
         }
       }
     }
@@ -868,37 +871,38 @@ __device__ __forceinline__ unsigned long long lagged_march(const Params<Real>& P
 // kSourcesSeries: see lagged_march; the chunks next to a source
 // (MarchForcing::after_sources) leave out the new state's rate and maxima.
 template <class Real, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries, bool kScalars, bool kSolve>
-__device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P, int parity, Real dt, double t_max,
+__device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& grid, int parity, Real dt, double t_next,
                                                            index_t sx, index_t cy, int lane, index_t chunk,
-                                                           const forcing::MarchForcing<Real>& M,
+                                                           const forcing::MarchForcing<Real>& march_forcing,
                                                            const forcing::StepRain& rain, double t0,
                                                            double dt_full, double t_now,
                                                            const BlockSides<Real>* sides,
-                                                           const MassFluxes<Real>& MF) {
-  const int nx = static_cast<int>(P.nx), ny = static_cast<int>(P.ny);
-  const int i0 = static_cast<int>(sx) * P.cg.width;
-  const int j0 = static_cast<int>(cy) * P.cg.rows;
-  const int jend = min(j0 + P.cg.rows, ny);
-  if (P.dry_skip && neighbourhood_dry(P, parity, sx, cy, lane)) {
+                                                           const MassFluxes<Real>& mass_fluxes) {
+  const int nx = static_cast<int>(grid.nx), ny = static_cast<int>(grid.ny);
+  const int i0 = static_cast<int>(sx) * grid.cg.width;
+  const int j0 = static_cast<int>(cy) * grid.cg.rows;
+  const int jend = min(j0 + grid.cg.rows, ny);
+  if (grid.dry_skip && neighbourhood_dry(grid, parity, sx, cy, lane)) {
     const int i = i0 - 1 + lane;
-    skip_chunk(P, parity, chunk, i, lane >= 1 && lane < 31 && i < nx, j0, jend, lane);
+    skip_chunk(grid, parity, chunk, i, lane >= 1 && lane < 31 && i < nx, j0, jend, lane);
     return 0;
   }
-  if (lane == 0 && P.computed) atomicAdd(P.computed, 1ull);
+  if (lane == 0 && grid.computed) atomicAdd(grid.computed, 1ull);
 
   // Next to a source: the new state's rate and maxima wait for the sources (MarchForcing::after_sources).
-  const bool settled = !kSourcesSeries || M.after_sources == nullptr || M.after_sources[chunk] == 0;
+  const bool settled =
+      !kSourcesSeries || march_forcing.after_sources == nullptr || march_forcing.after_sources[chunk] == 0;
   bool dry_all = true;
-  Real gain = Real(0);
-  const unsigned long long best =
-      lagged_march<Real, kRanked, kMaxima, kForcing, kSourcesSeries, kScalars, kSolve>(
-          P, parity, dt, t_max, i0, j0, jend, lane, dry_all, gain, M, rain, t0, dt_full, t_now, settled, sides, MF);
-  warp_add_nonzero(P.gain, static_cast<double>(gain));
-  if (P.dry_skip) {
-    const bool d = __all_sync(kFullMask, dry_all) && !next_to_level_side(P, sx, cy);
+  Real added_depth = Real(0);
+  const unsigned long long best = lagged_march<Real, kRanked, kMaxima, kForcing, kSourcesSeries, kScalars, kSolve>(
+      grid, parity, dt, t_next, i0, j0, jend, lane, dry_all, added_depth, march_forcing, rain, t0, dt_full, t_now,
+      settled, sides, mass_fluxes);
+  warp_add_nonzero(grid.positivity_sum, static_cast<double>(added_depth));
+  if (grid.dry_skip) {
+    const bool d = __all_sync(kFullMask, dry_all) && !next_to_level_side(grid, sx, cy);
     if (lane == 0) {
-      P.dry[1 - parity][chunk] = d ? 1 : 0;
-      P.same[chunk] = 0;
+      grid.dry[1 - parity][chunk] = d ? 1 : 0;
+      grid.same[chunk] = 0;
     }
   }
   return settled ? best : 0;
@@ -906,22 +910,24 @@ __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& P
 
 // kMinBlocks: resident blocks per SM to compile for (0: MinBlocks<Real>),
 // a tuning knob (CudaOptions::min_blocks); kRanked, kMaxima, kForcing:
-// lagged_march (M: its forcing, unused without); kSourcesSeries:
-// lagged_chunk; kScalars, kSolve: lagged_march (MF: unused without).
+// lagged_march (march_forcing: its forcing, unused without); kSourcesSeries:
+// lagged_chunk; kScalars, kSolve: lagged_march (mass_fluxes: unused without).
 template <class Real, int kMinBlocks, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries, bool kScalars,
           bool kSolve = true>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : MinBlocks<Real>::value)
-    lagged_kernel(const Params<Real> P, const Launch A, const forcing::MarchForcing<Real> M,
-                  const MassFluxes<Real> MF) {
-  const Ctrl c = P.ctrl[A.slot];
-  double dt = 0, t_max = 0;
-  if (!step_prologue<Real, false>(P, A, c, dt, t_max)) return;  // the whole grid, or none of it
+    lagged_kernel(const Params<Real> grid, const Launch launch, const forcing::MarchForcing<Real> march_forcing,
+                  const MassFluxes<Real> mass_fluxes) {
+  const Ctrl c = grid.ctrl[launch.slot];
+  double dt = 0, t = 0;
+  if (!step_prologue<Real, kPingPong | kClearSlotAfter>(grid, launch, c, dt, t))
+    return;                      // the whole grid, or none of it
+  const double t_next = t + dt;  // state n+1's time as the maxima take it
   forcing::StepRain rain{};
-  double t0 = 0;  // kForcing: the step's start as step_prologue takes it (t_max = t0 + dt)
+  double t0 = 0;  // kForcing: the step's start
   if constexpr (kForcing) {
-    t0 = A.use_t_in ? A.t_in : c.t;
+    t0 = t;
     __shared__ forcing::StepRain block_rain;
-    if (threadIdx.x == 0) block_rain = forcing::step_rain(M.cell, t0, t0 + dt);
+    if (threadIdx.x == 0) block_rain = forcing::step_rain(march_forcing.cell, t0, t0 + dt);
     __syncthreads();
     rain = block_rain;
   }
@@ -929,20 +935,21 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : M
   if constexpr (kSourcesSeries) {
     // The ghosts of the state this launch makes: the sides at its time.
     __shared__ BlockSides<Real> block_sides;
-    block_sides_at(P, M.sides, step_end_time(A, A.use_t_in ? A.t_in : c.t, dt), block_sides);
+    block_sides_at(grid, march_forcing.sides, step_end_time(t, dt, launch.target), block_sides);
     sides = &block_sides;
   }
   const int lane = threadIdx.x & 31;
   const index_t gw = static_cast<index_t>(blockIdx.x) * kBlockWarps + (threadIdx.x >> 5);
   index_t chunk = 0;
   unsigned long long best = 0;
-  if (warp_chunk(P, A.slot, gw, chunk)) {
-    const index_t cy = chunk / P.cg.strips;
-    const index_t sx = chunk - cy * P.cg.strips;
+  if (warp_chunk(grid, launch.slot, gw, chunk)) {
+    const index_t cy = chunk / grid.cg.strips;
+    const index_t sx = chunk - cy * grid.cg.strips;
     best = lagged_chunk<Real, kRanked, kMaxima, kForcing, kSourcesSeries, kScalars, kSolve>(
-        P, c.parity, static_cast<Real>(dt), t_max, sx, cy, lane, chunk, M, rain, t0, dt, c.t_max, sides, MF);
+        grid, c.parity, static_cast<Real>(dt), t_next, sx, cy, lane, chunk, march_forcing, rain, t0, dt, c.maxima_time,
+        sides, mass_fluxes);
   }
-  block_max_to(best, &P.ctrl[(A.slot + 1) % 3].rate_bits);
+  block_max_to(best, &grid.ctrl[(launch.slot + 1) % 3].rate_bits);
 }
 
 // ---------------------------------------------------------------- plain
@@ -951,42 +958,41 @@ constexpr int kPlainX = 32;
 constexpr int kPlainY = 4;
 
 template <class Real>
-__device__ __forceinline__ bool plain_cell(const Params<Real>& P, index_t& i, index_t& j) {
-  const index_t tiles_x = (P.nx + kPlainX - 1) / kPlainX;
+__device__ __forceinline__ bool plain_cell(const Params<Real>& grid, index_t& i, index_t& j) {
+  const index_t tiles_x = (grid.nx + kPlainX - 1) / kPlainX;
   const index_t tile = blockIdx.x;
   const index_t ty = tile / tiles_x;
   const index_t tx = tile - ty * tiles_x;
   i = tx * kPlainX + (threadIdx.x % kPlainX);
   j = ty * kPlainY + (threadIdx.x / kPlainX);
-  return i < P.nx && j < P.ny;
+  return i < grid.nx && j < grid.ny;
 }
 
 template <class Real>
-__global__ void __launch_bounds__(kBlockThreads) plain_rate_kernel(const Params<Real> P, const PlainExtras<Real> X,
-                                                                   const Launch A, int check_step) {
-  const Ctrl c = P.ctrl[A.slot];
-  const double t = A.use_t_in ? A.t_in : c.t;
-  if (check_step && !(c.status == 0 && t < A.target && c.steps < A.max_steps)) return;
-  const Real* __restrict__ h = P.h[c.parity];
-  const Real* __restrict__ hu = P.hu[c.parity];
-  const Real* __restrict__ hv = P.hv[c.parity];
+__global__ void __launch_bounds__(kBlockThreads)
+    plain_rate_kernel(const Params<Real> grid, const PlainExtras<Real> extras, const Launch launch, int check_step) {
+  const Ctrl c = grid.ctrl[launch.slot];
+  if (check_step && !launch_takes_step(c, launch)) return;
+  const Real* __restrict__ h = grid.h[c.parity];
+  const Real* __restrict__ hu = grid.hu[c.parity];
+  const Real* __restrict__ hv = grid.hv[c.parity];
   index_t i, j;
   unsigned long long best = 0;
-  if (plain_cell(P, i, j)) {
-    const Cell<Real> q = load_cell(P, h, hu, hv, i, j, X.segments, X.segment_count);
-    if (!math::is_nan(q.z) && P.owned.contains(i, j)) {
-      const Cell<Real> w = load_cell(P, h, hu, hv, i - 1, j, X.segments, X.segment_count);
-      const Cell<Real> e = load_cell(P, h, hu, hv, i + 1, j, X.segments, X.segment_count);
-      const Cell<Real> s = load_cell(P, h, hu, hv, i, j - 1, X.segments, X.segment_count);
-      const Cell<Real> n = load_cell(P, h, hu, hv, i, j + 1, X.segments, X.segment_count);
-      const Real sw = cartesian_edge<0>(st(w), w.z, st(q), q.z, P.phys).speed;
-      const Real se = cartesian_edge<0>(st(q), q.z, st(e), e.z, P.phys).speed;
-      const Real ss = cartesian_edge<1>(st(s), s.z, st(q), q.z, P.phys).speed;
-      const Real sn = cartesian_edge<1>(st(q), q.z, st(n), n.z, P.phys).speed;
-      best = encode_rate((sw + se) * P.half_inv_dx + (ss + sn) * P.half_inv_dy);
+  if (plain_cell(grid, i, j)) {
+    const Cell<Real> q = load_cell(grid, h, hu, hv, i, j, extras.segments, extras.segment_count);
+    if (!math::is_nan(q.z) && grid.owned.contains(i, j)) {
+      const Cell<Real> w = load_cell(grid, h, hu, hv, i - 1, j, extras.segments, extras.segment_count);
+      const Cell<Real> e = load_cell(grid, h, hu, hv, i + 1, j, extras.segments, extras.segment_count);
+      const Cell<Real> s = load_cell(grid, h, hu, hv, i, j - 1, extras.segments, extras.segment_count);
+      const Cell<Real> n = load_cell(grid, h, hu, hv, i, j + 1, extras.segments, extras.segment_count);
+      const Real sw = cartesian_edge<0>(st(w), w.z, st(q), q.z, grid.phys).speed;
+      const Real se = cartesian_edge<0>(st(q), q.z, st(e), e.z, grid.phys).speed;
+      const Real ss = cartesian_edge<1>(st(s), s.z, st(q), q.z, grid.phys).speed;
+      const Real sn = cartesian_edge<1>(st(q), q.z, st(n), n.z, grid.phys).speed;
+      best = encode_rate((sw + se) * grid.half_inv_dx + (ss + sn) * grid.half_inv_dy);
     }
   }
-  block_max_to(best, &P.ctrl[A.slot].rate_bits);
+  block_max_to(best, &grid.ctrl[launch.slot].rate_bits);
 }
 
 // The scalars of active cell (i, j) (padded index k) over a step of dt
@@ -996,57 +1002,66 @@ __global__ void __launch_bounds__(kBlockThreads) plain_rate_kernel(const Params<
 // depth h1; h c of state n + 1 = the transported concentration times h1,
 // then finish(scalar, h c) (the forcing's, or as it is).
 template <class Real, class Finish>
-__device__ __forceinline__ void transport_scalars(const Params<Real>& P, const PlainExtras<Real>& X, int parity,
+__device__ __forceinline__ void transport_scalars(const Params<Real>& grid, const PlainExtras<Real>& extras, int parity,
                                                   index_t i, index_t j, index_t k, Real h, Real hw, Real he, Real hs,
                                                   Real hn, Real mw, Real me, Real ms, Real mn, Real h1, Real dt,
                                                   const Finish& finish) {
-  for (int sc = 0; sc < X.scalars; ++sc) {
-    const Real* __restrict__ hc = X.hc[2 * sc + parity];
-    const Real* given = X.scalar_side + 4 * sc;
+  for (int sc = 0; sc < extras.scalars; ++sc) {
+    const Real* __restrict__ hc = extras.hc[2 * sc + parity];
+    const Real* given = extras.scalar_side + 4 * sc;
     const Real cc = concentration(hc[k], h);
     const auto beyond = [&](bool outside, int side, index_t along, index_t x, Real hx) {
       if (!outside) return concentration(hc[x], hx);
-      return concentration_beyond(static_cast<Side>(side), along, cc, side_bc(P, side).kind, given[side], X.segments,
-                                  X.segment_count, X.scalar_segment + sc * X.segment_count);
+      return concentration_beyond(static_cast<Side>(side), along, cc, side_bc(grid, side).kind, given[side],
+                                  extras.segments, extras.segment_count,
+                                  extras.scalar_segment + sc * extras.segment_count);
     };
-    const ScalarStencil<Real> stencil{mw, me, ms, mn, cc, beyond(i == 0, 0, j, k - 1, hw),
-                                      beyond(i == P.nx - 1, 1, j, k + 1, he), beyond(j == 0, 2, i, k - P.pitch, hs),
-                                      beyond(j == P.ny - 1, 3, i, k + P.pitch, hn)};
-    X.hc[2 * sc + 1 - parity][k] = finish(sc, transported_concentration(stencil, h, dt, P.inv_dx, P.inv_dy) * h1);
+    const ScalarStencil<Real> stencil{mw,
+                                      me,
+                                      ms,
+                                      mn,
+                                      cc,
+                                      beyond(i == 0, 0, j, k - 1, hw),
+                                      beyond(i == grid.nx - 1, 1, j, k + 1, he),
+                                      beyond(j == 0, 2, i, k - grid.pitch, hs),
+                                      beyond(j == grid.ny - 1, 3, i, k + grid.pitch, hn)};
+    extras.hc[2 * sc + 1 - parity][k] =
+        finish(sc, transported_concentration(stencil, h, dt, grid.inv_dx, grid.inv_dy) * h1);
   }
 }
 
 // kScalars: compiled with the scalars' transport (a run with passive
 // scalars) or without it (the kernel of every other plain run keeps its
-// registers: measured 5% faster in float).
+// registers, which makes it faster in float).
 template <class Real, bool kScalars>
-__global__ void __launch_bounds__(kBlockThreads) plain_update_kernel(const Params<Real> P, const PlainExtras<Real> X,
-                                                                     const Launch A) {
-  const Ctrl c = P.ctrl[A.slot];
-  double dt_d = 0, t_max = 0;
-  if (!step_prologue<Real, true>(P, A, c, dt_d, t_max)) return;
+__global__ void __launch_bounds__(kBlockThreads)
+    plain_update_kernel(const Params<Real> grid, const PlainExtras<Real> extras, const Launch launch) {
+  const Ctrl c = grid.ctrl[launch.slot];
+  double dt_d = 0, t = 0;
+  if (!step_prologue<Real, kPingPong | kResetRate | kClearSlotAfter>(grid, launch, c, dt_d, t)) return;
   const Real dt = static_cast<Real>(dt_d);
-  const Real* __restrict__ h = P.h[c.parity];
-  const Real* __restrict__ hu = P.hu[c.parity];
-  const Real* __restrict__ hv = P.hv[c.parity];
+  const Real* __restrict__ h = grid.h[c.parity];
+  const Real* __restrict__ hu = grid.hu[c.parity];
+  const Real* __restrict__ hv = grid.hv[c.parity];
   index_t i, j;
-  Real gain = Real(0);
+  Real added_depth = Real(0);
   // No early return: the whole warp adds its gains at the end.
-  if (plain_cell(P, i, j)) {
-    const Cell<Real> q = load_cell(P, h, hu, hv, i, j, X.segments, X.segment_count);
+  if (plain_cell(grid, i, j)) {
+    const Cell<Real> q = load_cell(grid, h, hu, hv, i, j, extras.segments, extras.segment_count);
     State<Real> q1 = st(q);
     if (!math::is_nan(q.z)) {
-      const Cell<Real> w = load_cell(P, h, hu, hv, i - 1, j, X.segments, X.segment_count);
-      const Cell<Real> e = load_cell(P, h, hu, hv, i + 1, j, X.segments, X.segment_count);
-      const Cell<Real> s = load_cell(P, h, hu, hv, i, j - 1, X.segments, X.segment_count);
-      const Cell<Real> n = load_cell(P, h, hu, hv, i, j + 1, X.segments, X.segment_count);
-      const auto fw = cartesian_edge<0>(st(w), w.z, st(q), q.z, P.phys);
-      const auto fe = cartesian_edge<0>(st(q), q.z, st(e), e.z, P.phys);
-      const auto fs = cartesian_edge<1>(st(s), s.z, st(q), q.z, P.phys);
-      const auto fn = cartesian_edge<1>(st(q), q.z, st(n), n.z, P.phys);
-      q1 = advance_cell(st(q), cell_rhs(P, fw.to_right, fe.to_left, fs.to_right, fn.to_left), dt, P.phys, gain);
+      const Cell<Real> w = load_cell(grid, h, hu, hv, i - 1, j, extras.segments, extras.segment_count);
+      const Cell<Real> e = load_cell(grid, h, hu, hv, i + 1, j, extras.segments, extras.segment_count);
+      const Cell<Real> s = load_cell(grid, h, hu, hv, i, j - 1, extras.segments, extras.segment_count);
+      const Cell<Real> n = load_cell(grid, h, hu, hv, i, j + 1, extras.segments, extras.segment_count);
+      const auto fw = cartesian_edge<0>(st(w), w.z, st(q), q.z, grid.phys);
+      const auto fe = cartesian_edge<0>(st(q), q.z, st(e), e.z, grid.phys);
+      const auto fs = cartesian_edge<1>(st(s), s.z, st(q), q.z, grid.phys);
+      const auto fn = cartesian_edge<1>(st(q), q.z, st(n), n.z, grid.phys);
+      q1 = advance_cell(st(q), cell_rhs(grid, fw.to_right, fe.to_left, fs.to_right, fn.to_left), dt, grid.phys,
+                        added_depth);
       if constexpr (kScalars) {
-        transport_scalars(P, X, c.parity, i, j, P.index(i, j), q.h, w.h, e.h, s.h, n.h,
+        transport_scalars(grid, extras, c.parity, i, j, grid.index(i, j), q.h, w.h, e.h, s.h, n.h,
                           edge_mass_flux(w.hu, q.hu, fw, !math::is_nan(w.z)),
                           edge_mass_flux(q.hu, e.hu, fe, !math::is_nan(e.z)),
                           edge_mass_flux(s.hv, q.hv, fs, !math::is_nan(s.z)),
@@ -1054,57 +1069,57 @@ __global__ void __launch_bounds__(kBlockThreads) plain_update_kernel(const Param
                           [](int, Real hc) { return hc; });
       }
     }
-    const index_t k = P.index(i, j);
-    P.h[1 - c.parity][k] = q1.h;
-    P.hu[1 - c.parity][k] = q1.hu;
-    P.hv[1 - c.parity][k] = q1.hv;
+    const index_t k = grid.index(i, j);
+    grid.h[1 - c.parity][k] = q1.h;
+    grid.hu[1 - c.parity][k] = q1.hu;
+    grid.hv[1 - c.parity][k] = q1.hv;
   }
-  warp_add_nonzero(P.gain, static_cast<double>(gain));
+  warp_add_nonzero(grid.positivity_sum, static_cast<double>(added_depth));
 }
 
 // The passive scalars over the step the lagged kernel just took (first
 // order), as plain_update_kernel<Real, true> and cell_forcing_kernel
 // transport and force them, from what the lagged kernel left: state n and
 // its rhs (still in their buffers: the cell's new depth before the forcing)
-// and its edges' mass fluxes (MF, stored when state n was made); with cell
+// and its edges' mass fluxes (mass_fluxes, stored when state n was made); with cell
 // forcing (kForced), the rain's concentration comes in and infiltration
 // takes the water's own, with the rain depth and the infiltrated depth
 // (MarchForcing::taken) the kernel's forcing moved. One thread per cell;
 // the flow's state is not written. clock.window(): the step (StepClock).
 template <class Real, class Clock, bool kForced>
-__global__ void __launch_bounds__(kBlockThreads) lagged_scalars_kernel(const Params<Real> P, const PlainExtras<Real> X,
-                                                                       const MassFluxes<Real> MF, const Clock clock,
-                                                                       const forcing::MarchForcing<Real> M) {
+__global__ void __launch_bounds__(kBlockThreads)
+    lagged_scalars_kernel(const Params<Real> grid, const PlainExtras<Real> extras, const MassFluxes<Real> mass_fluxes,
+                          const Clock clock, const forcing::MarchForcing<Real> march_forcing) {
   const forcing::StepWindow<Real> win = clock.window();
   if (!win.taken) return;  // the whole grid, or none of it
   [[maybe_unused]] __shared__ forcing::StepRain rain;
   if constexpr (kForced) {
-    if (threadIdx.x == 0) rain = forcing::step_rain(M.cell, win.t0, win.t0 + win.dt);
+    if (threadIdx.x == 0) rain = forcing::step_rain(march_forcing.cell, win.t0, win.t0 + win.dt);
     __syncthreads();
   }
   const int parity = 1 - win.parity;  // state n
   const Real dt = static_cast<Real>(win.dt);
   index_t i, j;
-  if (!plain_cell(P, i, j)) return;
-  const index_t k = P.index(i, j);
-  if (math::is_nan(P.z[k])) return;
-  const Real* __restrict__ h = P.h[parity];
-  const Real* __restrict__ mx = MF.x[parity];
-  const Real* __restrict__ my = MF.y[parity];
-  Real gain;  // counted by the lagged kernel
+  if (!plain_cell(grid, i, j)) return;
+  const index_t k = grid.index(i, j);
+  if (math::is_nan(grid.z[k])) return;
+  const Real* __restrict__ h = grid.h[parity];
+  const Real* __restrict__ mx = mass_fluxes.x[parity];
+  const Real* __restrict__ my = mass_fluxes.y[parity];
+  Real added_depth;  // counted by the lagged kernel
   const Real h1 =
-      explicit_update(State<Real>{h[k], Real(0), Real(0)}, State<Real>{P.rh[parity][k], Real(0), Real(0)}, dt,
-                      P.phys, gain).h;
+      explicit_update(State<Real>{h[k], Real(0), Real(0)}, State<Real>{grid.rh[parity][k], Real(0), Real(0)}, dt,
+                      grid.phys, added_depth).h;
   // A neighbour beyond a side brings its ghost concentration (transport_scalars), not its depth.
-  const Real hw = i > 0 ? h[k - 1] : Real(0), he = i < P.nx - 1 ? h[k + 1] : Real(0);
-  const Real hs = j > 0 ? h[k - P.pitch] : Real(0), hn = j < P.ny - 1 ? h[k + P.pitch] : Real(0);
-  const Real mw = mx[k - 1], me = mx[k], ms = my[k - P.pitch], mn = my[k];
+  const Real hw = i > 0 ? h[k - 1] : Real(0), he = i < grid.nx - 1 ? h[k + 1] : Real(0);
+  const Real hs = j > 0 ? h[k - grid.pitch] : Real(0), hn = j < grid.ny - 1 ? h[k + grid.pitch] : Real(0);
+  const Real mw = mx[k - 1], me = mx[k], ms = my[k - grid.pitch], mn = my[k];
   [[maybe_unused]] ForcingDepths moved{};
-  if constexpr (kForced) moved = forcing::moved_depths(M, rain, j * P.nx + i, win.t0, win.dt);
-  transport_scalars(P, X, parity, i, j, k, h[k], hw, he, hs, hn, mw, me, ms, mn, h1, dt, [&](int sc, Real hc) {
+  if constexpr (kForced) moved = forcing::moved_depths(march_forcing, rain, j * grid.nx + i, win.t0, win.dt);
+  transport_scalars(grid, extras, parity, i, j, k, h[k], hw, he, hs, hn, mw, me, ms, mn, h1, dt, [&](int sc, Real hc) {
     if constexpr (kForced) {
-      return static_cast<Real>(
-          forced_scalar(static_cast<double>(hc), static_cast<double>(h1), moved, M.cell.scalars.rain_c[sc]));
+      return static_cast<Real>(forced_scalar(static_cast<double>(hc), static_cast<double>(h1), moved,
+                                             march_forcing.cell.scalars.rain_c[sc]));
     } else {
       return hc;
     }
@@ -1118,31 +1133,31 @@ __global__ void __launch_bounds__(kBlockThreads) lagged_scalars_kernel(const Par
 // decides together, a lane per column (a dry chunk reads every cell, which
 // one thread does in one long chain of loads); else one thread (set-up).
 template <bool kWarp, class Real>
-__device__ __forceinline__ bool chunk_is_dry(const Params<Real>& P, int parity, index_t chunk) {
-  const index_t cy = chunk / P.cg.strips;
-  const index_t sx = chunk - cy * P.cg.strips;
-  const index_t i0 = sx * P.cg.width;
-  const index_t j0 = cy * P.cg.rows;
-  const index_t iend = min(i0 + static_cast<index_t>(P.cg.width), P.nx);
-  const index_t jend = min(j0 + static_cast<index_t>(P.cg.rows), P.ny);
+__device__ __forceinline__ bool chunk_is_dry(const Params<Real>& grid, int parity, index_t chunk) {
+  const index_t cy = chunk / grid.cg.strips;
+  const index_t sx = chunk - cy * grid.cg.strips;
+  const index_t i0 = sx * grid.cg.width;
+  const index_t j0 = cy * grid.cg.rows;
+  const index_t iend = min(i0 + static_cast<index_t>(grid.cg.width), grid.nx);
+  const index_t jend = min(j0 + static_cast<index_t>(grid.cg.rows), grid.ny);
   bool dry = true;
   for (index_t i = i0 + (kWarp ? threadIdx.x & 31 : 0); i < iend && dry; i += kWarp ? 32 : 1) {
     for (index_t j = j0; j < jend && dry; ++j) {
-      const index_t k = P.index(i, j);
-      dry = math::is_nan(P.z[k]) ||
-            dry_fixed(State<Real>{P.h[parity][k], P.hu[parity][k], P.hv[parity][k]}, P.phys.h_dry);
+      const index_t k = grid.index(i, j);
+      dry = math::is_nan(grid.z[k]) ||
+            dry_fixed(State<Real>{grid.h[parity][k], grid.hu[parity][k], grid.hv[parity][k]}, grid.phys.h_dry);
     }
   }
   if (kWarp) dry = __all_sync(0xffffffffu, dry);
-  return dry && !next_to_level_side(P, sx, cy);
+  return dry && !next_to_level_side(grid, sx, cy);
 }
 
 // Dry flags of the state in buffer `parity`, one thread per chunk (set-up only).
 template <class Real>
-__global__ void dry_flags_kernel(const Params<Real> P, int parity) {
+__global__ void dry_flags_kernel(const Params<Real> grid, int parity) {
   const index_t chunk = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (chunk >= P.cg.chunks) return;
-  P.dry[parity][chunk] = chunk_is_dry<false>(P, parity, chunk) ? 1 : 0;
+  if (chunk >= grid.cg.chunks) return;
+  grid.dry[parity][chunk] = chunk_is_dry<false>(grid, parity, chunk) ? 1 : 0;
 }
 
 // A rank's halo box written by an exchange into buffer `parity`: the dry
@@ -1150,55 +1165,54 @@ __global__ void dry_flags_kernel(const Params<Real> P, int parity) {
 // and their output buffer no longer the same (a skipped one copies its
 // cells again).
 template <class Real>
-__global__ void box_dry_flags_kernel(const Params<Real> P, int parity, CellBox box) {
-  const CellBox touched = P.cg.chunks_over(box);
+__global__ void box_dry_flags_kernel(const Params<Real> grid, int parity, CellBox box) {
+  const CellBox touched = grid.cg.chunks_over(box);
   const index_t n = (static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   if (n >= touched.cells()) return;  // whole warps
-  const index_t chunk = (touched.j0 + n / touched.nx()) * P.cg.strips + touched.i0 + n % touched.nx();
-  const bool dry = chunk_is_dry<true>(P, parity, chunk);
+  const index_t chunk = (touched.j0 + n / touched.nx()) * grid.cg.strips + touched.i0 + n % touched.nx();
+  const bool dry = chunk_is_dry<true>(grid, parity, chunk);
   if ((threadIdx.x & 31) == 0) {
-    P.dry[parity][chunk] = dry ? 1 : 0;
-    P.same[chunk] = 0;
+    grid.dry[parity][chunk] = dry ? 1 : 0;
+    grid.same[chunk] = 0;
   }
 }
 
-// Which state maxima_kernel grows the maxima with, at what time.
+// Which state slot_maxima_kernel grows the maxima with, at what time.
 enum class MaximaOf : int {
-  step,     // slot's state at its step's t_max; nothing if the launch that filled it took no step
+  step,     // slot's state at its step's maxima_time; nothing if the launch that filled it took no step
   fixed,    // slot's state at t_fixed (the initial state)
-  current,  // slot's state at its t_max, taken or not: the lagged kernel's catch-up
+  current,  // slot's state at its maxima_time, taken or not: the lagged kernel's catch-up
 };
 
 // Maxima as CpuBackend::update_maxima, for the states no step kernel grew
 // them with (the initial one, the plain kernels' steps, the lagged kernel's
 // steps between its kMaxima ones).
 template <class Real>
-__global__ void maxima_kernel(const Params<Real> P, int slot, MaximaOf of, double t_fixed) {
-  const Ctrl c = P.ctrl[slot];
+__global__ void slot_maxima_kernel(const Params<Real> grid, int slot, MaximaOf of, double t_fixed) {
+  const Ctrl c = grid.ctrl[slot];
   if (of == MaximaOf::step && !c.stepped) return;
-  const double t = of == MaximaOf::fixed ? t_fixed : c.t_max;
-  const index_t cells = P.nx * P.ny;
+  const double t = of == MaximaOf::fixed ? t_fixed : c.maxima_time;
+  const index_t cells = grid.nx * grid.ny;
   const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
   for (index_t n = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; n < cells; n += stride) {
-    const index_t j = n / P.nx;
-    const index_t k = P.index(n - j * P.nx, j);
-    const State<Real> q{P.h[c.parity][k], P.hu[c.parity][k], P.hv[c.parity][k]};
+    const index_t j = n / grid.nx;
+    const index_t k = grid.index(n - j * grid.nx, j);
+    const State<Real> q{grid.h[c.parity][k], grid.hu[c.parity][k], grid.hv[c.parity][k]};
     // Stored only where a maximum grows (once the wave has passed, nowhere):
     // the kernel is bound by the bytes it moves.
-    if (grow_cell_maxima(q, P.phys.h_dry, P.arrival_threshold, P.max_h[k], P.max_speed[k]) & kArrived)
-      P.arrival[k] = t;
+    track_cell_maxima(q, t, grid.phys.h_dry, grid.arrival_threshold, grid.max_h[k], grid.max_speed[k], grid.arrival[k]);
   }
 }
 
 // Row sums of h in double, each row summed in order (as the CPU executor).
 template <class Real>
-__global__ void row_volume_kernel(const Params<Real> P, int slot, double* __restrict__ rows) {
+__global__ void row_volume_kernel(const Params<Real> grid, int slot, double* __restrict__ rows) {
   const index_t j = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (j >= P.ny) return;
-  const Real* h = P.h[P.ctrl[slot].parity];
+  if (j >= grid.ny) return;
+  const Real* h = grid.h[grid.ctrl[slot].parity];
   double sum = 0;
-  for (index_t i = 0; i < P.nx; ++i) sum += static_cast<double>(h[P.index(i, j)]);
+  for (index_t i = 0; i < grid.nx; ++i) sum += static_cast<double>(h[grid.index(i, j)]);
   rows[j] = sum;
 }
 
-} // namespace shallows::cudax
+} // namespace shallows::gpu

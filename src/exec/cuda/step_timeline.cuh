@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <vector>
 
-namespace shallows::cudax {
+namespace shallows::gpu {
 
 class StepTimeline {
  public:
@@ -87,4 +87,4 @@ class StepTimeline {
   std::vector<float> kernel_, gap_;  // ms per step
 };
 
-} // namespace shallows::cudax
+} // namespace shallows::gpu

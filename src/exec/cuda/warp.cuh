@@ -8,7 +8,7 @@
 #include "shallows/core/state.hpp"
 #include "shallows/physics/riemann/roe.hpp"
 
-namespace shallows::cudax {
+namespace shallows::gpu {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 
@@ -40,4 +40,4 @@ __device__ __forceinline__ CellPrimitive<Real> shfl_down(const CellPrimitive<Rea
           shfl_down(q.u, d), shfl_down(q.v, d),  shfl_down(q.sqrt_h, d), shfl_down(q.c, d)};
 }
 
-} // namespace shallows::cudax
+} // namespace shallows::gpu

@@ -327,9 +327,9 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     this->add_positivity(row_gain_);
   }
 
-  // Updates a row; rh[i] is overwritten by the cell's clamp gain (its rhs is
+  // Updates a row; rh[i] is overwritten by the depth the cell's clamp added (its rhs is
   // used up), so that the loop stays a vectorisable map. Returns whether any
-  // gain is nonzero.
+  // added_depth is nonzero.
   static bool update_row(Real* __restrict h, Real* __restrict hu, Real* __restrict hv, const Real* __restrict z,
                          Real* __restrict rh, const Real* __restrict rhu, const Real* __restrict rhv, index_t n,
                          Real dt, bool friction, const PhysicsParams<Real> p) {
@@ -339,21 +339,23 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
       bool clamped = false;
       for (index_t i = 0; i < n; ++i) {
         const State<Real> q{h[i], hu[i], hv[i]};
-        Real gain;
-        const State<Real> out = cell_update(q, State<Real>{rh[i], rhu[i], rhv[i]}, gain);
+        Real added_depth;
+        const State<Real> out = cell_update(q, State<Real>{rh[i], rhu[i], rhv[i]}, added_depth);
         const bool active = !math::is_nan(z[i]);
         h[i] = active ? out.h : q.h;
         hu[i] = active ? out.hu : q.hu;
         hv[i] = active ? out.hv : q.hv;
-        rh[i] = active ? gain : Real(0);
+        rh[i] = active ? added_depth : Real(0);
         clamped = clamped || rh[i] > Real(0);
       }
       return clamped;
     };
     if (friction) {
-      return update([&](State<Real> q, State<Real> rhs, Real& gain) { return advance_cell(q, rhs, dt, p, gain); });
+      return update(
+          [&](State<Real> q, State<Real> rhs, Real& added_depth) { return advance_cell(q, rhs, dt, p, added_depth); });
     }
-    return update([&](State<Real> q, State<Real> rhs, Real& gain) { return explicit_update(q, rhs, dt, p, gain); });
+    return update(
+        [&](State<Real> q, State<Real> rhs, Real& added_depth) { return explicit_update(q, rhs, dt, p, added_depth); });
   }
 
   std::vector<Real> rhs_h_, rhs_hu_, rhs_hv_;

@@ -237,20 +237,17 @@ class CpuGridBackend : public Backend {
   }
 
   // Adds the depths that the clamps of a pass over the rows added, summed
-  // per row in the row's order (gain[j]; rows without any left at 0) and
+  // per row in the row's order (added_depth[j]; rows without any left at 0) and
   // then in row order: the same bits for any thread count.
-  void add_positivity(const std::vector<double>& gain) {
-    for (double g : gain) positivity_depth_ += g;
+  void add_positivity(const std::vector<double>& added_depth) {
+    for (double g : added_depth) positivity_depth_ += g;
   }
 
   // Before a step from t: the sides and segments whose condition follows a
   // time series take its value at t, and the ghost cells are filled again.
   void boundary_at(double t) {
     if (!boundary_series_) return;
-    for (std::size_t s = 0; s < 4; ++s) {
-      const TimeSeries& ts = boundary_series_values_[s];
-      if (!ts.empty()) bc_[s].value = static_cast<Real>(series_value(ts.view(), t));
-    }
+    for (std::size_t s = 0; s < 4; ++s) bc_[s] = condition_at_time(bc_[s], boundary_series_values_[s].view(), t);
     segments_ = segments_at<Real>(segment_specs_, t);
     fill_ghosts(state_arrays());
   }
@@ -394,8 +391,7 @@ class CpuGridBackend : public Backend {
         const index_t c = g.index(i, j);
         const auto k = static_cast<std::size_t>(j * g.nx + i);
         const State<Real> q{fields_.h[c], fields_.hu[c], fields_.hv[c]};
-        if (grow_cell_maxima(q, physics_.h_dry, arrival_threshold_, max_h_[k], max_speed_[k]) & kArrived)
-          arrival_[k] = t;
+        track_cell_maxima(q, t, physics_.h_dry, arrival_threshold_, max_h_[k], max_speed_[k], arrival_[k]);
       }
     }
   }
@@ -429,7 +425,7 @@ class CpuGridBackend : public Backend {
   std::array<std::vector<Real>, 4> mass_;
   std::vector<std::vector<Real>> c_next_;
   std::vector<double> max_h_, max_speed_, arrival_;
-  double positivity_depth_ = 0;  // sum of clamp_gain over cells and steps
+  double positivity_depth_ = 0;  // sum of clamp_added_depth over cells and steps
   CpuForcing<Real> forcing_;
   // A halo exchange for the next step's first sweep (exchange_in_next_step).
   std::function<void()> pending_exchange_;

@@ -272,13 +272,13 @@ class MeshCpuBackend final : public Backend {
       for (index_t c = b * block; c < std::min(mesh_.cells, (b + 1) * block); ++c) {
         const auto k = static_cast<std::size_t>(c);
         if (math::is_nan(mesh_.z[k])) continue;  // inactive: no edges, no update
-        Real gain;
+        Real added_depth;
         const State<Real> out = advance_cell(State<Real>{mesh_.h[k], mesh_.hu[k], mesh_.hv[k]},
-                                             State<Real>{rhs_h_[k], rhs_hu_[k], rhs_hv_[k]}, dt, p, gain);
+                                             State<Real>{rhs_h_[k], rhs_hu_[k], rhs_hv_[k]}, dt, p, added_depth);
         mesh_.h[k] = out.h;
         mesh_.hu[k] = out.hu;
         mesh_.hv[k] = out.hv;
-        if (gain > Real(0)) gained += static_cast<double>(gain) * mesh_.area[k];
+        if (added_depth > Real(0)) gained += static_cast<double>(added_depth) * mesh_.area[k];
       }
       block_gain_[static_cast<std::size_t>(b)] = gained;
     }
@@ -401,7 +401,7 @@ class MeshCpuBackend final : public Backend {
     for (index_t c = 0; c < mesh_.cells; ++c) {
       const auto k = static_cast<std::size_t>(c);
       const State<Real> q{mesh_.h[k], mesh_.hu[k], mesh_.hv[k]};
-      if (grow_cell_maxima(q, physics_.h_dry, arrival_threshold_, max_h_[k], max_speed_[k]) & kArrived) arrival_[k] = t;
+      track_cell_maxima(q, t, physics_.h_dry, arrival_threshold_, max_h_[k], max_speed_[k], arrival_[k]);
     }
   }
 
@@ -436,7 +436,7 @@ class MeshCpuBackend final : public Backend {
 std::unique_ptr<Backend> make_mesh_cpu_backend(const Problem& problem, const BackendOptions& options) {
   if (problem.scheme != Scheme::roe1)
     throw std::invalid_argument("unstructured meshes run the first-order scheme only (numerics.scheme = \"roe1\")");
-  // auto: the edge loop, faster on the CPU with every numbering measured (bench/results.md).
+  // auto: the edge loop, the faster on the CPU with every cell numbering (bench/results.md).
   bool edge_loop = true;
   if (options.mesh_loop == "cell") {
     edge_loop = false;

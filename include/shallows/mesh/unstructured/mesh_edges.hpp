@@ -19,34 +19,24 @@
 
 namespace shallows {
 
-// The state beyond a boundary edge with outward unit normal (nx, ny), from the
-// cell inside (as a Cartesian ghost cell: bed copied, no step at the boundary).
-//  wall:   normal velocity mirrored;  open: copied;
-//  inflow: bc.value = discharge per unit width into the domain, tangential 0, depth from inside (inflow_depth);
-//  level:  bc.value = eta, velocity from inside (discharge scaled with the depth).
+// The state beyond a boundary edge with outward unit normal (nx, ny), from
+// the cell inside: boundary_state's, as a primitive. A wall mirrors the
+// cell's velocity as it mirrors its discharge.
 template <class Real>
 SHALLOWS_HD CellPrimitive<Real> boundary_primitive(const CellPrimitive<Real>& q, Real nx, Real ny,
                                                    BoundaryCondition<Real> bc, const PhysicsParams<Real>& p) {
+  const UnitNormal<Real> n{nx, ny};
   switch (bc.kind) {
     case BoundaryKind::open:
       return q;
     case BoundaryKind::inflow:
-      return cell_primitive(State<Real>{inflow_depth(q.h, bc.value, p), -bc.value * nx, -bc.value * ny}, q.z, p);
-    case BoundaryKind::level: {
-      const Real h = math::max(bc.value - q.z, Real(0));
-      const Real scale = q.h <= Real(0) ? Real(0) : h / q.h;
-      return cell_primitive(State<Real>{h, q.hu * scale, q.hv * scale}, q.z, p);
-    }
+    case BoundaryKind::level:
+      return cell_primitive(boundary_state(State<Real>{q.h, q.hu, q.hv}, q.z, n, bc, p), q.z, p);
     case BoundaryKind::wall:
     default: {
-      const Real two(2);
-      const Real qn = q.hu * nx + q.hv * ny;
-      const Real un = q.u * nx + q.v * ny;
       CellPrimitive<Real> g = q;
-      g.hu = q.hu - two * qn * nx;
-      g.hv = q.hv - two * qn * ny;
-      g.u = q.u - two * un * nx;
-      g.v = q.v - two * un * ny;
+      n.reflect(g.hu, g.hv);
+      n.reflect(g.u, g.v);
       return g;
     }
   }
