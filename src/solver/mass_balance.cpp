@@ -24,7 +24,7 @@ MassBalance mass_balance(const Problem& p, double initial, double final, double 
   // 8.7e-7. Round-off grows with the steps: the margins (4e4 and 100) leave
   // room for long runs, while a garbage run misses by far more.
   b.tolerance = p.precision == Precision::single_precision ? 1e-4 : 1e-10;
-  // NaN positivity: no account kept (several MPI ranks).
+  // NaN positivity or sides: no account kept by the executor.
   b.checked = (b.closed || boundary.kept()) && !std::isnan(positivity);
   if (!b.checked) return b;
   const double in = boundary.kept() ? boundary.in : 0.0, out = boundary.kept() ? boundary.out : 0.0;

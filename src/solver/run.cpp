@@ -491,10 +491,13 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
       std::printf("through the sides: %.6g m^3 in, %.6g m^3 out\n", s.boundary.in, s.boundary.out);
     for (const ScalarSummary& m : s.scalars)
       std::printf("%s: mass %.6g at the start, %.6g at the end\n", m.name.c_str(), m.initial_mass, m.final_mass);
+    // Unchecked only where water crosses the boundary and the executor keeps no account of it (mass_balance).
     std::printf("positivity fixes added %.3g m^3; %s\n", s.positivity_volume,
                 s.mass_balance.checked ? (s.mass_balance.ok ? "mass balance kept" : "mass balance MISSED")
-                                      : "mass balance not checked (third order with open, inflow or level boundaries, "
-                                        "a mesh with them, or several ranks)");
+                : std::isnan(s.positivity_volume)
+                    ? "mass balance not checked (this executor keeps no positivity account)"
+                    : "mass balance not checked (this executor keeps no account of the water through the open, "
+                      "inflow and level boundaries)");
     std::printf("outputs in %s\n", c.output.dir.string().c_str());
   }
   if (!s.mass_balance.ok) {

@@ -128,6 +128,7 @@ class Backend {
   // Water the positivity fixes (the depth clamps of advance_cell and of the
   // SSP-RK3 stages, clamp_gain) added to the active cells since the start,
   // in m^3; a closed domain's volume changes by exactly this, to round-off.
+  // A rank's executor counts its owned cells (Problem::owned).
   virtual double positivity_volume() const = 0;
   // The forcing (Problem::forcing, applied after each step): the volumes it
   // moved since the start, and what it carries from step to step, read out
@@ -135,8 +136,10 @@ class Backend {
   // executors without forcing (make_backend refuses a problem with forcing
   // for them).
   virtual ForcingVolumes forcing_volumes() const { return {}; }
-  // Water that crossed the sides of a grid since the start (first order:
-  // boundary_flux.hpp); NaN (the default) where no account is kept.
+  // Water that crossed the sides of a grid (or a mesh's boundary) since the
+  // start (boundary_flux.hpp); NaN (the default) where no account is kept. A
+  // rank's executor counts the sides of its block that are sides of the
+  // domain, along its owned cells (owned_side_cells).
   virtual BoundaryFlow boundary_flow() const { return {}; }
   virtual void read_forcing_state(ForcingState& out) const { out = {}; }
   // The same without the per-cell state (ForcingState::infiltration): what a

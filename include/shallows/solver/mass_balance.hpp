@@ -14,9 +14,10 @@ struct MassBalance {
   // Every boundary is a wall (grid sides, or every boundary group of a mesh):
   // no water crosses the boundary.
   bool closed = false;
-  // The balance below was checked: a positivity account (none on several MPI
-  // ranks), and a closed domain or an account of the water through its sides
-  // (first order on grids); otherwise residual and ok keep their defaults.
+  // The balance below was checked: a positivity account, and a closed
+  // domain or an account of the water through its boundary (every executor
+  // but the GPU mesh one keeps it); otherwise residual and ok keep their
+  // defaults.
   bool checked = false;
   // (final - initial - positivity - rain + infiltration - sources - inflow
   // + outflow) / scale, scale = the largest of these volumes (0 when all are 0).

@@ -7,7 +7,8 @@
 // per side, stage and 128 edges on the SSP-RK3 stage inputs (third order,
 // roe3::boundary_inflow); once the step's dt is known, the rates times dt (and
 // the stage weights) join the totals (SideAccount). Launched only when a side
-// is not a wall.
+// is not a wall. A rank counts the sides of its block that are sides of
+// the domain, along its owned cells (owned_side_cells).
 #include <vector>
 
 #include "cuda_check.cuh"
@@ -36,9 +37,9 @@ __global__ void __launch_bounds__(forcing::kThreads)
   const Real* hu = grid.hu[b];
   const Real* hv = grid.hv[b];
   const bool x_side = side < 2;
-  const index_t n = x_side ? grid.ny : grid.nx;
+  const SideCells along = owned_side_cells(grid.owned, grid.nx, grid.ny, side);  // a rank's part of a domain side
   double in = 0, out = 0;
-  for (index_t k = threadIdx.x; k < n; k += blockDim.x) {
+  for (index_t k = along.begin + threadIdx.x; k < along.end; k += blockDim.x) {
     const index_t i = side == 0 ? 0 : side == 1 ? grid.nx - 1 : k;
     const index_t j = side == 2 ? 0 : side == 3 ? grid.ny - 1 : k;
     const index_t c = grid.index(i, j);
@@ -72,7 +73,7 @@ __global__ void boundary_add_kernel(const Ctrl* ctrl, int slot, const double* ra
 
 // An executor's account of the sides on the device: in and out through each
 // side (flow, 8 doubles) and the rates its kernels sum before the step's dt
-// is known. Empty where every side is a wall (or on a rank).
+// is known. Empty where every side is a wall.
 class SideAccount {
  public:
   SideAccount() = default;

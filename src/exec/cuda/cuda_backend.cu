@@ -241,7 +241,8 @@ class CudaExecutor final : public CudaBackend {
     boundary_ = p.forcing.boundary;
     boundary_series_ = p.forcing.has_boundary_series() || segments_follow_series(p.segments);
     segment_specs_ = p.segments;
-    sides_ = gpu::SideAccount(!distributed_ && !closed_domain(p), 8);
+    // On a rank, the sides facing other ranks are open: boundary_rate_kernel counts only the domain's.
+    sides_ = gpu::SideAccount(!closed_domain(p), 8);
 
     // The greatest priority: a halo exchange's kernels on stream_ go ahead of
     // the inner chunks that run beside it on inner_stream_ (launch_lagged).
@@ -1179,7 +1180,7 @@ class CudaExecutor final : public CudaBackend {
   gpu::forcing::MarchForcing<Real> march_{};  // the lagged kernel's forcing (strips = 0: none)
   std::array<TimeSeries, 4> boundary_;  // Forcing::boundary
   bool boundary_series_ = false;
-  // Water in and out through each side (boundary_flow.cuh), on one process when a side is not a wall.
+  // Water in and out through each side (boundary_flow.cuh) when a side is not a wall.
   gpu::SideAccount sides_;
   int slot_ = 0;
   index_t steps_launched_ = 0;

@@ -157,8 +157,8 @@ class CudaRoe3Backend final : public CudaBackend {
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 bed_kernel");
     if (!p.scalars.empty()) upload_scalars(p);
     side_blocks_ = static_cast<int>(blocks_for(std::max(grid_.nx, grid_.ny), gpu::forcing::kThreads));
-    // One process only: a rank's block edges are not sides (its account would be NaN anyway).
-    sides_ = gpu::SideAccount(!closed_domain(p) && !distributed_, 3 * 8 * static_cast<std::size_t>(side_blocks_));
+    // On a rank, the sides facing other ranks are open: side_rate_kernel counts only the domain's.
+    sides_ = gpu::SideAccount(!closed_domain(p), 3 * 8 * static_cast<std::size_t>(side_blocks_));
     ctrl_ = DeviceArray<Roe3Ctrl>(1);
     gain_ = DeviceArray<double>(1);
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(gain_.get(), 0, sizeof(double), stream_));
@@ -595,7 +595,8 @@ class CudaRoe3Backend final : public CudaBackend {
     const gpu::roe3k::StageInputs<Real> in{{state(0), state(1), state(2)}};
     const dim3 blocks(static_cast<unsigned>(side_blocks_), 4, 3);
     gpu::roe3k::side_rate_kernel<Real>
-        <<<blocks, gpu::forcing::kThreads, 0, stream_>>>(in, bed_.get(), grid_, prm_, ctrl_.get(), sides_.rate());
+        <<<blocks, gpu::forcing::kThreads, 0, stream_>>>(in, bed_.get(), grid_, prm_, owned_, ctrl_.get(),
+                                                          sides_.rate());
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 side_rate_kernel");
   }
 

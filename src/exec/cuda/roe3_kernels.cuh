@@ -86,9 +86,9 @@ struct MarchArgs {
   int rows;               // rows per chunk
   index_t strips, chunks;
   Roe3Ctrl* ctrl;
-  double* positivity_sum;  // positivity account: the depths the clamps added (carried to U^{n+1}), summed
+  double* positivity_sum;  // positivity account: the depths the clamps added (carried to U^{n+1}) of the owned cells, summed
   ScalarArgs<Real> sc;    // count = 0: no scalars
-  CellBox owned;          // the cells whose rate and finiteness count (a rank's own; else the grid)
+  CellBox owned;          // the cells whose rate, finiteness and clamps count (a rank's own; else the grid)
 };
 
 __device__ __forceinline__ double warp_max(double v) {
@@ -231,7 +231,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1) mar
           march.dst.h[cb] = q.h;
           march.dst.hu[cb] = q.hu;
           march.dst.hv[cb] = q.hv;
-          added_depth_sum += added_depth;
+          if (march.owned.contains(i, j - 1)) added_depth_sum += added_depth;  // a rank's own cells (the halo's are another's)
           if constexpr (kScalars) {
             stage_scalars(march.sc, kStage, g, march.src.h, i, j - 1, cb, mw_pend, me_pend, ms_pend, mn, u0.h, q.h,
                           static_cast<Real>(dt), prm.inv_dx, prm.inv_dy);
@@ -343,6 +343,7 @@ __global__ void apply_kernel(const MarchArgs<Real> march) {
       march.dst.h[c] = q.h;
       march.dst.hu[c] = q.hu;
       march.dst.hv[c] = q.hv;
+      if (!march.owned.contains(t % g.nx, t / g.nx)) added_depth = Real(0);  // a rank's halo cell: its owner counts it
       if constexpr (kScalars) {
         const ScalarArgs<Real>& scalars = march.sc;
         stage_scalars(scalars, 0, g, march.un.h, t % g.nx, t / g.nx, c, scalars.mass[0][t], scalars.mass[1][t],
@@ -450,14 +451,14 @@ struct StageInputs {
 template <class Real>
 __global__ void __launch_bounds__(forcing::kThreads)
     side_rate_kernel(StageInputs<Real> in, const roe3::BedPoints<Real>* bed, Grid g, roe3::Params<Real> prm,
-                     const Roe3Ctrl* ctrl, double* part) {
+                     CellBox owned, const Roe3Ctrl* ctrl, double* part) {
   if (!ctrl->active) return;  // the whole grid
   __shared__ double sum_buf[forcing::kThreads];
   const int side = static_cast<int>(blockIdx.y);
   const StateArrays<Real>& a = in.a[blockIdx.z];
   const bool x_side = side < 2;
   const bool ghost_first = side == 0 || side == 2;
-  const index_t n = x_side ? g.ny : g.nx;
+  const SideCells along = owned_side_cells(owned, g.nx, g.ny, side);  // a rank's part of a domain side
   const index_t pitch = g.pitch();
   const auto trace = [&](index_t c) {
     Real h[9], hu[9], hv[9], z[9];
@@ -471,7 +472,7 @@ __global__ void __launch_bounds__(forcing::kThreads)
   const index_t k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const index_t i = side == 0 ? 0 : side == 1 ? g.nx - 1 : k;
   const index_t j = side == 2 ? 0 : side == 3 ? g.ny - 1 : k;
-  if (k < n && !math::is_nan(a.z[g.index(i, j)])) {
+  if (k >= along.begin && k < along.end && !math::is_nan(a.z[g.index(i, j)])) {
     const index_t c = g.index(i, j);
     const index_t ghost = c + (side == 0 ? -1 : side == 1 ? 1 : side == 2 ? -pitch : pitch);
     const double r = x_side ? roe3::boundary_inflow<0>(trace(c), trace(ghost), ghost_first, prm.phys)

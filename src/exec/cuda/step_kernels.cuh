@@ -834,7 +834,8 @@ __device__ __forceinline__ unsigned long long lagged_march(
         ho[k] = q1.h;
         huo[k] = q1.hu;
         hvo[k] = q1.hv;
-        added_depth_sum += added_depth;  // cells this chunk owns only (the ring is another chunk's)
+        // Cells this chunk owns only (the ring is another chunk's); on a rank, its own (the halo's are another's).
+        if (!kRanked || grid.owned.contains(i, r)) added_depth_sum += added_depth;
         dry_all = dry_all && (math::is_nan(z) || dry_fixed(q1, grid.phys.h_dry));
         if constexpr (kMaxima) {  // constexpr: the benchmark's instance compiles as without maxima
           // p1's velocity is grow_cell_maxima's (cell_primitive's) for a wet cell.
@@ -1060,6 +1061,7 @@ __global__ void __launch_bounds__(kBlockThreads)
       const auto fn = cartesian_edge<1>(st(q), q.z, st(n), n.z, grid.phys);
       q1 = advance_cell(st(q), cell_rhs(grid, fw.to_right, fe.to_left, fs.to_right, fn.to_left), dt, grid.phys,
                         added_depth);
+      if (!grid.owned.contains(i, j)) added_depth = Real(0);  // a rank's halo cell: its owner counts it
       if constexpr (kScalars) {
         transport_scalars(grid, extras, c.parity, i, j, grid.index(i, j), q.h, w.h, e.h, s.h, n.h,
                           edge_mass_flux(w.hu, q.hu, fw, !math::is_nan(w.z)),

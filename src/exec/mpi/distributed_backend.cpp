@@ -24,6 +24,7 @@
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/exec/mpi/context.hpp"
 #include "shallows/exec/mpi/decomposition.hpp"
+#include "shallows/solver/mass_balance.hpp"
 #endif
 
 namespace shallows::mpi {
@@ -39,7 +40,7 @@ class Distributed final : public DistributedBackend {
  public:
   Distributed(const Problem& p, const BackendOptions& o, const LocalFactory& make_local, int extra_halo,
               bool overlap_by_default)
-      : global_(p.grid), rank_(mpi::rank()), size_(mpi::size()) {
+      : global_(p.grid), closed_(closed_domain(p)), rank_(mpi::rank()), size_(mpi::size()) {
     if (p.on_mesh()) throw std::runtime_error("meshes run on one rank only (no MPI decomposition of meshes yet)");
     if (o.halo_steps < 1) throw std::runtime_error("--halo-steps / parallel.halo_steps must be at least 1");
     pg_ = choose_process_grid(size_, p.grid.nx, p.grid.ny, o.ranks_x, o.ranks_y);
@@ -166,9 +167,40 @@ class Distributed final : public DistributedBackend {
   void load_state(const Fields&) override { throw std::runtime_error("restarts run on one MPI rank only"); }
   void load_maxima(const Maxima&) override { throw std::runtime_error("restarts run on one MPI rank only"); }
 
-  // Not kept: the executors' accounts include their halo cells, which other
-  // ranks own. NaN leaves the mass balance unchecked (mass_balance).
-  double positivity_volume() const override { return std::numeric_limits<double>::quiet_NaN(); }
+  // The executors count their owned cells' clamps; the ranks' totals are
+  // added in rank order. One rank adds each row's gains to its total step by
+  // step, so that where the clamps fall in more than one block the sum
+  // differs from it by round-off; where they fall in one, it is its bits.
+  // NaN where an executor keeps no account on a rank. Collective.
+  double positivity_volume() const override {
+    const std::vector<double> all = gather_parts({local_->positivity_volume()}, [](const Block&) { return 1; });
+    double total = 0;
+    for (double v : all) total += v;
+    MPI_Bcast(&total, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return total;
+  }
+
+  // The executors account the sides of their blocks that are sides of the
+  // domain, along their owned cells (ForcingState::boundary); each side's in
+  // and out are added in rank order, so that a side that lies in one block
+  // (the west and east sides with ranks_y = 1, the south and north with
+  // ranks_x = 1) has the one-rank bits, and a side split over blocks the
+  // one-rank value to round-off. NaN behind walls, as on one rank, and where
+  // an executor keeps no account on a rank. Collective but behind walls.
+  BoundaryFlow boundary_flow() const override {
+    if (closed_) return {};
+    ForcingState mine;
+    local_->read_forcing_accounts(mine);
+    std::vector<double> part = mine.boundary;
+    if (part.size() != 8) part.assign(8, std::numeric_limits<double>::quiet_NaN());
+    const std::vector<double> all = gather_parts(part, [](const Block&) { return 8; });
+    double sides[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (std::size_t k = 0; k < all.size(); ++k) sides[k % 8] += all[k];
+    const BoundaryFlow f = BoundaryFlow::of_pairs(sides, 4);
+    double v[2] = {f.in, f.out};
+    MPI_Bcast(v, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return {v[0], v[1]};
+  }
 
   // The executors account their owned cells by row (ForcingState): the
   // parts of each global row are added in rank order, so that with one rank
@@ -493,6 +525,7 @@ class Distributed final : public DistributedBackend {
   }
 
   Grid global_;
+  bool closed_;  // closed_domain: no water crosses the sides
   int rank_, size_;
   ProcessGrid pg_;
   int k_ = 1;

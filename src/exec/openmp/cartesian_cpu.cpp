@@ -248,8 +248,8 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     rhs_hu_.assign(cells, Real(0));
     rhs_hv_.assign(cells, Real(0));
     row_gain_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
-    // The water crossing the sides, where one may cross (one process: a rank's block edges are not sides).
-    this->boundary_kept_ = !closed_domain(p) && p.owned.cells() == 0;
+    // The water crossing the sides, where one may cross (on a rank, the sides facing other ranks are open).
+    this->boundary_kept_ = !closed_domain(p);
     this->start();
   }
 
@@ -317,10 +317,12 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
       const bool clamped = update_row(fields_.h.data() + c, fields_.hu.data() + c, fields_.hv.data() + c,
                                       fields_.z.data() + c, rhs_h_.data() + k, rhs_hu_.data() + k,
                                       rhs_hv_.data() + k, g.nx, dt, friction, physics_);
-      // The row's clamp gains, left in rhs_h by update_row; rare, so summed only where there are any.
+      // The row's clamp gains, left in rhs_h by update_row; rare, so summed only where there are any. A rank
+      // counts its owned cells: the halo's are their owners'.
       double sum = 0;
-      if (clamped) {
-        for (index_t i = 0; i < g.nx; ++i) sum += static_cast<double>(rhs_h_[static_cast<std::size_t>(k + i)]);
+      if (clamped && j >= owned_.j0 && j < owned_.j1) {
+        for (index_t i = owned_.i0; i < owned_.i1; ++i)
+          sum += static_cast<double>(rhs_h_[static_cast<std::size_t>(k + i)]);
       }
       row_gain_[static_cast<std::size_t>(j)] = sum;
     }

@@ -94,8 +94,8 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
     rhs_hu_.assign(cells, Real(0));
     rhs_hv_.assign(cells, Real(0));
     row_gain_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
-    // The water crossing the sides, where one may cross (one process: a rank's block edges are not sides).
-    this->boundary_kept_ = !closed_domain(p) && p.owned.cells() == 0;
+    // The water crossing the sides, where one may cross (on a rank, the sides facing other ranks are open).
+    this->boundary_kept_ = !closed_domain(p);
     // About four blocks of rows per thread (results do not depend on the split).
     rows_per_block_ = std::max<index_t>(4, (grid_.ny + 4 * threads_ - 1) / (4 * threads_));
     compute_bed_points();
@@ -256,14 +256,10 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
                             : roe3::boundary_inflow<1>(trace_at(a, in), trace_at(a, ghost), ghost_first, physics_);
       this->add_boundary(side, rate * length * dt_weight);
     };
-    for (index_t j = 0; j < g.ny; ++j) {
-      edge(Side::west, 0, j, g.dy);
-      edge(Side::east, g.nx - 1, j, g.dy);
-    }
-    for (index_t i = 0; i < g.nx; ++i) {
-      edge(Side::south, i, 0, g.dx);
-      edge(Side::north, i, g.ny - 1, g.dx);
-    }
+    this->for_side_cells(Side::west, [&](index_t j) { edge(Side::west, 0, j, g.dy); });
+    this->for_side_cells(Side::east, [&](index_t j) { edge(Side::east, g.nx - 1, j, g.dy); });
+    this->for_side_cells(Side::south, [&](index_t i) { edge(Side::south, i, 0, g.dx); });
+    this->for_side_cells(Side::north, [&](index_t i) { edge(Side::north, i, g.ny - 1, g.dx); });
   }
 
   // dst = stage k of SSP-RK3 from U^n (fields_), the stage input src and rhs.
@@ -289,7 +285,7 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
           dst.h[c] = q.h;
           dst.hu[c] = q.hu;
           dst.hv[c] = q.hv;
-          row_gain += static_cast<double>(added_depth);
+          if (owned_.contains(i, j)) row_gain += static_cast<double>(added_depth);  // a rank's own cells (not its halo)
         }
         row_gain_[static_cast<std::size_t>(j)] = row_gain;
       }

@@ -252,6 +252,14 @@ class CpuGridBackend : public Backend {
     fill_ghosts(state_arrays());
   }
 
+  // f(along) for each cell along a side whose water the sides' account
+  // counts, in order (owned_side_cells: none on a side facing another rank).
+  template <class F>
+  void for_side_cells(Side side, F&& f) const {
+    const SideCells cells = owned_side_cells(owned_, grid_.nx, grid_.ny, static_cast<int>(side));
+    for (index_t k = cells.begin; k < cells.end; ++k) f(k);
+  }
+
   // First order, before the update of a step of dt: the water it moves
   // across each side (boundary_flux.hpp), from the state it starts from.
   void account_boundary(double dt) {
@@ -261,14 +269,10 @@ class CpuGridBackend : public Backend {
     const auto add = [&](Side side, index_t ghost, index_t inside, double length) {
       add_boundary(side, boundary_inflow_rate(side, at(ghost), at(inside), fields_.z[inside], physics_) * length);
     };
-    for (index_t j = 0; j < g.ny; ++j) {
-      add(Side::west, g.index(-1, j), g.index(0, j), dt_dy);
-      add(Side::east, g.index(g.nx, j), g.index(g.nx - 1, j), dt_dy);
-    }
-    for (index_t i = 0; i < g.nx; ++i) {
-      add(Side::south, g.index(i, -1), g.index(i, 0), dt_dx);
-      add(Side::north, g.index(i, g.ny), g.index(i, g.ny - 1), dt_dx);
-    }
+    for_side_cells(Side::west, [&](index_t j) { add(Side::west, g.index(-1, j), g.index(0, j), dt_dy); });
+    for_side_cells(Side::east, [&](index_t j) { add(Side::east, g.index(g.nx, j), g.index(g.nx - 1, j), dt_dy); });
+    for_side_cells(Side::south, [&](index_t i) { add(Side::south, g.index(i, -1), g.index(i, 0), dt_dx); });
+    for_side_cells(Side::north, [&](index_t i) { add(Side::north, g.index(i, g.ny), g.index(i, g.ny - 1), dt_dx); });
   }
 
   // A volume through a side into its account: in where > 0, else out.
@@ -408,8 +412,10 @@ class CpuGridBackend : public Backend {
   std::vector<BoundarySegment> segment_specs_;        // Problem::segments
   std::vector<SegmentCondition<Real>> segments_;      // their conditions at the current step
   bool boundary_series_ = false;                      // a side or segment follows a time series
-  // Water in and out through each side (m^3; account_boundary), kept by the
-  // first-order executor of a single process when a side is not a wall.
+  // Water in and out through each side (m^3; account_boundary), kept when a
+  // side is not a wall; on a rank, through its block's sides that are sides
+  // of the domain, along its owned cells (the distributed executor sums the
+  // ranks' accounts).
   bool boundary_kept_ = false;
   std::array<double, 8> boundary_{};
   CellBox owned_;  // the cells whose rates set dt (Problem::owned_cells)
@@ -425,7 +431,7 @@ class CpuGridBackend : public Backend {
   std::array<std::vector<Real>, 4> mass_;
   std::vector<std::vector<Real>> c_next_;
   std::vector<double> max_h_, max_speed_, arrival_;
-  double positivity_depth_ = 0;  // sum of clamp_added_depth over cells and steps
+  double positivity_depth_ = 0;  // sum of clamp_added_depth over the owned cells and the steps
   CpuForcing<Real> forcing_;
   // A halo exchange for the next step's first sweep (exchange_in_next_step).
   std::function<void()> pending_exchange_;

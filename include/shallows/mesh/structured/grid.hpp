@@ -39,4 +39,22 @@ struct CellBox {
   SHALLOWS_HD bool contains(index_t i, index_t j) const { return i >= i0 && i < i1 && j >= j0 && j < j1; }
 };
 
+// The cells along a side (0-3: west, east, south, north) of an nx x ny grid
+// that a process owning `owned` accounts the water through: begin..end-1
+// along the side (rows on west and east, columns on south and north), the
+// whole side on one process. Empty on a side that is not a side of the
+// domain: a rank's block side that faces another rank, which its owned
+// cells do not reach (the cells beyond are halo).
+struct SideCells {
+  index_t begin = 0, end = 0;
+};
+SHALLOWS_HD SideCells owned_side_cells(const CellBox& owned, index_t nx, index_t ny, int side) {
+  switch (side) {
+    case 0: return owned.i0 == 0 ? SideCells{owned.j0, owned.j1} : SideCells{};
+    case 1: return owned.i1 == nx ? SideCells{owned.j0, owned.j1} : SideCells{};
+    case 2: return owned.j0 == 0 ? SideCells{owned.i0, owned.i1} : SideCells{};
+    default: return owned.j1 == ny ? SideCells{owned.i0, owned.i1} : SideCells{};
+  }
+}
+
 } // namespace shallows
