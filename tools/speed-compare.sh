@@ -28,9 +28,10 @@ bench() {
   for p in float double; do
     # The first row of that precision, in the column its table's header names cell-updates/s.
     rate=$(awk -F'|' -v p="$p" '
-      /^\| case/ { for (i = 2; i < NF; ++i) { c = $i; gsub(/ /, "", c); col[c] = i } next }
-      /^\|/ && col["precision"] { q = $col["precision"]; gsub(/ /, "", q)
-        if (q == p) { r = $col["cell-updates/s"]; gsub(/ /, "", r); print r; exit } }' "$work/out.txt")
+      /^\| case/ { delete col; for (i = 2; i < NF; ++i) { c = $i; gsub(/ /, "", c)
+          if (c == "precision") col["p"] = i; if (c ~ /cell-updates\/s$/ && !("r" in col)) col["r"] = i } next }
+      /^\|/ && ("p" in col) && ("r" in col) { q = $col["p"]; gsub(/ /, "", q)
+        if (q == p) { r = $col["r"]; gsub(/ /, "", r); print r; exit } }' "$work/out.txt")
     echo "$side $label $p: $rate"
     [[ -n $rate ]] && keep "$label $p $side" "$rate"
   done
