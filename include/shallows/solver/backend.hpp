@@ -126,7 +126,7 @@ class Backend {
   // Water volume sum(h) dx dy over active cells, summed in a fixed order.
   virtual double volume() const = 0;
   // Water the positivity fixes (the depth clamps of advance_cell and of the
-  // SSP-RK3 stages, clamp_gain) added to the active cells since the start,
+  // SSP-RK3 stages, clamp_added_depth) added to the active cells since the start,
   // in m^3; a closed domain's volume changes by exactly this, to round-off.
   // A rank's executor counts its owned cells (Problem::owned).
   virtual double positivity_volume() const = 0;
