@@ -54,6 +54,9 @@
 #             (shallows bench under mpirun); S004-T1 also with SHALLOWS_HALO_OVERLAP=on
 #   mps       the same ranks sharing the first GPU through CUDA MPS: S004-T1 8192^2 and S003-T3 4096^2 on 2 ranks
 #             with and without MPS against 1 rank; outputs under MPS against 1 rank (S000-T1, the boundaries case)
+#   peers     the open GPU peers of ../shared/peers-bench (copied to $PEERS, default .peers: TUM SWE f-wave and
+#             augmented Riemann, TRITON) on their circular dam break at 8192^2, and shallows in the same call: bench
+#             S004-T1 8192^2 and `shallows run` on the peers' case (bench/cases/peers-dambreak.toml), float and double
 #   before    build the tree in $BEFORE_SRC (the code before a change that must not change results or
 #             speed, e.g. unpacked by `git archive OLD | tar -x -C .device/old`) into $BUILD-before
 #   compare   against that build: every case of tools/compare-outputs.sh on the GPU, every output file the
@@ -414,6 +417,32 @@ stage_mpi() {
 # Ranks sharing the first GPU through CUDA MPS (the daemon nvidia-cuda-mps-control, pipe and log folders under
 # $OUT, stopped at the end), against the same ranks without it and one rank: S004-T1 8192^2 at k = 1, 4 and
 # S003-T3 4096^2 at k = 1, 2; S000-T1 and the boundaries case on 2, 3, 4 ranks under MPS against one rank.
+stage_peers() {
+  # The open GPU peers (TUM SWE f-wave and augmented Riemann, TRITON) built from their sources by
+  # ../shared/peers-bench (copied to $PEERS, default .peers), on its circular dam break at 8192^2, then shallows in the
+  # same call: `shallows bench` on S004-T1 (the same kind of load) and `shallows run` on the peers' own case.
+  local peers=${PEERS:-$REPO/.peers} n=8192 p out rate
+  [[ -x $peers/bench_peers.sh || -f $peers/bench_peers.sh ]] || { fail "peers: no $peers/bench_peers.sh"; return 1; }
+  OUT="$OUT/peers" PEER_SIZES=$n bash "$peers/bench_peers.sh" >"$OUT/peers.csv" 2>"$OUT/peers.log" ||
+    fail "peers: bench_peers.sh (see peers.log)"
+  while IFS=, read -r peer prec nx ny steps secs rate; do
+    [[ $peer == peer || $peer == \#* || -z $peer ]] && continue
+    note "peer $peer $prec ${nx}x$ny: $rate cell-updates/s ($steps steps in $secs s)"
+    echo "| $(date -u +%F) | $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) | $COMMIT | peers dam break | ${nx}x$ny | $prec | $peer | $rate | - | ../shared/peers-bench, $steps steps in $secs s, same call as the shallows rows below |" >>"$ROWS"
+  done <"$OUT/peers.csv"
+  grep "^# FAILED" "$OUT/peers.csv" | while read -r line; do note "$line"; done
+  bench -c s004-t1 -n $n -p float,double -s "$BENCH_SECONDS" >/dev/null || fail "peers: shallows bench"
+  for p in float double; do
+    out="$BUILD/gpu-check-peers/$p"
+    rm -rf "$out"
+    "$SHALLOWS" run "$REPO/bench/cases/peers-dambreak.toml" --backend cuda --precision "$p" -q -o "$out" \
+      >>"$OUT/bench.log" 2>&1 || { fail "peers: shallows run $p"; continue; }
+    rate=$(grep -o '"cell_updates_per_second": [0-9.e+]*' "$out/summary.json" | awk '{print $2}')
+    note "shallows $p on the peers' dam break ${n}^2 (shallows run): $rate cell-updates/s"
+    echo "| $(date -u +%F) | $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) | $COMMIT | peers dam break | ${n}x$n | $p | shallows run | $rate | - | bench/cases/peers-dambreak.toml, to t = 1 s, no output; same call as the peers' rows |" >>"$ROWS"
+  done
+}
+
 stage_mps() {
   local mpirun
   mpirun=$(sed -n 's/^SHALLOWS_MPIEXEC:FILEPATH=//p' "$BUILD/CMakeCache.txt")
@@ -642,6 +671,7 @@ for s in "${STAGES[@]}"; do
     mpi) stage_mpi ;;
     scaling) stage_scaling ;;
     mps) stage_mps ;;
+    peers) stage_peers ;;
     profile) stage_profile ;;
     profile3) stage_profile3 ;;
     lines) stage_lines ;;
