@@ -1,8 +1,22 @@
 #!/usr/bin/env bash
 # Installs the Debian packages shallows builds with (when run as root on
-# Debian/Ubuntu and something is missing), then configures and builds into build/.
+# Debian/Ubuntu and something is missing), then configures build/ and builds
+# what running needs: the library and the shallows command. tools/test.sh
+# builds the tests into the same build/.
+#
+# The CUDA backend is built where it can run or where asked: an nvidia-smi
+# that answers, SHALLOWS_CUDA=ON in the environment, or --cuda. Elsewhere
+# it is left out, which halves the first build on a machine without a GPU.
+# Other arguments go to cmake (e.g. -DCMAKE_CUDA_ARCHITECTURES=90).
+#
+# Usage: tools/setup.sh [--cuda] [cmake arguments...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+cuda=${SHALLOWS_CUDA:-}
+args=()
+for a in "$@"; do
+  if [ "$a" = --cuda ]; then cuda=ON; else args+=("$a"); fi
+done
 packages=(cmake ninja-build g++ pkg-config libtomlplusplus-dev libmuparser-dev libcli11-dev
           libnetcdf-dev netcdf-bin libgdal-dev libpng-dev libgtest-dev libgmock-dev libopenmpi-dev openmpi-bin)
 if command -v dpkg-query >/dev/null; then
@@ -22,5 +36,10 @@ if command -v dpkg-query >/dev/null; then
 fi
 # nvcc is often installed outside PATH.
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
-cmake --preset release "$@"
-cmake --build --preset release
+if [ -z "$cuda" ]; then
+  # A GPU that answers: CUDA where nvcc is found (AUTO), for that GPU.
+  if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then cuda=AUTO; else cuda=OFF; fi
+fi
+echo "setup: CUDA backend $cuda (SHALLOWS_CUDA=ON or --cuda builds it without a GPU)"
+cmake --preset release -DSHALLOWS_CUDA="$cuda" ${args[@]+"${args[@]}"}
+cmake --build --preset release --target shallows_cli
