@@ -91,8 +91,9 @@ struct ScalarSides {
 // ghost's concentration. Every grid executor's stencil, CPU and GPU.
 template <class Real, class Depth>
 SHALLOWS_HD ScalarStencil<Real> grid_scalar_stencil(index_t i, index_t j, index_t nx, index_t ny, index_t c,
-                                                    index_t pitch, const Real* hc, Real cc, Real fw, Real fe, Real fs,
-                                                    Real fn, const ScalarSides<Real>& sides, const Depth& depth) {
+                                                    index_t pitch, const Real* __restrict__ hc, Real cc, Real fw,
+                                                    Real fe, Real fs, Real fn, const ScalarSides<Real>& sides,
+                                                    const Depth& depth) {
   const auto beyond = [&](bool outside, Side side, index_t along, index_t x) {
     if (!outside) return concentration(hc[x], depth(side, x));
     const auto sd = static_cast<int>(side);
