@@ -142,16 +142,6 @@ void copy_into_interior(const Grid& g, const std::vector<double>& in, Real* padd
   }
 }
 
-// Sum of row j of a padded array's interior, in column order. Every executor
-// sums a volume row by row with this, then the rows in order, so that all
-// report the same bits.
-template <class Real>
-double row_sum(const Grid& g, const Real* padded, index_t j) {
-  double sum = 0;
-  for (index_t i = 0; i < g.nx; ++i) sum += static_cast<double>(padded[g.index(i, j)]);
-  return sum;
-}
-
 template <class Real>
 BoundaryCondition<Real> to_precision(const BoundaryCondition<double>& bc) {
   return {bc.kind, static_cast<Real>(bc.value)};

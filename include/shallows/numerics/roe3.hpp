@@ -42,6 +42,7 @@
 // d_ij = dx/2 or dy/2 the distance from the cell centre to the edge.
 #include <cmath>
 
+#include "shallows/bc/side_account.hpp"
 #include "shallows/core/math.hpp"
 #include "shallows/core/state.hpp"
 #include "shallows/mesh/structured/cartesian_edges.hpp"
@@ -275,11 +276,8 @@ template <class Real>
 SHALLOWS_HD double boundary_inflow(const EdgePair<Real>& e, Real qn0, Real qn1, bool ghost_first) {
   const Real qn[2] = {qn0, qn1};
   double q = 0;
-  for (int l = 0; l < 2; ++l) {
-    q += ghost_first ? static_cast<double>(qn[l]) - static_cast<double>(e.f[l].to_right.h)
-                     : static_cast<double>(qn[l]) + static_cast<double>(e.f[l].to_left.h);
-  }
-  return ghost_first ? 0.5 * q : -0.5 * q;
+  for (int l = 0; l < 2; ++l) q += edge_inflow(static_cast<double>(qn[l]), e.f[l], !ghost_first);
+  return 0.5 * q;
 }
 
 // The same from the traces of the inside cell and of its ghost.

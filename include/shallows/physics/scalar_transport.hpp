@@ -72,6 +72,45 @@ SHALLOWS_HD Real concentration_beyond(Side side, index_t along, Real inside, Bou
                 : ghost_concentration(side_kind, inside, side_given);
 }
 
+// What a scalar finds beyond a grid's sides: each side's condition and the
+// concentration it brings (west, east, south, north), the segments and the
+// concentration each brings (segment_given[k] for segment k).
+template <class Real>
+struct ScalarSides {
+  BoundaryKind kind[4];
+  const Real* given;
+  const SegmentCondition<Real>* segments;
+  int count;
+  const Real* segment_given;
+};
+
+// The stencil of active cell (i, j) (padded index c, rows `pitch` apart) of
+// an nx x ny grid whose edges carry the mass fluxes fw..fn and whose
+// concentration is cc, for the scalar whose h c is hc: a neighbour inside the
+// grid brings concentration(hc[x], depth(side, x)), one beyond a side its
+// ghost's concentration. Every grid executor's stencil, CPU and GPU.
+template <class Real, class Depth>
+SHALLOWS_HD ScalarStencil<Real> grid_scalar_stencil(index_t i, index_t j, index_t nx, index_t ny, index_t c,
+                                                    index_t pitch, const Real* __restrict__ hc, Real cc, Real fw,
+                                                    Real fe, Real fs, Real fn, const ScalarSides<Real>& sides,
+                                                    const Depth& depth) {
+  const auto beyond = [&](bool outside, Side side, index_t along, index_t x) {
+    if (!outside) return concentration(hc[x], depth(side, x));
+    const auto sd = static_cast<int>(side);
+    return concentration_beyond(side, along, cc, sides.kind[sd], sides.given[sd], sides.segments, sides.count,
+                                sides.segment_given);
+  };
+  return {fw,
+          fe,
+          fs,
+          fn,
+          cc,
+          beyond(i == 0, Side::west, j, c - 1),
+          beyond(i == nx - 1, Side::east, j, c + 1),
+          beyond(j == 0, Side::south, i, c - pitch),
+          beyond(j == ny - 1, Side::north, i, c + pitch)};
+}
+
 // The cell's water after the fluxes of the stencil over dt from depth h.
 template <class Real>
 SHALLOWS_HD Real transported_water(const ScalarStencil<Real>& s, Real h, Real dt, Real inv_dx, Real inv_dy) {

@@ -14,6 +14,7 @@
 #include "cuda_check.cuh"
 #include "device_array.cuh"
 #include "forcing_kernels.cuh"
+#include "shallows/bc/side_account.hpp"
 #include "shallows/mesh/structured/boundary_flux.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/forcing.hpp"
@@ -40,18 +41,15 @@ __global__ void __launch_bounds__(forcing::kThreads)
   const SideCells along = owned_side_cells(grid.owned, grid.nx, grid.ny, side);  // a rank's part of a domain side
   double in = 0, out = 0;
   for (index_t k = along.begin + threadIdx.x; k < along.end; k += blockDim.x) {
-    const index_t i = side == 0 ? 0 : side == 1 ? grid.nx - 1 : k;
-    const index_t j = side == 2 ? 0 : side == 3 ? grid.ny - 1 : k;
-    const index_t c = grid.index(i, j);
+    const SideCell e = side_cell(side, k, grid.nx, grid.ny);
+    const index_t c = grid.index(e.i, e.j);
     const State<Real> q{h[c], hu[c], hv[c]};
     const Real z = grid.z[c];
     const State<Real> ghost =
         ghost_state(q, z, static_cast<Side>(side), condition_at(static_cast<Side>(side), k, side_now, extras.segments,
                                                                 extras.segment_count),
                     grid.phys);
-    const double r = boundary_inflow_rate(static_cast<Side>(side), ghost, q, z, grid.phys);
-    if (r > 0) in += r;
-    else out -= r;
+    account_side(in, out, boundary_inflow_rate(static_cast<Side>(side), ghost, q, z, grid.phys));
   }
   in = forcing::block_sum(in, sum_buf);
   out = forcing::block_sum(out, sum_buf);

@@ -506,9 +506,7 @@ class CudaExecutor final : public CudaBackend {
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(rows.data(), rows_.get(), rows.size() * sizeof(double),
                                         cudaMemcpyDeviceToHost, stream_));
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    double total = 0;
-    for (double r : rows) total += r;
-    return total * grid_.dx * grid_.dy;
+    return layout_volume(GridCells{grid_, {}}, rows);
   }
 
   // Summed on the device by warps with a clamp (warp_add_nonzero), in the

@@ -296,8 +296,7 @@ class CudaMeshExecutor final : public CudaBackend {
 
     // Host copies for volume(): the CPU's sum, in its order.
     area_ = std::move(hm.area);
-    active_.resize(n);
-    for (std::size_t c = 0; c < n; ++c) active_[c] = std::isnan(static_cast<double>(hm.z[c])) ? 0 : 1;
+    bed_ = hm.z;
 
     // The uploads above are synchronous on the host but may still be in
     // flight on the device (pageable memory); stream_ does not wait for the
@@ -395,19 +394,9 @@ class CudaMeshExecutor final : public CudaBackend {
   // each summed in cell order, then the blocks in order (the same bits).
   double volume() const override {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    const auto n = static_cast<std::size_t>(cells_);
-    std::vector<Real> h(n);
-    h_.download(h.data(), n);
-    constexpr std::size_t block = 4096;
-    double total = 0;
-    for (std::size_t b = 0; b < n; b += block) {
-      double s = 0;
-      for (std::size_t c = b; c < std::min(n, b + block); ++c) {
-        if (active_[c]) s += static_cast<double>(h[c]) * area_[c];
-      }
-      total += s;
-    }
-    return total;
+    std::vector<Real> h(static_cast<std::size_t>(cells_));
+    h_.download(h.data(), h.size());
+    return layout_volume(MeshCells{&area_}, h.data(), bed_.data());
   }
 
   // Summed on the device (warp_add_nonzero): exact to round-off, not bit-identical to the CPU.
@@ -506,7 +495,7 @@ class CudaMeshExecutor final : public CudaBackend {
   DeviceArray<Real> fl_h_, fl_hu_, fl_hv_, fr_h_, fr_hu_, fr_hv_, f_speed_;
   DeviceArray<double> max_h_, max_speed_, arrival_;
   std::vector<double> area_;
-  std::vector<unsigned char> active_;
+  std::vector<Real> bed_;
   int slot_ = 0;
   index_t steps_launched_ = 0;
   // Last: destroyed first, after the destructor has synchronised stream_.

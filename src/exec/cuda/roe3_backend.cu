@@ -283,9 +283,7 @@ class CudaRoe3Backend final : public CudaBackend {
     const auto padded = static_cast<std::size_t>(grid_.padded_size());
     std::vector<Real> h(padded);
     h_[0].download(h.data(), padded);
-    double total = 0;
-    for (index_t j = 0; j < grid_.ny; ++j) total += row_sum(grid_, h.data(), j);
-    return total * grid_.dx * grid_.dy;
+    return layout_volume(GridCells{grid_, {}}, h.data(), static_cast<const Real*>(nullptr));
   }
 
   // Summed on the device (warp_add_nonzero): exact to round-off, not bit-identical to the CPU.

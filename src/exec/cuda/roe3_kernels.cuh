@@ -23,6 +23,7 @@
 // the kernels of a step return at once when it is not.
 #include <cuda_runtime.h>
 
+#include "shallows/solver/cell_layout.hpp"
 #include "shallows/solver/cell_maxima.hpp"
 #include "shallows/solver/time_step.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
@@ -107,23 +108,12 @@ __device__ void stage_scalars(const ScalarArgs<Real>& scalars, int k, const Grid
   const index_t pitch = g.pitch();
   for (int s = 0; s < scalars.count; ++s) {
     const Real* hc = scalars.hc[3 * s + scalars.src];
-    const Real cc = concentration(hc[c], src_h[c]);
-    // A neighbour beyond a side is its ghost.
-    const auto beyond = [&](bool outside, Side side, index_t along, index_t x) {
-      if (!outside) return concentration(hc[x], src_h[x]);
-      const int sd = static_cast<int>(side);
-      return concentration_beyond(side, along, cc, scalars.kind[sd], scalars.side_c[4 * s + sd], scalars.segments,
-                                  scalars.segment_count, scalars.segment_c + s * scalars.segment_count);
-    };
-    const ScalarStencil<Real> st{fw,
-                                 fe,
-                                 fs,
-                                 fn,
-                                 cc,
-                                 beyond(i == 0, Side::west, j, c - 1),
-                                 beyond(i == g.nx - 1, Side::east, j, c + 1),
-                                 beyond(j == 0, Side::south, i, c - pitch),
-                                 beyond(j == g.ny - 1, Side::north, i, c + pitch)};
+    const ScalarSides<Real> sides{{scalars.kind[0], scalars.kind[1], scalars.kind[2], scalars.kind[3]},
+                                  scalars.side_c + 4 * s, scalars.segments, scalars.segment_count,
+                                  scalars.segment_c + s * scalars.segment_count};
+    const ScalarStencil<Real> st =
+        grid_scalar_stencil(i, j, g.nx, g.ny, c, pitch, hc, concentration(hc[c], src_h[c]), fw, fe, fs, fn, sides,
+                            [&](Side, index_t x) { return src_h[x]; });
     Real conc = transported_concentration(st, src_h[c], dt, inv_dx, inv_dy);
     if (k > 0) {
       const Real cn = concentration(scalars.hc[3 * s][c], hn);
@@ -470,15 +460,13 @@ __global__ void __launch_bounds__(forcing::kThreads)
   };
   double rate_in = 0, rate_out = 0;
   const index_t k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const index_t i = side == 0 ? 0 : side == 1 ? g.nx - 1 : k;
-  const index_t j = side == 2 ? 0 : side == 3 ? g.ny - 1 : k;
-  if (k >= along.begin && k < along.end && !math::is_nan(a.z[g.index(i, j)])) {
-    const index_t c = g.index(i, j);
-    const index_t ghost = c + (side == 0 ? -1 : side == 1 ? 1 : side == 2 ? -pitch : pitch);
-    const double r = x_side ? roe3::boundary_inflow<0>(trace(c), trace(ghost), ghost_first, prm.phys)
-                            : roe3::boundary_inflow<1>(trace(c), trace(ghost), ghost_first, prm.phys);
-    rate_in = r > 0 ? r : 0.0;
-    rate_out = r > 0 ? 0.0 : -r;
+  const SideCell e = side_cell(side, k, g.nx, g.ny);
+  if (k >= along.begin && k < along.end && !math::is_nan(a.z[g.index(e.i, e.j)])) {
+    const index_t c = g.index(e.i, e.j);
+    const index_t ghost = g.index(e.i + e.di, e.j + e.dj);
+    account_side(rate_in, rate_out,
+                 x_side ? roe3::boundary_inflow<0>(trace(c), trace(ghost), ghost_first, prm.phys)
+                        : roe3::boundary_inflow<1>(trace(c), trace(ghost), ghost_first, prm.phys));
   }
   rate_in = forcing::block_sum(rate_in, sum_buf);
   rate_out = forcing::block_sum(rate_out, sum_buf);

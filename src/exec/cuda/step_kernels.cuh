@@ -65,6 +65,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "shallows/solver/cell_layout.hpp"
 #include "shallows/bc/boundary.hpp"
 #include "shallows/mesh/structured/cartesian_edges.hpp"
 #include "shallows/physics/cell_update.hpp"
@@ -1009,23 +1010,15 @@ __device__ __forceinline__ void transport_scalars(const Params<Real>& grid, cons
                                                   const Finish& finish) {
   for (int sc = 0; sc < extras.scalars; ++sc) {
     const Real* __restrict__ hc = extras.hc[2 * sc + parity];
-    const Real* given = extras.scalar_side + 4 * sc;
-    const Real cc = concentration(hc[k], h);
-    const auto beyond = [&](bool outside, int side, index_t along, index_t x, Real hx) {
-      if (!outside) return concentration(hc[x], hx);
-      return concentration_beyond(static_cast<Side>(side), along, cc, side_bc(grid, side).kind, given[side],
-                                  extras.segments, extras.segment_count,
-                                  extras.scalar_segment + sc * extras.segment_count);
+    const ScalarSides<Real> sides{{grid.bc[0].kind, grid.bc[1].kind, grid.bc[2].kind, grid.bc[3].kind},
+                                  extras.scalar_side + 4 * sc, extras.segments, extras.segment_count,
+                                  extras.scalar_segment + sc * extras.segment_count};
+    // The neighbours' depths, loaded by the caller.
+    const auto depth = [&](Side side, index_t) {
+      return side == Side::west ? hw : side == Side::east ? he : side == Side::south ? hs : hn;
     };
-    const ScalarStencil<Real> stencil{mw,
-                                      me,
-                                      ms,
-                                      mn,
-                                      cc,
-                                      beyond(i == 0, 0, j, k - 1, hw),
-                                      beyond(i == grid.nx - 1, 1, j, k + 1, he),
-                                      beyond(j == 0, 2, i, k - grid.pitch, hs),
-                                      beyond(j == grid.ny - 1, 3, i, k + grid.pitch, hn)};
+    const ScalarStencil<Real> stencil = grid_scalar_stencil(i, j, grid.nx, grid.ny, k, grid.pitch, hc,
+                                                            concentration(hc[k], h), mw, me, ms, mn, sides, depth);
     extras.hc[2 * sc + 1 - parity][k] =
         finish(sc, transported_concentration(stencil, h, dt, grid.inv_dx, grid.inv_dy) * h1);
   }
@@ -1206,7 +1199,7 @@ __global__ void slot_maxima_kernel(const Params<Real> grid, int slot, MaximaOf o
   }
 }
 
-// Row sums of h in double, each row summed in order (as the CPU executor).
+// Row sums of h in double, each row summed in order (group_water of GridCells, cell_layout.hpp).
 template <class Real>
 __global__ void row_volume_kernel(const Params<Real> grid, int slot, double* __restrict__ rows) {
   const index_t j = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;

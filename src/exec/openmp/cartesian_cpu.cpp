@@ -248,8 +248,6 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     rhs_hu_.assign(cells, Real(0));
     rhs_hv_.assign(cells, Real(0));
     row_gain_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
-    // The water crossing the sides, where one may cross (on a rank, the sides facing other ranks are open).
-    this->boundary_kept_ = !closed_domain(p);
     this->start();
   }
 
@@ -263,7 +261,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     }
     const double rate = this->reduce_rate(local_rate);
     const double dt = cfl_time_step(rate, cfl_, this->dry_dt_, dt_max);
-    if (this->boundary_kept_) this->account_boundary(static_cast<double>(static_cast<Real>(dt)));
+    if (this->forcing_.sides_kept()) this->account_boundary(static_cast<double>(static_cast<Real>(dt)));
     if (!hc_.empty()) this->transport_scalars(fields_.h.data(), hc_, static_cast<Real>(dt));
     apply_rhs(static_cast<Real>(dt));
     if (!hc_.empty()) this->store_scalars(fields_.h.data(), hc_);

@@ -94,8 +94,6 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
     rhs_hu_.assign(cells, Real(0));
     rhs_hv_.assign(cells, Real(0));
     row_gain_.assign(static_cast<std::size_t>(grid_.ny), 0.0);
-    // The water crossing the sides, where one may cross (on a rank, the sides facing other ranks are open).
-    this->boundary_kept_ = !closed_domain(p);
     // About four blocks of rows per thread (results do not depend on the split).
     rows_per_block_ = std::max<index_t>(4, (grid_.ny + 4 * threads_ - 1) / (4 * threads_));
     compute_bed_points();
@@ -121,7 +119,7 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
         rate = this->reduce_rate(rate);
         dt = cfl_time_step(rate, cfl_, this->dry_dt_, dt_max);
       }
-      if (this->boundary_kept_) {
+      if (this->forcing_.sides_kept()) {
         account_boundary(src, ssp_rk3::rhs_weight(k) * static_cast<double>(static_cast<Real>(dt)));
       }
       if (!hc_.empty()) {
@@ -244,22 +242,14 @@ class CpuRoe3Backend final : public detail::CpuGridBackend<Real> {
   // interior edges cancel, so the volume changes by the account to
   // round-off. Edges in a fixed order.
   void account_boundary(const StateArrays<Real>& a, double dt_weight) {
-    const Grid& g = grid_;
-    const auto edge = [&](Side side, index_t i, index_t j, double length) {
-      if (math::is_nan(a.z[g.index(i, j)])) return;
-      const bool x = side == Side::west || side == Side::east;
-      const index_t di = side == Side::west ? -1 : side == Side::east ? 1 : 0;
-      const index_t dj = side == Side::south ? -1 : side == Side::north ? 1 : 0;
-      const index_t in = g.index(i, j), ghost = g.index(i + di, j + dj);
+    this->for_side_edges([&](Side side, index_t in, index_t ghost, double length) {
+      if (math::is_nan(a.z[in])) return;
       const bool ghost_first = side == Side::west || side == Side::south;
-      const double rate = x ? roe3::boundary_inflow<0>(trace_at(a, in), trace_at(a, ghost), ghost_first, physics_)
-                            : roe3::boundary_inflow<1>(trace_at(a, in), trace_at(a, ghost), ghost_first, physics_);
+      const double rate = side == Side::west || side == Side::east
+                              ? roe3::boundary_inflow<0>(trace_at(a, in), trace_at(a, ghost), ghost_first, physics_)
+                              : roe3::boundary_inflow<1>(trace_at(a, in), trace_at(a, ghost), ghost_first, physics_);
       this->add_boundary(side, rate * length * dt_weight);
-    };
-    this->for_side_cells(Side::west, [&](index_t j) { edge(Side::west, 0, j, g.dy); });
-    this->for_side_cells(Side::east, [&](index_t j) { edge(Side::east, g.nx - 1, j, g.dy); });
-    this->for_side_cells(Side::south, [&](index_t i) { edge(Side::south, i, 0, g.dx); });
-    this->for_side_cells(Side::north, [&](index_t i) { edge(Side::north, i, g.ny - 1, g.dx); });
+    });
   }
 
   // dst = stage k of SSP-RK3 from U^n (fields_), the stage input src and rhs.

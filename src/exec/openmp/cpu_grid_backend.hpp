@@ -15,13 +15,14 @@
 #include <utility>
 #include <vector>
 
-#include "forcing_cpu.hpp"
+#include "cells_cpu.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/mesh/structured/boundary_flux.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/cell_maxima.hpp"
+#include "shallows/solver/mass_balance.hpp"
 #include "shallows/solver/time_step.hpp"
 
 namespace shallows::detail {
@@ -37,11 +38,7 @@ class CpuGridBackend : public Backend {
     for (std::size_t s = 0; s < hc_.size(); ++s) copy_interior(grid_, hc_[s].data(), out.hc[s]);
   }
 
-  void read_maxima(Maxima& out) const override {
-    out.max_h = max_h_;
-    out.max_speed = max_speed_;
-    out.arrival_time = arrival_;
-  }
+  void read_maxima(Maxima& out) const override { maxima_.read(out); }
 
   void load_state(const Fields& in) override {
     const auto cells = static_cast<std::size_t>(grid_.cells());
@@ -53,43 +50,19 @@ class CpuGridBackend : public Backend {
     fill_ghosts(state_arrays());
   }
 
-  void load_maxima(const Maxima& in) override {
-    if (!track_maxima_) return;
-    copy_maxima(in, max_h_, max_speed_, arrival_);
-  }
+  void load_maxima(const Maxima& in) override { maxima_.load(in); }
 
-  // Rows summed in parallel, then in row order: the same bits for any thread count.
   double volume() const override {
-    std::vector<double> rows(static_cast<std::size_t>(grid_.ny), 0.0);
-#pragma omp parallel for num_threads(threads_) schedule(static)
-    for (index_t j = 0; j < grid_.ny; ++j) rows[static_cast<std::size_t>(j)] = row_sum(grid_, fields_.h.data(), j);
-    double total = 0;
-    for (double r : rows) total += r;
-    return total * grid_.dx * grid_.dy;
+    return cell_volume(layout(), fields_.h.data(), static_cast<const Real*>(nullptr), threads_);
   }
 
   double positivity_volume() const override { return positivity_depth_ * grid_.dx * grid_.dy; }
 
   ForcingVolumes forcing_volumes() const override { return forcing_.volumes(); }
-  void read_forcing_state(ForcingState& out) const override {
-    forcing_.read(out);
-    if (boundary_kept_) out.boundary.assign(boundary_.begin(), boundary_.end());
-  }
-  void read_forcing_accounts(ForcingState& out) const override {
-    forcing_.read_accounts(out);
-    if (boundary_kept_) out.boundary.assign(boundary_.begin(), boundary_.end());
-  }
-  void load_forcing_state(const ForcingState& in) override {
-    check_load_size(in.boundary.size() == (boundary_kept_ ? boundary_.size() : 0), "load_forcing_state");
-    ForcingState forcing = in;
-    forcing.boundary.clear();
-    forcing_.load(forcing);
-    std::copy(in.boundary.begin(), in.boundary.end(), boundary_.begin());
-  }
-
-  BoundaryFlow boundary_flow() const override {
-    return boundary_kept_ ? BoundaryFlow::of_pairs(boundary_.data(), 4) : BoundaryFlow{};
-  }
+  void read_forcing_state(ForcingState& out) const override { forcing_.read(out); }
+  void read_forcing_accounts(ForcingState& out) const override { forcing_.read_accounts(out); }
+  void load_forcing_state(const ForcingState& in) override { forcing_.load(in); }
+  BoundaryFlow boundary_flow() const override { return forcing_.side_flow(); }
 
   std::size_t box_bytes(const CellBox& box) const override {
     return (3 + hc_.size()) * static_cast<std::size_t>(box.cells()) * sizeof(Real) + forcing_.box_bytes(box);
@@ -146,12 +119,9 @@ class CpuGridBackend : public Backend {
       for (auto& m : mass_) m.assign(cells, Real(0));
       c_next_.assign(hc_.size(), std::vector<Real>(cells, Real(0)));
     }
-    if (track_maxima_) {
-      const auto cells = static_cast<std::size_t>(grid_.cells());
-      max_h_.assign(cells, 0.0);
-      max_speed_.assign(cells, 0.0);
-      arrival_.assign(cells, std::numeric_limits<double>::quiet_NaN());
-    }
+    if (track_maxima_) maxima_.start(grid_.cells());
+    // The water crossing the sides, where one may cross (on a rank, the sides facing other ranks are open).
+    if (!closed_domain(p)) forcing_.keep_sides(4);
   }
 
   void start() {
@@ -252,35 +222,33 @@ class CpuGridBackend : public Backend {
     fill_ghosts(state_arrays());
   }
 
-  // f(along) for each cell along a side whose water the sides' account
-  // counts, in order (owned_side_cells: none on a side facing another rank).
+  // f(side, inside, ghost, length) for each boundary edge whose water the
+  // sides' account counts (padded indices of its cell and ghost, its
+  // length), side by side in order (owned_side_cells: none on a side
+  // facing another rank).
   template <class F>
-  void for_side_cells(Side side, F&& f) const {
-    const SideCells cells = owned_side_cells(owned_, grid_.nx, grid_.ny, static_cast<int>(side));
-    for (index_t k = cells.begin; k < cells.end; ++k) f(k);
+  void for_side_edges(F&& f) const {
+    const Grid& g = grid_;
+    for (int s = 0; s < 4; ++s) {
+      const SideCells cells = owned_side_cells(owned_, g.nx, g.ny, s);
+      for (index_t k = cells.begin; k < cells.end; ++k) {
+        const SideCell e = side_cell(s, k, g.nx, g.ny);
+        f(static_cast<Side>(s), g.index(e.i, e.j), g.index(e.i + e.di, e.j + e.dj), s < 2 ? g.dy : g.dx);
+      }
+    }
   }
 
   // First order, before the update of a step of dt: the water it moves
   // across each side (boundary_flux.hpp), from the state it starts from.
   void account_boundary(double dt) {
-    const Grid& g = grid_;
-    const double dt_dy = dt * g.dy, dt_dx = dt * g.dx;
     const auto at = [&](index_t c) { return State<Real>{fields_.h[c], fields_.hu[c], fields_.hv[c]}; };
-    const auto add = [&](Side side, index_t ghost, index_t inside, double length) {
-      add_boundary(side, boundary_inflow_rate(side, at(ghost), at(inside), fields_.z[inside], physics_) * length);
-    };
-    for_side_cells(Side::west, [&](index_t j) { add(Side::west, g.index(-1, j), g.index(0, j), dt_dy); });
-    for_side_cells(Side::east, [&](index_t j) { add(Side::east, g.index(g.nx, j), g.index(g.nx - 1, j), dt_dy); });
-    for_side_cells(Side::south, [&](index_t i) { add(Side::south, g.index(i, -1), g.index(i, 0), dt_dx); });
-    for_side_cells(Side::north, [&](index_t i) { add(Side::north, g.index(i, g.ny), g.index(i, g.ny - 1), dt_dx); });
+    for_side_edges([&](Side side, index_t inside, index_t ghost, double length) {
+      const double rate = boundary_inflow_rate(side, at(ghost), at(inside), fields_.z[inside], physics_);
+      add_boundary(side, rate * (dt * length));
+    });
   }
 
-  // A volume through a side into its account: in where > 0, else out.
-  void add_boundary(Side side, double volume) {
-    const auto s = static_cast<std::size_t>(side);
-    if (volume > 0) boundary_[2 * s] += volume;
-    else boundary_[2 * s + 1] -= volume;
-  }
+  void add_boundary(Side side, double volume) { forcing_.add_side(static_cast<std::size_t>(side), volume); }
 
   // After the scheme's step from t to t + dt: the forcing, then what the next step reads.
   void finish_step(double t, double dt) {
@@ -297,29 +265,18 @@ class CpuGridBackend : public Backend {
   void transport_scalars(const Real* h, const std::vector<std::vector<Real>>& hcs, Real dt) {
     const Grid& g = grid_;
     const Real inv_dx = Real(1.0 / g.dx), inv_dy = Real(1.0 / g.dy);
+    const auto depth = [&](Side, index_t x) { return h[x]; };
     for_active_cells([&](index_t i, index_t j, index_t c, std::size_t k) {
-      const index_t w = g.index(i - 1, j), e = g.index(i + 1, j), s = g.index(i, j - 1), n = g.index(i, j + 1);
-      const Real fw = mass_[0][k], fe = mass_[1][k], fs = mass_[2][k], fn = mass_[3][k];
       for (std::size_t q = 0; q < hcs.size(); ++q) {
         const Real* hc = hcs[q].data();
-        const Real cc = concentration(hc[c], h[c]);
-        // A neighbour beyond a side is its ghost.
-        const auto beyond = [&](bool outside, Side side, index_t along, index_t x) {
-          if (!outside) return concentration(hc[x], h[x]);
-          const auto sd = static_cast<std::size_t>(side);
-          return concentration_beyond(side, along, cc, bc_[sd].kind, inflow_.side[4 * q + sd], segments_.data(),
+        const ScalarSides<Real> sides{{bc_[0].kind, bc_[1].kind, bc_[2].kind, bc_[3].kind},
+                                      inflow_.side.data() + 4 * q,
+                                      segments_.data(),
                                       static_cast<int>(segments_.size()),
-                                      inflow_.segment.data() + q * segments_.size());
-        };
-        const ScalarStencil<Real> st{fw,
-                                     fe,
-                                     fs,
-                                     fn,
-                                     cc,
-                                     beyond(i == 0, Side::west, j, w),
-                                     beyond(i == g.nx - 1, Side::east, j, e),
-                                     beyond(j == 0, Side::south, i, s),
-                                     beyond(j == g.ny - 1, Side::north, i, n)};
+                                      inflow_.segment.data() + q * segments_.size()};
+        const ScalarStencil<Real> st =
+            grid_scalar_stencil(i, j, g.nx, g.ny, c, g.pitch(), hc, concentration(hc[c], h[c]), mass_[0][k],
+                                mass_[1][k], mass_[2][k], mass_[3][k], sides, depth);
         c_next_[q][k] = transported_concentration(st, h[c], dt, inv_dx, inv_dy);
       }
     });
@@ -341,9 +298,7 @@ class CpuGridBackend : public Backend {
   // After the update of a step or stage to depths h: each scalar's h c =
   // its concentration c_next_ times the new depth.
   void store_scalars(const Real* h, std::vector<std::vector<Real>>& hcs) {
-    for_active_cells([&](index_t, index_t, index_t c, std::size_t n) {
-      for (std::size_t q = 0; q < hcs.size(); ++q) hcs[q][c] = c_next_[q][n] * h[c];
-    });
+    store_concentrations(layout(), h, fields_.z.data(), c_next_, hcs, threads_);
   }
 
   StateArrays<Real> state_arrays() {
@@ -387,17 +342,10 @@ class CpuGridBackend : public Backend {
     return k;
   }
 
+  GridCells layout() const { return {grid_, owned_}; }
+
   void update_maxima(double t) {
-    const Grid& g = grid_;
-#pragma omp parallel for num_threads(threads_) schedule(static)
-    for (index_t j = 0; j < g.ny; ++j) {
-      for (index_t i = 0; i < g.nx; ++i) {
-        const index_t c = g.index(i, j);
-        const auto k = static_cast<std::size_t>(j * g.nx + i);
-        const State<Real> q{fields_.h[c], fields_.hu[c], fields_.hv[c]};
-        track_cell_maxima(q, t, physics_.h_dry, arrival_threshold_, max_h_[k], max_speed_[k], arrival_[k]);
-      }
-    }
+    maxima_.track(layout(), state_arrays(), t, physics_.h_dry, arrival_threshold_, threads_);
   }
 
   Grid grid_;
@@ -412,12 +360,6 @@ class CpuGridBackend : public Backend {
   std::vector<BoundarySegment> segment_specs_;        // Problem::segments
   std::vector<SegmentCondition<Real>> segments_;      // their conditions at the current step
   bool boundary_series_ = false;                      // a side or segment follows a time series
-  // Water in and out through each side (m^3; account_boundary), kept when a
-  // side is not a wall; on a rank, through its block's sides that are sides
-  // of the domain, along its owned cells (the distributed executor sums the
-  // ranks' accounts).
-  bool boundary_kept_ = false;
-  std::array<double, 8> boundary_{};
   CellBox owned_;  // the cells whose rates set dt (Problem::owned_cells)
   PaddedFields<Real> fields_;
   // Passive scalars: h c of each on the padded grid (ghosts
@@ -430,8 +372,12 @@ class CpuGridBackend : public Backend {
   // concentrations after the step or stage (transport_scalars).
   std::array<std::vector<Real>, 4> mass_;
   std::vector<std::vector<Real>> c_next_;
-  std::vector<double> max_h_, max_speed_, arrival_;
+  CpuMaxima maxima_;
   double positivity_depth_ = 0;  // sum of clamp_added_depth over the owned cells and the steps
+  // With the sides' account (account_boundary), kept when a side is not a
+  // wall; on a rank, through its block's sides that are sides of the
+  // domain, along its owned cells (the distributed executor sums the ranks'
+  // accounts).
   CpuForcing<Real> forcing_;
   // A halo exchange for the next step's first sweep (exchange_in_next_step).
   std::function<void()> pending_exchange_;

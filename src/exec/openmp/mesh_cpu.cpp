@@ -12,7 +12,7 @@
 // A first pass stores every cell's primitive (velocity, sqrt(h), celerity:
 // the divisions and square roots), so that neither design computes one per
 // edge side. After the update, the forcing (rain, infiltration, a Manning
-// map, sources: forcing_cpu.hpp, the grids' pass over the mesh's cells).
+// map, sources: cells_cpu.hpp, the grids' pass over the mesh's cells).
 // Where a boundary group is not a wall, the water each step moves through
 // the boundary edges is accounted, for the mass balance. Passive scalars
 // (scalar_transport.hpp) cross each edge with its mass flux, upwind, from
@@ -27,7 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "forcing_cpu.hpp"
+#include "cells_cpu.hpp"
+#include "shallows/bc/side_account.hpp"
 #include "shallows/solver/cell_maxima.hpp"
 #include "shallows/exec/cpu_backend.hpp"
 #include "shallows/exec/host_fields.hpp"
@@ -62,7 +63,7 @@ class MeshCpuBackend final : public Backend {
         edge_loop_(edge_loop),
         track_maxima_(o.track_maxima),
         arrival_threshold_(o.arrival_threshold),
-        forcing_(p, detail::MeshCells{&mesh_.area}, scalar_inflow<Real>(p), threads_) {
+        forcing_(p, MeshCells{&mesh_.area}, scalar_inflow<Real>(p), threads_) {
     const auto n = static_cast<std::size_t>(mesh_.cells);
     rhs_h_.assign(n, Real(0));
     rhs_hu_.assign(n, Real(0));
@@ -73,9 +74,8 @@ class MeshCpuBackend final : public Backend {
       const auto e = static_cast<std::size_t>(mesh_.edges);
       for (auto* v : {&fl_h_, &fl_hu_, &fl_hv_, &fr_h_, &fr_hu_, &fr_hv_, &speed_}) v->assign(e, Real(0));
     }
-    boundary_kept_ = !closed_domain(p);
-    if (boundary_kept_) {
-      boundary_.assign(2 * p.mesh_boundary.size(), 0.0);
+    if (!closed_domain(p)) {
+      forcing_.keep_sides(p.mesh_boundary.size());
       for (index_t e = 0; e < mesh_.edges; ++e) {
         const mesh_index r = mesh_.edge_right[static_cast<std::size_t>(e)];
         if (r < 0 && p.mesh_boundary[static_cast<std::size_t>(boundary_group(r))].kind != BoundaryKind::wall)
@@ -83,9 +83,7 @@ class MeshCpuBackend final : public Backend {
       }
     }
     if (track_maxima_) {
-      max_h_.assign(n, 0.0);
-      max_speed_.assign(n, 0.0);
-      arrival_.assign(n, std::numeric_limits<double>::quiet_NaN());
+      maxima_.start(mesh_.cells);
       update_maxima(0.0);
     }
     start_scalars(p);
@@ -99,33 +97,19 @@ class MeshCpuBackend final : public Backend {
     const double rate = edge_loop_ ? edge_pass() : cell_pass();
     if (!std::isfinite(rate)) throw std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");
     const double dt = cfl_time_step(rate, cfl_, dry_dt_, dt_max);
-    if (boundary_kept_) account_boundary(dt);
+    if (forcing_.sides_kept()) account_boundary(dt);
     if (!hc_.empty()) transport_scalars(static_cast<Real>(dt));
     apply_rhs(static_cast<Real>(dt));
-    if (!hc_.empty()) scale_scalars();
-    forcing_.apply({mesh_.h.data(), mesh_.hu.data(), mesh_.hv.data(), mesh_.z.data()}, hc_, t, dt, physics_,
-                   sum_reducer());
+    if (!hc_.empty()) detail::store_concentrations(layout(), mesh_.h.data(), mesh_.z.data(), conc_, hc_, threads_);
+    forcing_.apply(arrays(), hc_, t, dt, physics_, sum_reducer());
     if (track_maxima_) update_maxima(t + dt);
     return dt;
   }
 
   ForcingVolumes forcing_volumes() const override { return forcing_.volumes(); }
-  void read_forcing_state(ForcingState& out) const override {
-    forcing_.read(out);
-    out.boundary = boundary_;
-  }
-  void load_forcing_state(const ForcingState& in) override {
-    check_load_size(in.boundary.size() == boundary_.size(), "load_forcing_state");
-    ForcingState forcing = in;
-    forcing.boundary.clear();
-    forcing_.load(forcing);
-    boundary_ = in.boundary;
-  }
-
-  // The water through the boundary groups, summed over the groups in order.
-  BoundaryFlow boundary_flow() const override {
-    return boundary_kept_ ? BoundaryFlow::of_pairs(boundary_.data(), boundary_.size() / 2) : BoundaryFlow{};
-  }
+  void read_forcing_state(ForcingState& out) const override { forcing_.read(out); }
+  void load_forcing_state(const ForcingState& in) override { forcing_.load(in); }
+  BoundaryFlow boundary_flow() const override { return forcing_.side_flow(); }
 
   void read_state(Fields& out) const override {
     const auto copy = [](const std::vector<Real>& v, std::vector<double>& o) { o.assign(v.begin(), v.end()); };
@@ -136,11 +120,7 @@ class MeshCpuBackend final : public Backend {
     for (std::size_t s = 0; s < hc_.size(); ++s) copy(hc_[s], out.hc[s]);
   }
 
-  void read_maxima(Maxima& out) const override {
-    out.max_h = max_h_;
-    out.max_speed = max_speed_;
-    out.arrival_time = arrival_;
-  }
+  void read_maxima(Maxima& out) const override { maxima_.read(out); }
 
   void load_state(const Fields& in) override {
     check_load_size(fields_sized(in, mesh_.h.size()) && scalars_sized(in, hc_.size(), mesh_.h.size()), "load_state");
@@ -153,29 +133,9 @@ class MeshCpuBackend final : public Backend {
     for (std::size_t s = 0; s < hc_.size(); ++s) copy(in.hc[s], hc_[s]);
   }
 
-  void load_maxima(const Maxima& in) override {
-    if (!track_maxima_) return;
-    copy_maxima(in, max_h_, max_speed_, arrival_);
-  }
+  void load_maxima(const Maxima& in) override { maxima_.load(in); }
 
-  // Blocks of cells summed in parallel, then in block order: the same bits for any thread count.
-  double volume() const override {
-    constexpr index_t block = 4096;
-    const index_t blocks = (mesh_.cells + block - 1) / block;
-    std::vector<double> sums(static_cast<std::size_t>(blocks), 0.0);
-#pragma omp parallel for num_threads(threads_) schedule(static)
-    for (index_t b = 0; b < blocks; ++b) {
-      double s = 0;
-      for (index_t c = b * block; c < std::min(mesh_.cells, (b + 1) * block); ++c) {
-        const auto k = static_cast<std::size_t>(c);
-        if (!std::isnan(static_cast<double>(mesh_.z[k]))) s += static_cast<double>(mesh_.h[k]) * mesh_.area[k];
-      }
-      sums[static_cast<std::size_t>(b)] = s;
-    }
-    double total = 0;
-    for (double s : sums) total += s;
-    return total;
-  }
+  double volume() const override { return detail::cell_volume(layout(), mesh_.h.data(), mesh_.z.data(), threads_); }
 
   double positivity_volume() const override { return positivity_volume_; }
 
@@ -286,12 +246,9 @@ class MeshCpuBackend final : public Backend {
   }
 
   // Before the update of a step of dt, from the state it starts from: the
-  // water through each boundary edge that is not a wall, dt |Gamma| F*, with
-  // F* = q.n + to_left.h the edge's numerical mass flux out of its cell (the
-  // fluctuation form of mesh_edges.hpp with the cell's own flux; summed over
-  // the cells the fluxes of the interior edges cancel, so the volume changes
-  // by the account to round-off). Edges in order: the same bits for any
-  // thread count.
+  // water through each boundary edge that is not a wall, dt |Gamma| times
+  // its inflow (edge_inflow: the cell is the edge's left). Edges in order:
+  // the same bits for any thread count.
   void account_boundary(double dt) {
     const MeshArrays<Real> m = mesh_.arrays();
     const MeshState<Real> q = state();
@@ -301,10 +258,8 @@ class MeshCpuBackend final : public Backend {
       const EdgeFluctuation<Real> f = evaluate_mesh_edge(m, cells, e, cells(c), physics_);
       const double qn = static_cast<double>(q.hu[c]) * static_cast<double>(m.edge_nx[e]) +
                         static_cast<double>(q.hv[c]) * static_cast<double>(m.edge_ny[e]);
-      const double out = (qn + static_cast<double>(f.to_left.h)) * static_cast<double>(m.edge_length[e]) * dt;
       const auto g = static_cast<std::size_t>(boundary_group(m.edge_right[e]));
-      if (out > 0) boundary_[2 * g + 1] += out;
-      else boundary_[2 * g] -= out;
+      forcing_.add_side(g, edge_inflow(qn, f, true) * static_cast<double>(m.edge_length[e]) * dt);
     }
   }
 
@@ -386,23 +341,11 @@ class MeshCpuBackend final : public Backend {
     }
   }
 
-  // h c of each scalar: its new concentration times the new depth.
-  void scale_scalars() {
-#pragma omp parallel for num_threads(threads_) schedule(static, 4096)
-    for (index_t c = 0; c < mesh_.cells; ++c) {
-      const auto k = static_cast<std::size_t>(c);
-      if (math::is_nan(mesh_.z[k])) continue;
-      for (std::size_t s = 0; s < hc_.size(); ++s) hc_[s][k] = conc_[s][k] * mesh_.h[k];
-    }
-  }
+  MeshCells layout() const { return {&mesh_.area}; }
+  StateArrays<Real> arrays() { return {mesh_.h.data(), mesh_.hu.data(), mesh_.hv.data(), mesh_.z.data()}; }
 
   void update_maxima(double t) {
-#pragma omp parallel for num_threads(threads_) schedule(static, 4096)
-    for (index_t c = 0; c < mesh_.cells; ++c) {
-      const auto k = static_cast<std::size_t>(c);
-      const State<Real> q{mesh_.h[k], mesh_.hu[k], mesh_.hv[k]};
-      track_cell_maxima(q, t, physics_.h_dry, arrival_threshold_, max_h_[k], max_speed_[k], arrival_[k]);
-    }
+    maxima_.track(layout(), arrays(), t, physics_.h_dry, arrival_threshold_, threads_);
   }
 
   HostMesh<Real> mesh_;
@@ -416,14 +359,12 @@ class MeshCpuBackend final : public Backend {
   std::vector<Real> rhs_h_, rhs_hu_, rhs_hv_, rate_;
   std::vector<Real> u_, v_, sqrt_h_, c_;  // cell primitives of the current step
   std::vector<Real> fl_h_, fl_hu_, fl_hv_, fr_h_, fr_hu_, fr_hv_, speed_;  // edge loop: per-edge fluctuations
-  std::vector<double> max_h_, max_speed_, arrival_;
+  detail::CpuMaxima maxima_;
   double positivity_volume_ = 0;
   std::vector<double> block_gain_;  // apply_rhs's positivity gains per block of cells
-  detail::CpuForcing<Real, detail::MeshCells> forcing_;
-  // The water through the boundary groups (m^3; in, out per group), kept where one is not a wall.
-  bool boundary_kept_ = false;
+  detail::CpuForcing<Real, MeshCells> forcing_;
+  // With the water through the boundary groups (forcing_.add_side), kept where one is not a wall.
   std::vector<mesh_index> open_edges_;  // boundary edges of groups that are not walls, in edge order
-  std::vector<double> boundary_;
   // Passive scalars: h c of each, per cell; their new concentrations during
   // a step; the edges' mass fluxes; the concentration each boundary group
   // brings, of scalar s and group g at group_c_[s groups + g].

@@ -9,6 +9,7 @@
 // the state the step starts from, it gives the water the step moved across
 // the side to round-off.
 #include "shallows/bc/boundary.hpp"
+#include "shallows/bc/side_account.hpp"
 #include "shallows/mesh/structured/cartesian_edges.hpp"
 
 namespace shallows {
@@ -19,16 +20,13 @@ namespace shallows {
 template <class Real>
 SHALLOWS_HD double boundary_inflow_rate(Side side, State<Real> ghost, State<Real> inside, Real z,
                                         const PhysicsParams<Real>& p) {
+  const double qn = static_cast<double>(side == Side::west || side == Side::east ? inside.hu : inside.hv);
   switch (side) {
-    case Side::west:
-      return static_cast<double>(inside.hu) - static_cast<double>(cartesian_edge<0>(ghost, z, inside, z, p).to_right.h);
-    case Side::east:
-      return -(static_cast<double>(inside.hu) + static_cast<double>(cartesian_edge<0>(inside, z, ghost, z, p).to_left.h));
-    case Side::south:
-      return static_cast<double>(inside.hv) - static_cast<double>(cartesian_edge<1>(ghost, z, inside, z, p).to_right.h);
+    case Side::west: return edge_inflow(qn, cartesian_edge<0>(ghost, z, inside, z, p), false);
+    case Side::east: return edge_inflow(qn, cartesian_edge<0>(inside, z, ghost, z, p), true);
+    case Side::south: return edge_inflow(qn, cartesian_edge<1>(ghost, z, inside, z, p), false);
     case Side::north:
-    default:
-      return -(static_cast<double>(inside.hv) + static_cast<double>(cartesian_edge<1>(inside, z, ghost, z, p).to_left.h));
+    default: return edge_inflow(qn, cartesian_edge<1>(inside, z, ghost, z, p), true);
   }
 }
 

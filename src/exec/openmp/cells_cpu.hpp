@@ -1,26 +1,31 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The forcing of a grid or mesh run on the CPU (Problem::forcing): after
-// each full step, every active cell's forcing (apply_cell_forcing), then the
-// volume sources in their order; GridCells and MeshCells say where the cells
-// are. The reference the CUDA executors follow. On a rank of a distributed
-// run (Problem::owned set) its accounts hold the owned cells only, and a
-// source's cells outside the rank's block are -1.
+// The services of the CPU executors over a cell layout (GridCells, MeshCells:
+// cell_layout.hpp): the volume, the scalars' h c, the run maxima, and the
+// forcing (Problem::forcing: after each full step, every active cell's
+// forcing, apply_cell_forcing, then the volume sources in their order) with
+// the sides' account. The reference the CUDA executors follow. On a rank of
+// a distributed run (Problem::owned set) its accounts hold the owned cells
+// only, and a source's cells outside the rank's block are -1.
 #include <omp.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "shallows/bc/side_account.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/physics/forcing.hpp"
 #include "shallows/physics/rain_frames.hpp"
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/backend.hpp"
+#include "shallows/solver/cell_layout.hpp"
+#include "shallows/solver/cell_maxima.hpp"
 
 namespace shallows::detail {
 
@@ -40,50 +45,64 @@ inline void check_frames(const Rain& r, std::size_t cells) {
   }
 }
 
-// Where the forcing finds a grid's cells: problem cell k = j nx + i at padded
-// index g.index(i, j); accounted by grid row, in depths (times the cells'
-// common area at the end, so that every executor's accounts are the same
-// bits); on a rank of a distributed run only the owned cells count.
-struct GridCells {
-  Grid g;
-  CellBox owned;
+// The water of a layout's cells (depths h, beds z: cell_layout.hpp's
+// layout_volume), groups summed in parallel, then in order.
+template <class Cells, class Real>
+double cell_volume(const Cells& cells, const Real* h, const Real* z, int threads) {
+  std::vector<double> sums(static_cast<std::size_t>(cells.groups()), 0.0);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (index_t g = 0; g < cells.groups(); ++g) sums[static_cast<std::size_t>(g)] = group_water(cells, g, h, z);
+  return layout_volume(cells, sums);
+}
 
-  index_t cells() const { return g.cells(); }
-  index_t groups() const { return g.ny; }
-  // Calls f(state index, problem cell, counted) for the cells of group (row) j, in order.
-  template <class F>
-  void for_group(index_t j, F&& f) const {
-    const bool owned_row = j >= owned.j0 && j < owned.j1;
-    for (index_t i = 0; i < g.nx; ++i) f(g.index(i, j), j * g.nx + i, owned_row && i >= owned.i0 && i < owned.i1);
+// After the update of a step or stage to depths h: each scalar's h c = its
+// new concentration conc[s] (by problem cell) times the new depth, on the
+// active cells (beds z not NaN).
+template <class Cells, class Real>
+void store_concentrations(const Cells& cells, const Real* h, const Real* z, const std::vector<std::vector<Real>>& conc,
+                          std::vector<std::vector<Real>>& hc, int threads) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (index_t g = 0; g < cells.groups(); ++g) {
+    cells.for_group(g, [&](index_t c, index_t cell, bool) {
+      if (math::is_nan(z[c])) return;
+      for (std::size_t s = 0; s < hc.size(); ++s) hc[s][c] = conc[s][static_cast<std::size_t>(cell)] * h[c];
+    });
   }
-  index_t state_index(index_t k) const { return g.index(k % g.nx, k / g.nx); }
-  bool owns(index_t k) const {
-    const index_t i = k % g.nx, j = k / g.nx;
-    return k >= 0 && i >= owned.i0 && i < owned.i1 && j >= owned.j0 && j < owned.j1;
-  }
-  double area(index_t) const { return g.dx * g.dy; }
-  double account_weight(index_t) const { return 1.0; }  // depths
-  double account_scale() const { return g.dx * g.dy; }
-};
+}
 
-// A mesh's cells: state index = problem cell, each with its own area;
-// accounted in volumes per block of 4096 cells in cell order (the same bits
-// for any thread count).
-struct MeshCells {
-  const std::vector<double>* areas;
-  static constexpr index_t block = 4096;
+// A CPU executor's run maxima by problem cell, grown over its layout after
+// each step (track_cell_maxima); empty where not tracked.
+struct CpuMaxima {
+  std::vector<double> max_h, max_speed, arrival;
 
-  index_t cells() const { return static_cast<index_t>(areas->size()); }
-  index_t groups() const { return (cells() + block - 1) / block; }
-  template <class F>
-  void for_group(index_t b, F&& f) const {
-    for (index_t k = b * block; k < std::min(cells(), (b + 1) * block); ++k) f(k, k, true);
+  void start(index_t cells) {
+    const auto n = static_cast<std::size_t>(cells);
+    max_h.assign(n, 0.0);
+    max_speed.assign(n, 0.0);
+    arrival.assign(n, std::numeric_limits<double>::quiet_NaN());
   }
-  index_t state_index(index_t k) const { return k; }
-  bool owns(index_t k) const { return k >= 0; }
-  double area(index_t k) const { return (*areas)[static_cast<std::size_t>(k)]; }
-  double account_weight(index_t k) const { return area(k); }  // volumes
-  double account_scale() const { return 1.0; }
+
+  template <class Cells, class Real>
+  void track(const Cells& cells, const StateArrays<Real>& a, double t, Real h_dry, double threshold, int threads) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (index_t g = 0; g < cells.groups(); ++g) {
+      cells.for_group(g, [&](index_t c, index_t cell, bool) {
+        const auto k = static_cast<std::size_t>(cell);
+        track_cell_maxima(State<Real>{a.h[c], a.hu[c], a.hv[c]}, t, h_dry, threshold, max_h[k], max_speed[k],
+                          arrival[k]);
+      });
+    }
+  }
+
+  void read(Maxima& out) const {
+    out.max_h = max_h;
+    out.max_speed = max_speed;
+    out.arrival_time = arrival;
+  }
+
+  void load(const Maxima& in) {
+    if (!max_h.empty()) copy_maxima(in, max_h, max_speed, arrival);
+  }
 };
 
 template <class Real, class Cells = GridCells>
@@ -140,6 +159,18 @@ class CpuForcing {
 
   ForcingVolumes volumes() const { return state_.volumes(cells_of_.account_scale()); }
 
+  // The water in and out through each of `groups` sides (grids) or boundary
+  // groups (meshes), in m^3, kept with the forcing's state where one is not a
+  // wall (ForcingState::boundary).
+  void keep_sides(std::size_t groups) { state_.boundary.assign(2 * groups, 0.0); }
+  bool sides_kept() const { return !state_.boundary.empty(); }
+  void add_side(std::size_t group, double volume) {
+    account_side(state_.boundary[2 * group], state_.boundary[2 * group + 1], volume);
+  }
+  BoundaryFlow side_flow() const {
+    return sides_kept() ? BoundaryFlow::of_pairs(state_.boundary.data(), state_.boundary.size() / 2) : BoundaryFlow{};
+  }
+
   void read(ForcingState& out) const { out = state_; }
   void read_accounts(ForcingState& out) const {
     out.infiltration.clear();
@@ -152,7 +183,8 @@ class CpuForcing {
   void load(const ForcingState& in) {
     const auto sized = [](const std::vector<double>& a, const std::vector<double>& b) { return a.size() == b.size(); };
     check_load_size(sized(in.infiltration, state_.infiltration) && sized(in.rain_rows, state_.rain_rows) &&
-                        sized(in.infiltration_rows, state_.infiltration_rows) && sized(in.sources, state_.sources),
+                        sized(in.infiltration_rows, state_.infiltration_rows) && sized(in.sources, state_.sources) &&
+                        sized(in.boundary, state_.boundary),
                     "load_forcing_state");
     state_ = in;
   }
