@@ -110,7 +110,7 @@ void write_summary_json(const std::filesystem::path& dir, const RunSummary& s) {
       << "  \"halo_cells\": " << s.halo_cells << ",\n"
       << "  \"rank_timings\": [";
     for (std::size_t r = 0; r < s.rank_timings.size(); ++r) {
-      const mpi::RankTiming& t = s.rank_timings[r];
+      const RankTiming& t = s.rank_timings[r];
       f << (r ? ",\n" : "\n") << "    {\"rank\": " << t.rank << ", \"compute\": " << json_number(t.compute)
         << ", \"reduce\": " << json_number(t.reduce) << ", \"pack\": " << json_number(t.pack)
         << ", \"exchange\": " << json_number(t.exchange) << ", \"wait\": " << json_number(t.wait)
@@ -460,7 +460,7 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   s.cell_updates_per_second = s.stepping_seconds > 0 ? static_cast<double>(s.cells) *
                                                            static_cast<double>(s.steps) / s.stepping_seconds
                                                      : 0;
-  if (const auto* d = dynamic_cast<const mpi::DistributedBackend*>(&sim.backend())) {
+  if (const RankReport* d = sim.backend().rank_report()) {
     s.ranks = mpi::size();
     s.ranks_x = d->ranks_x();
     s.ranks_y = d->ranks_y();

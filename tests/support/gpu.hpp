@@ -26,17 +26,23 @@ inline void expect_box_travels(Backend& from, const Fields& moved, Backend& fres
                                bool device, const std::string& what) {
   Fields initial;
   fresh.read_state(initial);
-  const std::size_t bytes = from.box_bytes(box);
-  Backend::BoxBuffer buffer = device ? from.device_buffer(bytes) : from.host_buffer(bytes);
+  HaloEndpoint *out = from.halo(), *in = fresh.halo();
+  GpuLinks *out_gpu = from.gpu_links(), *in_gpu = fresh.gpu_links();
+  ASSERT_TRUE(out && in) << what;
+  if (device) {
+    ASSERT_TRUE(out_gpu && in_gpu) << what;
+  }
+  const std::size_t bytes = out->box_bytes(box);
+  BoxBuffer buffer = device ? out_gpu->device_buffer(bytes) : out->host_buffer(bytes);
   ASSERT_TRUE(buffer) << what;
   if (device) {
-    from.pack_box_device(box, buffer.get());
-    fresh.unpack_box_device(box, buffer.get());
+    out_gpu->pack_box_device(box, buffer.get());
+    in_gpu->unpack_box_device(box, buffer.get());
   } else {
-    from.pack_box(box, buffer.get());
-    fresh.unpack_box(box, buffer.get());
+    out->pack_box(box, buffer.get());
+    in->unpack_box(box, buffer.get());
   }
-  fresh.refresh_ghosts();
+  in->refresh_ghosts();
   Fields c;
   fresh.read_state(c);
   std::size_t inside = 0, outside_changed = 0;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // The all-reduce of a distributed run's CFL rate done by the GPUs themselves
-// (Backend::rate_link), for ranks of one node that each have a GPU of their
+// (GpuLinks::rate_link), for ranks of one node that each have a GPU of their
 // own: every rank maps every other rank's mailbox (CUDA IPC), and after each
 // step a one-warp kernel posts the rank's rate into the others' mailboxes
 // and waits for theirs. The largest replaces the slot's rate before the next

@@ -27,7 +27,7 @@
 namespace shallows::detail {
 
 template <class Real>
-class CpuGridBackend : public Backend {
+class CpuGridBackend : public Backend, public HaloEndpoint {
  public:
   void read_state(Fields& out) const override {
     copy_interior(grid_, fields_.h.data(), out.h);
@@ -90,6 +90,8 @@ class CpuGridBackend : public Backend {
   BoundaryFlow boundary_flow() const override {
     return boundary_kept_ ? BoundaryFlow::of_pairs(boundary_.data(), 4) : BoundaryFlow{};
   }
+
+  HaloEndpoint* halo() override { return this; }
 
   std::size_t box_bytes(const CellBox& box) const override {
     return (3 + hc_.size()) * static_cast<std::size_t>(box.cells()) * sizeof(Real) + forcing_.box_bytes(box);
