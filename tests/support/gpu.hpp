@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <string>
 
 #include "shallows/solver/backend.hpp"
@@ -60,6 +61,22 @@ inline void expect_box_travels(Backend& from, const Fields& moved, Backend& fres
   EXPECT_EQ(inside, static_cast<std::size_t>(box.cells())) << what << path;
   EXPECT_EQ(outside_changed, 0u) << what << path;
 }
+
+// SHALLOWS_CUDA_MESH_KERNEL set to `layout` (unset for nullptr) while the
+// scope lasts: the CUDA mesh executor's cell loop layout, read when it is made.
+class MeshLayoutScope {
+ public:
+  explicit MeshLayoutScope(const char* layout) {
+    if (layout) {
+      setenv("SHALLOWS_CUDA_MESH_KERNEL", layout, 1);
+    } else {
+      unsetenv("SHALLOWS_CUDA_MESH_KERNEL");
+    }
+  }
+  MeshLayoutScope(const MeshLayoutScope&) = delete;
+  MeshLayoutScope& operator=(const MeshLayoutScope&) = delete;
+  ~MeshLayoutScope() { unsetenv("SHALLOWS_CUDA_MESH_KERNEL"); }
+};
 
 }  // namespace shallows::test_support
 
