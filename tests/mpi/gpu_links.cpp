@@ -158,6 +158,7 @@ void run_with_links(bool (*offers)(int), const char* label) {
   BackendOptions o;
   o.threads = 1;
   o.halo_steps = 3;
+  o.mpi_gpu_memory = 0;  // the sides without a link through host buffers, whatever MPI can
   LinkEmulator* mine = nullptr;
   const std::unique_ptr<mpi::DistributedBackend> d = mpi::make_distributed_backend(
       p, o, [&](const Problem& local, const BackendOptions& lo) {
