@@ -35,7 +35,6 @@
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/mpi/context.hpp"
 #include "shallows/exec/mpi/decomposition.hpp"
-#include "shallows/exec/mpi/distributed_backend.hpp"
 #include "shallows/solver/seed_problems.hpp"
 #include "shallows/solver/simulation.hpp"
 
@@ -175,10 +174,10 @@ void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, cons
         options.ranks_x = ranks_x;
         options.ranks_y = ranks_y;
         Simulation sim(p, options);
-        const auto* d = dynamic_cast<const mpi::DistributedBackend*>(&sim.backend());
+        const RankReport* d = sim.backend().rank_report();
         if (d == nullptr) throw std::logic_error("bench under mpirun: the run is not distributed");
         sim.advance_steps(3);  // warm-up
-        const std::vector<mpi::RankTiming> before = d->rank_timings();
+        const std::vector<RankTiming> before = d->rank_timings();
         index_t steps = 0;
         double elapsed = 0;
         double t = sim.time();
@@ -191,7 +190,7 @@ void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, cons
           steps += r.steps;
           elapsed = mpi::max_over_ranks(seconds_since(start));
         } while (elapsed < cfg.seconds);
-        const std::vector<mpi::RankTiming> after = d->rank_timings();
+        const std::vector<RankTiming> after = d->rank_timings();
         if (!root) continue;
         double split[5] = {0, 0, 0, 0, 0}, halo = 0;
         int device_sides = 0, host_sides = 0, mpi_device_sides = 0, device_rate = 1, overlap = 1;
@@ -201,7 +200,7 @@ void run_mpi(const Config& cfg, const std::vector<std::string>& precisions, cons
           mpi_device_sides += after[r].mpi_device_sides;
           device_rate = std::min(device_rate, after[r].device_rate);
           overlap = std::min(overlap, after[r].overlap);
-          const mpi::RankTiming &a = after[r], &b = before[r];
+          const RankTiming &a = after[r], &b = before[r];
           const double part[5] = {a.compute - b.compute, a.reduce - b.reduce, a.pack - b.pack,
                                   a.exchange - b.exchange, a.wait - b.wait};
           for (int c = 0; c < 5; ++c) split[c] = std::max(split[c], part[c]);

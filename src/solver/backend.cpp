@@ -55,63 +55,6 @@ AdvanceResult Backend::advance(double t, double target, index_t max_steps) {
   return r;
 }
 
-std::size_t Backend::box_bytes(const CellBox&) const {
-  throw std::runtime_error("executor '" + name() + "' cannot run on several ranks");
-}
-
-void Backend::pack_box(const CellBox&, std::byte*) const {
-  throw std::runtime_error("executor '" + name() + "' cannot run on several ranks");
-}
-
-bool Backend::exchange_in_next_step(const CellBox&, std::function<void()> exchange) {
-  exchange();
-  return false;
-}
-
-void Backend::unpack_box(const CellBox&, const std::byte*) {
-  throw std::runtime_error("executor '" + name() + "' cannot run on several ranks");
-}
-
-Backend::BoxBuffer Backend::host_buffer(std::size_t bytes) const {
-  return BoxBuffer(new std::byte[bytes], [](std::byte* p) { delete[] p; });
-}
-
-Backend::BoxBuffer Backend::device_buffer(std::size_t) const {
-  throw std::logic_error("executor '" + name() + "' has no GPU memory for halo boxes");
-}
-
-void Backend::pack_box_device(const CellBox&, std::byte*) const {
-  throw std::logic_error("executor '" + name() + "' has no GPU memory for halo boxes");
-}
-
-void Backend::unpack_box_device(const CellBox&, const std::byte*) {
-  throw std::logic_error("executor '" + name() + "' has no GPU memory for halo boxes");
-}
-
-std::vector<std::byte> Backend::peer_link(int, const CellBox&) { return {}; }
-
-bool Backend::open_peer(int, const CellBox&, const std::vector<std::byte>&) { return false; }
-
-void Backend::send_box_to_peer(int, const CellBox&) {
-  throw std::logic_error("executor '" + name() + "' has no GPU-to-GPU halo links");
-}
-
-void Backend::receive_box_from_peer(int, const CellBox&) {
-  throw std::logic_error("executor '" + name() + "' has no GPU-to-GPU halo links");
-}
-
-std::vector<std::byte> Backend::rate_link(int) { return {}; }
-
-bool Backend::open_rate_links(int, const std::vector<std::vector<std::byte>>&) { return false; }
-
-void Backend::start_rate_links() {
-  throw std::logic_error("executor '" + name() + "' has no GPU all-reduce of the rate");
-}
-
-void Backend::refresh_ghosts() {
-  throw std::runtime_error("executor '" + name() + "' cannot run on several ranks");
-}
-
 bool cuda_available() {
 #ifdef SHALLOWS_HAVE_CUDA
   return cuda_device_count() > 0;

@@ -23,6 +23,7 @@
 #include "shallows/io/checkpoint.hpp"
 #include "shallows/exec/mpi/context.hpp"
 #include "shallows/io/output.hpp"
+#include "shallows/solver/capabilities.hpp"
 #include "shallows/solver/signals.hpp"
 #include "shallows/solver/simulation.hpp"
 
@@ -110,7 +111,7 @@ void write_summary_json(const std::filesystem::path& dir, const RunSummary& s) {
       << "  \"halo_cells\": " << s.halo_cells << ",\n"
       << "  \"rank_timings\": [";
     for (std::size_t r = 0; r < s.rank_timings.size(); ++r) {
-      const mpi::RankTiming& t = s.rank_timings[r];
+      const RankTiming& t = s.rank_timings[r];
       f << (r ? ",\n" : "\n") << "    {\"rank\": " << t.rank << ", \"compute\": " << json_number(t.compute)
         << ", \"reduce\": " << json_number(t.reduce) << ", \"pack\": " << json_number(t.pack)
         << ", \"exchange\": " << json_number(t.exchange) << ", \"wait\": " << json_number(t.wait)
@@ -296,7 +297,10 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   // Maxima are kept for the formats' files (gauges write none) and for a checkpoint (its restart goes on with them).
   const bool keep_maxima = io::OutputWriter::writes_maxima(c.output) || checkpoints;
   backend_options.track_maxima = backend_options.track_maxima && keep_maxima;
-  if (mpi::size() > 1 && (checkpoints || !options.restart.empty()))
+  // The capability table's, on the CPU or the GPU (the backend is not chosen yet).
+  const bool ranked_checkpoints = runs(Feature::checkpoints, Place{p.on_mesh(), false, true}) ||
+                                  runs(Feature::checkpoints, Place{p.on_mesh(), true, true});
+  if (mpi::size() > 1 && (checkpoints || !options.restart.empty()) && !ranked_checkpoints)
     throw io::InputError("checkpoints and --restart run on one MPI rank only (output.checkpoint_every, "
                      "output.checkpoint_wall, --restart)");
   // Before the first collective that the inputs shape: ranks with other inputs would hang or corrupt memory there.
@@ -460,7 +464,7 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   s.cell_updates_per_second = s.stepping_seconds > 0 ? static_cast<double>(s.cells) *
                                                            static_cast<double>(s.steps) / s.stepping_seconds
                                                      : 0;
-  if (const auto* d = dynamic_cast<const mpi::DistributedBackend*>(&sim.backend())) {
+  if (const RankReport* d = sim.backend().rank_report()) {
     s.ranks = mpi::size();
     s.ranks_x = d->ranks_x();
     s.ranks_y = d->ranks_y();

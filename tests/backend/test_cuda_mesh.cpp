@@ -49,21 +49,6 @@ struct Design {
 };
 const std::vector<Design> kDesigns{{"cell", nullptr}, {"cell", "shared"}, {"edge", nullptr}};
 
-// Sets SHALLOWS_CUDA_MESH_KERNEL while it lives (the tests run on one thread).
-class LayoutScope {
- public:
-  explicit LayoutScope(const char* layout) {
-    if (layout) {
-      setenv("SHALLOWS_CUDA_MESH_KERNEL", layout, 1);
-    } else {
-      unsetenv("SHALLOWS_CUDA_MESH_KERNEL");
-    }
-  }
-  LayoutScope(const LayoutScope&) = delete;
-  LayoutScope& operator=(const LayoutScope&) = delete;
-  ~LayoutScope() { unsetenv("SHALLOWS_CUDA_MESH_KERNEL"); }
-};
-
 BackendOptions options(const std::string& kind, const std::string& loop, bool maxima = true) {
   BackendOptions o;
   o.kind = kind;
@@ -75,7 +60,7 @@ BackendOptions options(const std::string& kind, const std::string& loop, bool ma
 }
 
 std::unique_ptr<Backend> gpu_backend(const Problem& p, const Design& d, bool maxima = true) {
-  const LayoutScope scope(d.layout);
+  const test_support::MeshLayoutScope scope(d.layout);
   return make_backend(p, options("cuda", d.loop, maxima));
 }
 
@@ -378,7 +363,7 @@ TEST(CudaMeshBackend, OptionsAndStats) {
   }
   EXPECT_THROW(make_backend(p, options("cuda", "diagonal")), std::invalid_argument);
   {
-    const LayoutScope scope("zigzag");
+    const test_support::MeshLayoutScope scope("zigzag");
     EXPECT_THROW(make_backend(p, options("cuda", "cell")), std::invalid_argument);
   }
   Problem third = p;

@@ -175,7 +175,7 @@ TEST(CudaRoe3, RankPathStepsAsOneProcess) {
     // A box of the moved state into a fresh executor (still the initial
     // state), through host memory and through GPU memory (CUDA-aware MPI's).
     const CellBox box{5, 7, 30, 19};
-    EXPECT_EQ(rank->box_bytes(box),
+    EXPECT_EQ(rank->halo()->box_bytes(box),
               3 * static_cast<std::size_t>(box.cells()) * (prec == Precision::single_precision ? 4 : 8));
     for (bool device : {false, true}) {
       auto fresh = make_backend(ranked, options("cuda"));

@@ -22,6 +22,7 @@
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/time_step.hpp"
+#include "support/gpu.hpp"
 #include "support/measures.hpp"
 #include "support/mesh_problems.hpp"
 #include "support/problems.hpp"
@@ -65,17 +66,6 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 double tolerance(Precision p) { return p == Precision::single_precision ? 1e-5 : 1e-12; }
 
-// Sets SHALLOWS_CUDA_MESH_KERNEL while it lives (the tests run on one thread).
-class MeshLayoutScope {
- public:
-  explicit MeshLayoutScope(const char* layout) {
-    if (layout) setenv("SHALLOWS_CUDA_MESH_KERNEL", layout, 1);
-  }
-  MeshLayoutScope(const MeshLayoutScope&) = delete;
-  MeshLayoutScope& operator=(const MeshLayoutScope&) = delete;
-  ~MeshLayoutScope() { unsetenv("SHALLOWS_CUDA_MESH_KERNEL"); }
-};
-
 class Executors : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
@@ -100,7 +90,7 @@ class Executors : public ::testing::TestWithParam<Case> {
       return make_cuda_backend(p, o, co);
     }
 #endif
-    const MeshLayoutScope scope(e.mesh ? e.variant : nullptr);
+    const test_support::MeshLayoutScope scope(e.mesh ? e.variant : nullptr);
     return make_backend(p, o);
   }
 

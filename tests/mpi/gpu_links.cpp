@@ -30,7 +30,7 @@
 namespace shallows {
 namespace {
 
-class LinkEmulator final : public Backend {
+class LinkEmulator final : public Backend, public HaloEndpoint, public GpuLinks {
  public:
   LinkEmulator(std::unique_ptr<Backend> inner, bool offer, bool device_memory = false)
       : inner_(std::move(inner)), offer_(offer), device_memory_(device_memory) {
@@ -61,20 +61,22 @@ class LinkEmulator final : public Backend {
   ForcingVolumes forcing_volumes() const override { return inner_->forcing_volumes(); }
   void read_forcing_state(ForcingState& out) const override { inner_->read_forcing_state(out); }
   void load_forcing_state(const ForcingState& in) override { inner_->load_forcing_state(in); }
-  std::size_t box_bytes(const CellBox& box) const override { return inner_->box_bytes(box); }
-  void pack_box(const CellBox& box, std::byte* out) const override { inner_->pack_box(box, out); }
-  void unpack_box(const CellBox& box, const std::byte* in) override { inner_->unpack_box(box, in); }
-  void refresh_ghosts() override { inner_->refresh_ghosts(); }
+  HaloEndpoint* halo() override { return this; }
+  // An executor with GPU memory has links; the emulator's are those it offers or its GPU-memory boxes.
+  GpuLinks* gpu_links() override { return offer_ || device_memory_ ? this : nullptr; }
+  std::size_t box_bytes(const CellBox& box) const override { return inner()->box_bytes(box); }
+  void pack_box(const CellBox& box, std::byte* out) const override { inner()->pack_box(box, out); }
+  void unpack_box(const CellBox& box, const std::byte* in) override { inner()->unpack_box(box, in); }
+  void refresh_ghosts() override { inner()->refresh_ghosts(); }
 
-  bool has_gpu_memory() const override { return device_memory_; }
-  BoxBuffer device_buffer(std::size_t bytes) const override { return inner_->host_buffer(bytes); }
+  BoxBuffer device_buffer(std::size_t bytes) const override { return inner()->host_buffer(bytes); }
   void pack_box_device(const CellBox& box, std::byte* out) const override {
     ++device_packs_;
-    inner_->pack_box(box, out);
+    inner()->pack_box(box, out);
   }
   void unpack_box_device(const CellBox& box, const std::byte* in) override {
     ++device_unpacks_;
-    inner_->unpack_box(box, in);
+    inner()->unpack_box(box, in);
   }
 
   std::vector<std::byte> peer_link(int, const CellBox&) override { return offer_ ? rank_bytes() : std::vector<std::byte>{}; }
@@ -89,7 +91,7 @@ class LinkEmulator final : public Backend {
   void send_box_to_peer(int side, const CellBox& box) override {
     auto& buf = sent_[static_cast<std::size_t>(side)];
     buf.resize(box_bytes(box));
-    inner_->pack_box(box, buf.data());
+    inner()->pack_box(box, buf.data());
     MPI_Isend(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, peer_[static_cast<std::size_t>(side)], 100 + side,
               MPI_COMM_WORLD, &requests_[static_cast<std::size_t>(side)]);
     ++boxes_sent_;
@@ -99,7 +101,7 @@ class LinkEmulator final : public Backend {
     std::vector<std::byte> in(box_bytes(box));
     MPI_Recv(in.data(), static_cast<int>(in.size()), MPI_BYTE, peer_[static_cast<std::size_t>(side)], 100 + (side ^ 1),
              MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    inner_->unpack_box(box, in.data());
+    inner()->unpack_box(box, in.data());
     MPI_Wait(&requests_[static_cast<std::size_t>(side)], MPI_STATUS_IGNORE);
   }
 
@@ -110,6 +112,7 @@ class LinkEmulator final : public Backend {
     return true;
   }
   void start_rate_links() override { gpu_rate_ = true; }
+  void close_links() override {}
 
   int boxes_sent_ = 0;
   long gpu_reductions_ = 0;
@@ -124,6 +127,8 @@ class LinkEmulator final : public Backend {
     std::memcpy(v.data(), &r, sizeof r);
     return v;
   }
+
+  HaloEndpoint* inner() const { return inner_->halo(); }
 
   std::unique_ptr<Backend> inner_;
   bool offer_;
@@ -153,6 +158,7 @@ void run_with_links(bool (*offers)(int), const char* label) {
   BackendOptions o;
   o.threads = 1;
   o.halo_steps = 3;
+  o.mpi_gpu_memory = 0;  // the sides without a link through host buffers, whatever MPI can
   LinkEmulator* mine = nullptr;
   const std::unique_ptr<mpi::DistributedBackend> d = mpi::make_distributed_backend(
       p, o, [&](const Problem& local, const BackendOptions& lo) {

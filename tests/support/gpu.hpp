@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <string>
 
 #include "shallows/solver/backend.hpp"
@@ -26,17 +27,23 @@ inline void expect_box_travels(Backend& from, const Fields& moved, Backend& fres
                                bool device, const std::string& what) {
   Fields initial;
   fresh.read_state(initial);
-  const std::size_t bytes = from.box_bytes(box);
-  Backend::BoxBuffer buffer = device ? from.device_buffer(bytes) : from.host_buffer(bytes);
+  HaloEndpoint *out = from.halo(), *in = fresh.halo();
+  GpuLinks *out_gpu = from.gpu_links(), *in_gpu = fresh.gpu_links();
+  ASSERT_TRUE(out && in) << what;
+  if (device) {
+    ASSERT_TRUE(out_gpu && in_gpu) << what;
+  }
+  const std::size_t bytes = out->box_bytes(box);
+  BoxBuffer buffer = device ? out_gpu->device_buffer(bytes) : out->host_buffer(bytes);
   ASSERT_TRUE(buffer) << what;
   if (device) {
-    from.pack_box_device(box, buffer.get());
-    fresh.unpack_box_device(box, buffer.get());
+    out_gpu->pack_box_device(box, buffer.get());
+    in_gpu->unpack_box_device(box, buffer.get());
   } else {
-    from.pack_box(box, buffer.get());
-    fresh.unpack_box(box, buffer.get());
+    out->pack_box(box, buffer.get());
+    in->unpack_box(box, buffer.get());
   }
-  fresh.refresh_ghosts();
+  in->refresh_ghosts();
   Fields c;
   fresh.read_state(c);
   std::size_t inside = 0, outside_changed = 0;
@@ -54,6 +61,22 @@ inline void expect_box_travels(Backend& from, const Fields& moved, Backend& fres
   EXPECT_EQ(inside, static_cast<std::size_t>(box.cells())) << what << path;
   EXPECT_EQ(outside_changed, 0u) << what << path;
 }
+
+// SHALLOWS_CUDA_MESH_KERNEL set to `layout` (unset for nullptr) while the
+// scope lasts: the CUDA mesh executor's cell loop layout, read when it is made.
+class MeshLayoutScope {
+ public:
+  explicit MeshLayoutScope(const char* layout) {
+    if (layout) {
+      setenv("SHALLOWS_CUDA_MESH_KERNEL", layout, 1);
+    } else {
+      unsetenv("SHALLOWS_CUDA_MESH_KERNEL");
+    }
+  }
+  MeshLayoutScope(const MeshLayoutScope&) = delete;
+  MeshLayoutScope& operator=(const MeshLayoutScope&) = delete;
+  ~MeshLayoutScope() { unsetenv("SHALLOWS_CUDA_MESH_KERNEL"); }
+};
 
 }  // namespace shallows::test_support
 

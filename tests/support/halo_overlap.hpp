@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// A rank's step with its halo exchange in flight (Backend::exchange_in_next_step)
+// A rank's step with its halo exchange in flight (HaloEndpoint::exchange_in_next_step)
 // against the same step with the exchange done first, for any executor: on
 // each block of a 2 x 2 process grid, two executors of the block take k
 // steps, then one unpacks the true halos (a one-process run's state) and
@@ -88,12 +88,12 @@ inline void expect_overlap_bits(const MakeBackend& make, Scheme scheme, Precisio
     std::unique_ptr<Backend> true_halos = make(local);
     true_halos->load_state(local_truth);
     std::unique_ptr<Backend> poison = make(mpi::local_problem(other, b));
-    std::vector<Backend::BoxBuffer> packed, poisoned;  // the executors' host buffers (page-locked on a GPU)
+    std::vector<BoxBuffer> packed, poisoned;  // the executors' host buffers (page-locked on a GPU)
     for (const CellBox& box : boxes) {
-      packed.push_back(true_halos->host_buffer(true_halos->box_bytes(box)));
-      true_halos->pack_box(box, packed.back().get());
-      poisoned.push_back(poison->host_buffer(poison->box_bytes(box)));
-      poison->pack_box(box, poisoned.back().get());
+      packed.push_back(true_halos->halo()->host_buffer(true_halos->halo()->box_bytes(box)));
+      true_halos->halo()->pack_box(box, packed.back().get());
+      poisoned.push_back(poison->halo()->host_buffer(poison->halo()->box_bytes(box)));
+      poison->halo()->pack_box(box, poisoned.back().get());
     }
 
     std::unique_ptr<Backend> first = make(local), beside = make(local);
@@ -102,16 +102,16 @@ inline void expect_overlap_bits(const MakeBackend& make, Scheme scheme, Precisio
       first->step(tl, dt);
       tl += beside->step(tl, dt);
     }
-    for (std::size_t q = 0; q < boxes.size(); ++q) first->unpack_box(boxes[q], packed[q].get());
-    first->refresh_ghosts();
+    for (std::size_t q = 0; q < boxes.size(); ++q) first->halo()->unpack_box(boxes[q], packed[q].get());
+    first->halo()->refresh_ghosts();
     first->step(tl, dt);
 
-    for (std::size_t q = 0; q < boxes.size(); ++q) beside->unpack_box(boxes[q], poisoned[q].get());
+    for (std::size_t q = 0; q < boxes.size(); ++q) beside->halo()->unpack_box(boxes[q], poisoned[q].get());
     int calls = 0;
-    const bool split = beside->exchange_in_next_step(inner, [&] {
+    const bool split = beside->halo()->exchange_in_next_step(inner, [&] {
       ++calls;
-      for (std::size_t q = 0; q < boxes.size(); ++q) beside->unpack_box(boxes[q], packed[q].get());
-      beside->refresh_ghosts();
+      for (std::size_t q = 0; q < boxes.size(); ++q) beside->halo()->unpack_box(boxes[q], packed[q].get());
+      beside->halo()->refresh_ghosts();
     });
     EXPECT_TRUE(split) << label;
     beside->step(tl, dt);

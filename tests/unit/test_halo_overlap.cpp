@@ -37,7 +37,7 @@ TEST(HaloOverlap, AnExchangeThatThrowsEndsTheStepWithItsError) {
   BackendOptions o;
   o.threads = 3;
   const std::unique_ptr<Backend> b = make_cpu_backend(p, o);
-  ASSERT_TRUE(b->exchange_in_next_step({2, 2, 40, 30}, [] { throw std::runtime_error("halo lost"); }));
+  ASSERT_TRUE(b->halo()->exchange_in_next_step({2, 2, 40, 30}, [] { throw std::runtime_error("halo lost"); }));
   EXPECT_THROW(
       {
         try {

@@ -31,6 +31,8 @@ struct CudaOptions {
 // SHALLOWS_CUDA_COMPACT (0/1), SHALLOWS_CUDA_ROWS, SHALLOWS_CUDA_DEVICE and
 // SHALLOWS_CUDA_MIN_BLOCKS where set.
 CudaOptions cuda_options_from_environment();
+// Those, on BackendOptions::cuda_device where it names one (a rank's GPU): what every CUDA executor runs on.
+CudaOptions cuda_options(const BackendOptions& options);
 
 using CudaAdvance = AdvanceResult;
 

@@ -90,6 +90,116 @@ class Snapshot {
   std::unique_ptr<Pending> pending_;
 };
 
+// Host or device memory for halo boxes; its deleter gives it back as it was taken.
+using BoxBuffer = std::unique_ptr<std::byte[], void (*)(std::byte*)>;
+
+// A grid executor's side of a halo exchange between ranks (exec/mpi).
+class HaloEndpoint {
+ public:
+  virtual ~HaloEndpoint() = default;
+  // A rectangle of the current state to or from a buffer of box_bytes(box)
+  // bytes: h, hu, hv and each scalar's h c in the run's precision, then,
+  // with infiltration, each cell's infiltrated depth in double (each
+  // row-major). Everything a cell carries from step to step travels, so that
+  // a halo cell steps as its owner does. After the last unpack_box of an
+  // exchange, refresh_ghosts() fills the boundary ghost cells again from the
+  // new state.
+  virtual std::size_t box_bytes(const CellBox& box) const = 0;
+  virtual void pack_box(const CellBox& box, std::byte* out) const = 0;
+  virtual void unpack_box(const CellBox& box, const std::byte* in) = 0;
+  virtual void refresh_ghosts() = 0;
+  // A halo exchange that travels while the next step computes what does not
+  // wait for it: `exchange` (the MPI calls, and this executor's pack_box,
+  // unpack_box and refresh_ghosts) runs on the calling thread during the
+  // next step() or advance(), which first computes the cells of `inner`
+  // (local cells whose stencil reads no cell the exchange writes), then the
+  // rest once `exchange` has returned. The bits are those of exchange()
+  // before the step. Returns whether the executor does so; the default, for
+  // executors that cannot split a step, calls exchange() at once (false).
+  virtual bool exchange_in_next_step(const CellBox& inner, std::function<void()> exchange) {
+    (void)inner;
+    exchange();
+    return false;
+  }
+  // Host memory for the boxes: a GPU executor's is page-locked, so that a
+  // box crosses to and from the GPU in one DMA at full speed.
+  virtual BoxBuffer host_buffer(std::size_t bytes) const {
+    return BoxBuffer(new std::byte[bytes], [](std::byte* p) { delete[] p; });
+  }
+};
+
+// A GPU executor's halo boxes in GPU memory, and its links to the GPUs of
+// the other processes of its node.
+class GpuLinks {
+ public:
+  virtual ~GpuLinks() = default;
+  // For an MPI that reads and writes GPU memory (CUDA-aware): a buffer
+  // there, and HaloEndpoint's pack_box / unpack_box with such a buffer.
+  // pack_box_device returns once the box is in the buffer, which MPI reads
+  // next; unpack_box_device reads `in` in stream order, until refresh_ghosts.
+  virtual BoxBuffer device_buffer(std::size_t bytes) const = 0;
+  virtual void pack_box_device(const CellBox& box, std::byte* out) const = 0;
+  virtual void unpack_box_device(const CellBox& box, const std::byte* in) = 0;
+  // Halo boxes that go from GPU to GPU (CUDA IPC) instead of through the
+  // host. The link of a side (0-3: west, east, south, north) is what the
+  // peer on that side needs to write the box it sends into this executor
+  // (opaque bytes; empty: this executor cannot), made for the box it
+  // receives; open_peer opens the peer's link for the box sent on that side
+  // (false: it cannot). Per exchange, send_box_to_peer packs a box straight
+  // into the peer's buffer and marks it sent, and receive_box_from_peer,
+  // called once the peer's send_box_to_peer has returned (a message says
+  // so), unpacks what the peer sent; both in stream order, without waiting
+  // on the host. The caller keeps a step between two sends on a side: its
+  // rate's all-reduce (by MPI or by the GPUs) waits for every rank's
+  // unpacks, so that a buffer is unpacked before the peer writes it again.
+  virtual std::vector<std::byte> peer_link(int side, const CellBox& recv) = 0;
+  virtual bool open_peer(int side, const CellBox& send, const std::vector<std::byte>& link) = 0;
+  virtual void send_box_to_peer(int side, const CellBox& box) = 0;
+  virtual void receive_box_from_peer(int side, const CellBox& box) = 0;
+  // The CFL rate's all-reduce done by the GPUs of one node, one GPU per rank
+  // (CUDA IPC): rate_link is this executor's mailbox for a job of `ranks`
+  // (opaque bytes; empty: it cannot), open_rate_links maps every rank's
+  // (false: it cannot), and start_rate_links, called on every rank once all
+  // have opened them, makes each step all-reduce its rate on the device:
+  // advance() then queues its steps with no host round trip per step.
+  virtual std::vector<std::byte> rate_link(int ranks) = 0;
+  virtual bool open_rate_links(int rank, const std::vector<std::vector<std::byte>>& links) = 0;
+  virtual void start_rate_links() = 0;
+  // Closes what this executor mapped of other processes' memory (the links
+  // above), after its last step: every rank does so before any frees what it
+  // exported (the caller's barrier between).
+  virtual void close_links() = 0;
+};
+
+// Seconds one rank of a distributed run spent, and what it exchanged.
+struct RankTiming {
+  int rank = 0;
+  double compute = 0;   // its executor's steps, less the all-reduce and the exchange's parts below
+  double reduce = 0;    // the all-reduce of the rate (waits for the slowest rank)
+  double pack = 0;      // halo rectangles out of and into the executor's state
+  double exchange = 0;  // posting the sends and receives
+  double wait = 0;      // waiting for the halos to arrive
+  index_t steps = 0;
+  index_t exchanges = 0;
+  double halo_bytes = 0;  // sent per exchange
+  int device_sides = 0;   // sides whose halo goes GPU to GPU (CUDA IPC)
+  int host_sides = 0;     // sides whose halo goes through host memory (staged from a GPU, or a CPU rank's)
+  int mpi_device_sides = 0;  // sides whose halo MPI moves from and to GPU memory (CUDA-aware MPI)
+  int device_rate = 0;    // 1: the rate all-reduced by the GPUs (compute then includes it)
+  int overlap = 0;        // 1: its executor computes the inner cells while the halos travel
+};
+
+// How a run on several ranks split its grid, and what each rank spent (the run's summary).
+class RankReport {
+ public:
+  virtual ~RankReport() = default;
+  // Every rank's timings, on rank 0 (empty elsewhere). Collective.
+  virtual std::vector<RankTiming> rank_timings() const = 0;
+  virtual int ranks_x() const = 0;
+  virtual int ranks_y() const = 0;
+  virtual index_t halo_cells() const = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -159,70 +269,11 @@ class Backend {
   // inflow segment) needs the depths of its cells on other ranks.
   using SumReducer = std::function<void(std::vector<double>&)>;
   void set_sum_reducer(SumReducer reducer) { sum_reducer_ = std::move(reducer); }
-  // Grids: a rectangle of the current state to or from a buffer of
-  // box_bytes(box) bytes for halo exchange: h, hu, hv and each scalar's h c
-  // in the run's precision, then, with infiltration, each cell's infiltrated
-  // depth in double (each row-major); the CUDA lagged kernel adds the rhs it
-  // stored. Everything a cell carries from step to step travels, so that a
-  // halo cell steps as its owner does. After the last
-  // unpack_box of an exchange, refresh_ghosts() fills the boundary ghost
-  // cells again from the new state. The defaults throw: this executor cannot
-  // run distributed.
-  virtual std::size_t box_bytes(const CellBox& box) const;
-  virtual void pack_box(const CellBox& box, std::byte* out) const;
-  virtual void unpack_box(const CellBox& box, const std::byte* in);
-  virtual void refresh_ghosts();
-  // A halo exchange that travels while the next step computes what does not
-  // wait for it: `exchange` (the MPI calls, and this executor's pack_box,
-  // unpack_box and refresh_ghosts) runs on the calling thread during the
-  // next step() or advance(), which first computes the cells of `inner`
-  // (local cells whose stencil reads no cell the exchange writes), then the
-  // rest once `exchange` has returned. The bits are those of exchange()
-  // before the step. Returns whether the executor does so; the default, for
-  // executors that cannot split a step, calls exchange() at once (false).
-  virtual bool exchange_in_next_step(const CellBox& inner, std::function<void()> exchange);
-  // Host memory for those buffers: the CUDA executor's is page-locked, so
-  // that a box crosses to and from the GPU in one DMA at full speed.
-  using BoxBuffer = std::unique_ptr<std::byte[], void (*)(std::byte*)>;
-  virtual BoxBuffer host_buffer(std::size_t bytes) const;
-  // For an MPI that reads and writes GPU memory (CUDA-aware): whether the
-  // executor keeps its state there (the default: no), a buffer there, and
-  // pack_box / unpack_box with such a buffer. pack_box_device returns once
-  // the box is in the buffer, which MPI reads next; unpack_box_device reads
-  // `in` in stream order, until refresh_ghosts.
-  virtual bool has_gpu_memory() const { return false; }
-  virtual BoxBuffer device_buffer(std::size_t bytes) const;
-  virtual void pack_box_device(const CellBox& box, std::byte* out) const;
-  virtual void unpack_box_device(const CellBox& box, const std::byte* in);
-  // Halo boxes that go from GPU to GPU (CUDA IPC, between the processes of
-  // one node) instead of through the host. The link of a side (0-3: west,
-  // east, south, north) is what the peer on that side needs to write the box
-  // it sends into this executor (opaque bytes; empty: this executor cannot),
-  // made for the box it receives; open_peer opens the peer's link for the
-  // box sent on that side (false: it cannot). Per exchange, send_box_to_peer packs a box straight into the
-  // peer's buffer and marks it sent, and receive_box_from_peer, called once
-  // the peer's send_box_to_peer has returned (a message says so), unpacks
-  // what the peer sent; both in stream order, without waiting on the host.
-  // The caller keeps a step between two sends on a side: its rate's
-  // all-reduce (by MPI or by the GPUs) waits for every rank's unpacks, so
-  // that a buffer is unpacked before the peer writes it again.
-  virtual std::vector<std::byte> peer_link(int side, const CellBox& recv);
-  virtual bool open_peer(int side, const CellBox& send, const std::vector<std::byte>& link);
-  virtual void send_box_to_peer(int side, const CellBox& box);
-  virtual void receive_box_from_peer(int side, const CellBox& box);
-  // The CFL rate's all-reduce done by the GPUs of one node, one GPU per rank
-  // (CUDA IPC): rate_link is this executor's mailbox for a job of `ranks`
-  // (opaque bytes; empty: it cannot), open_rate_links maps every rank's
-  // (false: it cannot), and start_rate_links, called on every rank once all
-  // have opened them, makes each step all-reduce its rate on the device:
-  // advance() then queues its steps with no host round trip per step.
-  virtual std::vector<std::byte> rate_link(int ranks);
-  virtual bool open_rate_links(int rank, const std::vector<std::vector<std::byte>>& links);
-  virtual void start_rate_links();
-  // Closes what this executor mapped of other processes' memory (the links
-  // above), after its last step: every rank does so before any frees what it
-  // exported (the caller's barrier between). The default has nothing to close.
-  virtual void close_links() {}
+  // What a run on several ranks needs beyond stepping, where the executor has it (nullptr: it has not; the
+  // capability table keeps such executors off several ranks): its halo boxes, its GPU links, its report.
+  virtual HaloEndpoint* halo() { return nullptr; }
+  virtual GpuLinks* gpu_links() { return nullptr; }
+  virtual const RankReport* rank_report() const { return nullptr; }
 
  protected:
   double reduce_rate(double rate) const { return rate_reducer_ ? rate_reducer_(rate) : rate; }

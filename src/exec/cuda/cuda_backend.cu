@@ -21,6 +21,7 @@
 #include "boundary_flow.cuh"
 #include "cuda_check.cuh"
 #include "device_array.cuh"
+#include "executor_base.cuh"
 #include "forcing_kernels.cuh"
 #include "halo_kernels.cuh"
 #include "rate_links.cuh"
@@ -165,10 +166,22 @@ std::vector<unsigned> chunks_touched(const gpu::ChunkGrid& cg, const std::vector
 }
 
 template <class Real>
-class CudaExecutor final : public CudaBackend {
+class CudaExecutor final : public gpu::GridRankBase<Real, Ctrl> {
+  using Base = gpu::GridRankBase<Real, Ctrl>;
+  using Base::ctrl_;
+  using Base::device_;
+  using Base::device_rate_;
+  using Base::grid_;
+  using Base::host_in_;
+  using Base::prop_;
+  using Base::rate_links_;
+  using Base::slot_;
+  using Base::steps_launched_;
+  using Base::stream_;
+
  public:
   CudaExecutor(const Problem& p, const BackendOptions& o, const CudaOptions& co)
-      : grid_(p.grid),
+      : Base(p.grid, co.device),
         // A rank of a distributed run: the host all-reduces each step's rate
         // (of the state the lagged kernel made, or between the plain rate
         // and update kernels).
@@ -195,28 +208,13 @@ class CudaExecutor final : public CudaBackend {
         compact_(dry_skip_ && co.compact),
         track_maxima_(o.track_maxima),
         arrival_threshold_(o.arrival_threshold),
-        device_(co.device),
         min_blocks_(co.min_blocks) {
     if (grid_.nx <= 0 || grid_.ny <= 0) throw std::runtime_error("CUDA backend: empty grid");
-    if (p.scheme != Scheme::roe1) {
-      throw std::runtime_error("CUDA backend: only the first-order scheme (roe1) runs on the GPU so far; "
-                               "use --backend cpu for this case");
-    }
-    int count = cuda_device_count();
-    if (device_ < 0 || device_ >= count) {
-      throw std::runtime_error("CUDA backend: device " + std::to_string(device_) + " requested, " +
-                               std::to_string(count) + " present");
-    }
-    SHALLOWS_CUDA_CHECK(cudaSetDevice(device_));
-    cudaDeviceProp prop{};
-    SHALLOWS_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
-    device_desc_ = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
-                   std::to_string(prop.multiProcessorCount) + " SMs)";
 
     // With dry skipping, chunks of 16 rows: the computed ring around the wet
     // area shrinks (S004-T2 4096^2: time per step 1.17x wet fraction x the
     // all-wet time, against 1.38x at 64 rows) for 5% on all-wet grids.
-    const int auto_rows = choose_rows(grid_, prop.multiProcessorCount);
+    const int auto_rows = choose_rows(grid_, prop_.multiProcessorCount);
     const int rows = co.rows > 0 ? co.rows : (dry_skip_ ? std::min(auto_rows, 16) : auto_rows);
     cg_step_ = make_chunk_grid(grid_, rows);
 
@@ -246,13 +244,9 @@ class CudaExecutor final : public CudaBackend {
 
     // The greatest priority: a halo exchange's kernels on stream_ go ahead of
     // the inner chunks that run beside it on inner_stream_ (launch_lagged).
-    int least = 0, greatest = 0;
-    SHALLOWS_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    SHALLOWS_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest));
+    this->open_stream(true);
     if (const char* t = std::getenv("SHALLOWS_CUDA_TIMELINE"); t && *t && std::strcmp(t, "0") != 0)
       timeline_ = std::make_unique<gpu::StepTimeline>(device_);
-    SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_in_), sizeof(Ctrl)));
-    SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_out_), sizeof(Ctrl)));
     for (int b = 0; b < 2; ++b) {
       h_[b] = DeviceArray<Real>(padded);
       hu_[b] = DeviceArray<Real>(padded);
@@ -382,13 +376,10 @@ class CudaExecutor final : public CudaBackend {
   ~CudaExecutor() override {
     if (stream_) cudaStreamSynchronize(stream_);
     timeline_.reset();  // prints, while its stream still exists
-    if (host_in_) cudaFreeHost(host_in_);
-    if (host_out_) cudaFreeHost(host_out_);
     if (inner_stream_) cudaStreamSynchronize(inner_stream_);
     if (split_start_) cudaEventDestroy(split_start_);
     if (inner_done_) cudaEventDestroy(inner_done_);
     if (inner_stream_) cudaStreamDestroy(inner_stream_);
-    if (stream_) cudaStreamDestroy(stream_);
   }
 
   std::string name() const override { return "cuda"; }
@@ -527,78 +518,9 @@ class CudaExecutor final : public CudaBackend {
 
   BoundaryFlow boundary_flow() const override { return sides_.total(stream_); }
 
-  // Halo rectangles of the current state: h, hu, hv, each scalar's h c and
-  // the infiltrated depths, packed on the device (HaloBoxes).
-  std::size_t box_bytes(const CellBox& box) const override {
-    return gpu::HaloBoxes<Real>::bytes(box, box_fields(0), infiltration_field(0));
-  }
-
-  void pack_box(const CellBox& box, std::byte* out) const override {
-    const int parity = current_parity();
-    halo_.pack(grid_, box, box_fields(parity), infiltration_field(parity), out, stream_);
-  }
-
-  // Unpacked before the next step (stream order; the copy reads `in` until refresh_ghosts).
-  void unpack_box(const CellBox& box, const std::byte* in) override {
-    const int parity = current_parity();
-    halo_.unpack(grid_, box, box_fields(parity), infiltration_field(parity), in, stream_);
-    host_unpacked_ = true;
-    unpacked(box, parity);
-  }
-
-  void pack_box_device(const CellBox& box, std::byte* out) const override {
-    const int parity = current_parity();
-    halo_.pack_on_device(grid_, box, box_fields(parity), infiltration_field(parity), out, stream_);
-  }
-
-  void unpack_box_device(const CellBox& box, const std::byte* in) override {
-    const int parity = current_parity();
-    halo_.unpack_on_device(grid_, box, box_fields(parity), infiltration_field(parity), in, stream_);
-    host_unpacked_ = true;  // MPI writes `in` again at the next exchange
-    unpacked(box, parity);
-  }
-
-  std::vector<std::byte> peer_link(int side, const CellBox& recv) override {
-    return halo_.link(side, box_bytes(recv));
-  }
-
-  // The rate all-reduced by the GPUs (rate_links.cuh): the lagged kernel's
-  // steps alone, where nothing else in a step needs the host.
-  std::vector<std::byte> rate_link(int ranks) override {
-    if (!distributed_ || kind_ != KernelKind::lagged || boundary_series_ || forcing_.ranked_sources()) return {};
-    return rate_links_.link(ranks);
-  }
-
-  bool open_rate_links(int rank, const std::vector<std::vector<std::byte>>& links) override {
-    return rate_links_.open(rank, links, cuda_mps_running());
-  }
-
-  void start_rate_links() override { device_rate_ = true; }
-
-  void close_links() override {
-    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    halo_.close_peers();
-    rate_links_.close();
-  }
-
-  bool open_peer(int side, const CellBox& send, const std::vector<std::byte>& link) override {
-    return halo_.open(side, link, box_bytes(send));
-  }
-
-  void send_box_to_peer(int side, const CellBox& box) override {
-    const int parity = current_parity();
-    halo_.send(side, grid_, box, box_fields(parity), infiltration_field(parity), stream_);
-  }
-
-  void receive_box_from_peer(int side, const CellBox& box) override {
-    const int parity = current_parity();
-    halo_.receive(side, grid_, box, box_fields(parity), infiltration_field(parity), stream_);
-    unpacked(box, parity);
-  }
-
   // What an unpacked box needs before the next step: the dry flags of its
   // chunks, and (lagged kernel) their rhs, in refresh_ghosts.
-  void unpacked(const CellBox& box, int parity) {
+  void box_arrived(const CellBox& box, int parity) override {
     if (dry_skip_) {
       const auto blocks = static_cast<unsigned>((cg_step_.chunks_over(box).cells() + 3) / 4);  // a warp per chunk
       gpu::box_dry_flags_kernel<Real><<<blocks, 128, 0, stream_>>>(base_, parity, box);
@@ -611,7 +533,7 @@ class CudaExecutor final : public CudaBackend {
   // in `inner` beside the exchange (launch_lagged); the plain kernels take
   // the exchange at once.
   bool exchange_in_next_step(const CellBox& inner, std::function<void()> exchange) override {
-    if (kind_ != KernelKind::lagged) return Backend::exchange_in_next_step(inner, std::move(exchange));
+    if (kind_ != KernelKind::lagged) return HaloEndpoint::exchange_in_next_step(inner, std::move(exchange));
     if (inner_stream_ == nullptr) {
       SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&inner_stream_, cudaStreamNonBlocking));
       SHALLOWS_CUDA_CHECK(cudaEventCreateWithFlags(&split_start_, cudaEventDisableTiming));
@@ -669,9 +591,7 @@ class CudaExecutor final : public CudaBackend {
       }
       unpacked_.clear();
     }
-    // Boxes from GPU to GPU need no wait: their buffers are the device's.
-    if (host_unpacked_) SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    host_unpacked_ = false;
+    this->wait_for_boxes();
   }
 
   // The chunks the unpacked boxes touch, each once, after three copies of
@@ -687,13 +607,8 @@ class CudaExecutor final : public CudaBackend {
     return halo_chunks_;
   }
 
-  BoxBuffer host_buffer(std::size_t bytes) const override { return gpu::pinned_host_buffer(bytes); }
-  bool has_gpu_memory() const override { return true; }
-  BoxBuffer device_buffer(std::size_t bytes) const override { return gpu::device_box_buffer(bytes); }
-
   CudaStats stats() const override {
-    CudaStats s;
-    s.device = device_desc_;
+    CudaStats s = this->base_stats();
     s.kernel = kind_ == KernelKind::lagged ? "lagged" : "plain";
     if (kind_ != KernelKind::plain) {
       s.chunk_width = cg_step_.width;
@@ -704,7 +619,6 @@ class CudaExecutor final : public CudaBackend {
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&computed, computed_.get(), sizeof computed, cudaMemcpyDeviceToHost, stream_));
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     s.chunks_computed = static_cast<index_t>(computed);
-    s.steps = steps_launched_;
     // Lagged: read h, hu, hv, z and the rhs, write h, hu, hv and the rhs.
     // Plain: read h, hu, hv, z twice (rate pass, update pass), write h, hu, hv.
     // Scalars: each one's h c read and written; after the lagged kernel also
@@ -732,7 +646,7 @@ class CudaExecutor final : public CudaBackend {
     if (device_rate_ && rate_links_.timed_out())
       return std::runtime_error("another rank did not post its CFL rate within an hour (GPU all-reduce) at t = " +
                                 std::to_string(t) + " s");
-    return std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");
+    return Base::not_finite(t);
   }
 
   // Padded h c of each scalar into both of its buffers.
@@ -797,15 +711,20 @@ class CudaExecutor final : public CudaBackend {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  // What a halo box carries of the state in buffer `parity`: h, hu, hv and
-  // each scalar's h c; then the infiltrated depths that follow that state.
-  gpu::BoxFields<Real> box_fields(int parity) const {
+  int box_parity() const override { return current_parity(); }
+
+  // The lagged kernel's steps alone, where nothing else in a step needs the host.
+  bool device_rate_possible() const override {
+    return distributed_ && kind_ == KernelKind::lagged && !boundary_series_ && !forcing_.ranked_sources();
+  }
+
+  gpu::BoxFields<Real> box_reals(int parity) const override {
     gpu::BoxFields<Real> f{{h_[parity].get(), hu_[parity].get(), hv_[parity].get()}};
     for (std::size_t s = 0; s < hc_.size() / 2; ++s) f.f.push_back(hc_[2 * s + static_cast<std::size_t>(parity)].get());
     return f;
   }
 
-  gpu::BoxFields<double> infiltration_field(int parity) const {
+  gpu::BoxFields<double> box_doubles(int parity) const override {
     return gpu::infiltration_box_field(forcing_.infiltrated(parity));
   }
 
@@ -829,7 +748,7 @@ class CudaExecutor final : public CudaBackend {
     if (c.rate_bits == gpu::kNonFinite) throw not_finite(t);
     Real local = 0;
     std::memcpy(&local, &c.rate_bits, sizeof(Real));  // the bits of a non-negative Real (encode_rate)
-    const auto global = static_cast<Real>(reduce_rate(static_cast<double>(local)));
+    const auto global = static_cast<Real>(this->reduce_rate(static_cast<double>(local)));
     host_in_->rate_bits = 0;
     std::memcpy(&host_in_->rate_bits, &global, sizeof(Real));
     SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&ctrl_.get()[slot_].rate_bits, &host_in_->rate_bits,
@@ -881,7 +800,7 @@ class CudaExecutor final : public CudaBackend {
         SHALLOWS_CUDA_CHECK_LAUNCH("plain_update_kernel");
         break;
     }
-    if (forcing_.active()) forcing_.launch(step_clock(a), stream_, sum_reducer());
+    if (forcing_.active()) forcing_.launch(step_clock(a), stream_, this->sum_reducer());
     if (after_sources_.size() > 0) launch_after_sources((a.slot + 1) % 3);
     if (sides_.kept()) {
       gpu::boundary_add_kernel<Real><<<1, 8, 0, stream_>>>(ctrl_.get(), (a.slot + 1) % 3, sides_.rate(),
@@ -1093,19 +1012,17 @@ class CudaExecutor final : public CudaBackend {
     SHALLOWS_CUDA_CHECK_LAUNCH("slot_maxima_kernel");
   }
 
-  // The control slot of the current state, copied to the host (synchronises).
+  // Base::fetch_ctrl, whose parity current_parity keeps.
   Ctrl fetch_ctrl() const {
-    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(host_out_, &ctrl_.get()[slot_], sizeof(Ctrl), cudaMemcpyDeviceToHost, stream_));
-    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    known_parity_ = host_out_->parity;
-    return *host_out_;
+    const Ctrl c = Base::fetch_ctrl();
+    known_parity_ = c.parity;
+    return c;
   }
 
   // The current state's buffer parity: known since the last fetch_ctrl
   // unless a step was launched since (a halo exchange follows a step's).
   int current_parity() const { return known_parity_ >= 0 ? known_parity_ : fetch_ctrl().parity; }
 
-  Grid grid_;
   bool distributed_;
   bool rate_pending_ = false;  // a rank's slot holds its own rate, not yet all ranks' (reduce_slot_rate)
   std::unique_ptr<gpu::StepTimeline> timeline_;  // SHALLOWS_CUDA_TIMELINE: kernel time and gaps per step
@@ -1118,9 +1035,7 @@ class CudaExecutor final : public CudaBackend {
   bool maxima_pair_next_ = false;
   mutable bool maxima_behind_ = false;
   double arrival_threshold_;
-  int device_;
   int min_blocks_;
-  std::string device_desc_;
   gpu::ChunkGrid cg_step_{};
   Params base_{};
   gpu::PlainExtras<Real> plain_{};  // what only the plain kernels take (scalars, segments)
@@ -1128,15 +1043,8 @@ class CudaExecutor final : public CudaBackend {
   // edges, by parity (MassFluxes; null pointers otherwise).
   gpu::MassFluxes<Real> mass_{};
   DeviceArray<Real> mass_x_[2], mass_y_[2];
-  cudaStream_t stream_ = nullptr;
-  Ctrl* host_in_ = nullptr;
-  Ctrl* host_out_ = nullptr;
   DeviceArray<Real> h_[2], hu_[2], hv_[2], z_;
-  gpu::HaloBoxes<Real> halo_;  // a rank's halo boxes on the device
-  gpu::RateLinks rate_links_;   // the rate all-reduced by the GPUs (start_rate_links)
-  bool device_rate_ = false;
   std::vector<CellBox> unpacked_;         // boxes unpacked since refresh_ghosts (lagged kernel)
-  bool host_unpacked_ = false;            // a box unpacked from an MPI buffer since refresh_ghosts
   mutable int known_parity_ = -1;         // current_parity; -1: not known
   DeviceArray<unsigned> halo_chunks_;     // halo_chunks
   // An exchange beside the next step's inner chunks (exchange_in_next_step, launch_lagged).
@@ -1166,7 +1074,6 @@ class CudaExecutor final : public CudaBackend {
   std::vector<BoundarySegment> segment_specs_;
   DeviceArray<Real> scalar_segment_;
   DeviceArray<Real> rh_[2], rhu_[2], rhv_[2];
-  DeviceArray<Ctrl> ctrl_;
   DeviceArray<unsigned long long> computed_;
   DeviceArray<double> gain_;  // positivity account (depths; times dx dy on reading)
   DeviceArray<double> rows_;
@@ -1180,8 +1087,6 @@ class CudaExecutor final : public CudaBackend {
   bool boundary_series_ = false;
   // Water in and out through each side (boundary_flow.cuh) when a side is not a wall.
   gpu::SideAccount sides_;
-  int slot_ = 0;
-  index_t steps_launched_ = 0;
   // Last: destroyed first, after the destructor has synchronised stream_.
   gpu::SnapshotStager<Real> stager_{grid_};
   mutable gpu::CellGather<Real> gather_;  // read_cells
@@ -1200,6 +1105,12 @@ CudaOptions cuda_options_from_environment() {
   return o;
 }
 
+CudaOptions cuda_options(const BackendOptions& options) {
+  CudaOptions o = cuda_options_from_environment();
+  if (options.cuda_device >= 0) o.device = options.cuda_device;
+  return o;
+}
+
 std::unique_ptr<CudaBackend> make_cuda_roe3_backend(const Problem& problem, const BackendOptions& options,
                                                     const CudaOptions& cuda);
 
@@ -1214,9 +1125,7 @@ std::unique_ptr<CudaBackend> make_cuda_backend(const Problem& problem, const Bac
 }
 
 std::unique_ptr<Backend> make_cuda_backend(const Problem& problem, const BackendOptions& options) {
-  CudaOptions cuda = cuda_options_from_environment();
-  if (options.cuda_device >= 0) cuda.device = options.cuda_device;
-  return make_cuda_backend(problem, options, cuda);
+  return make_cuda_backend(problem, options, cuda_options(options));
 }
 
 int cuda_device_count() {

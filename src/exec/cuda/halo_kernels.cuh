@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Halo rectangles of a distributed run (Backend::pack_box) packed into and
+// Halo rectangles of a distributed run (HaloEndpoint::pack_box) packed into and
 // out of one contiguous device buffer, so that a halo crosses to the host in
 // one copy: a column strip copied row by row (cudaMemcpy2D) moves a few
 // bytes per row and took milliseconds per exchange. Both grid executors
@@ -75,7 +75,7 @@ __global__ void box_copy_kernel(Grid g, CellBox box, BoxLaunch<T> fields, T* __r
 
 // A rank's halo boxes on the device: one packed buffer per box (the same
 // boxes every exchange), made at its first use; the Real fields first, then
-// the double ones. A side linked to a peer on the node (Backend::peer_link)
+// the double ones. A side linked to a peer on the node (GpuLinks::peer_link)
 // is packed straight into the peer's receive buffer (CUDA IPC: through
 // NVLink between two GPUs, a copy within one GPU shared by two processes),
 // and the peer's stream waits for the event recorded after the pack: no
@@ -267,20 +267,20 @@ class HaloBoxes {
   std::array<Link, 4> links_;  // by side: west, east, south, north
 };
 
-// Page-locked host memory for halo buffers (Backend::host_buffer): a box
+// Page-locked host memory for halo buffers (HaloEndpoint::host_buffer): a box
 // crosses to and from the GPU in one DMA at full speed.
-inline Backend::BoxBuffer pinned_host_buffer(std::size_t bytes) {
+inline BoxBuffer pinned_host_buffer(std::size_t bytes) {
   void* p = nullptr;
   SHALLOWS_CUDA_CHECK(cudaMallocHost(&p, bytes));
-  return Backend::BoxBuffer(static_cast<std::byte*>(p), [](std::byte* q) { cudaFreeHost(q); });
+  return BoxBuffer(static_cast<std::byte*>(p), [](std::byte* q) { cudaFreeHost(q); });
 }
 
 // GPU memory for halo buffers that a CUDA-aware MPI reads and writes
-// (Backend::device_buffer).
-inline Backend::BoxBuffer device_box_buffer(std::size_t bytes) {
+// (GpuLinks::device_buffer).
+inline BoxBuffer device_box_buffer(std::size_t bytes) {
   void* p = nullptr;
   SHALLOWS_CUDA_CHECK(cudaMalloc(&p, bytes));
-  return Backend::BoxBuffer(static_cast<std::byte*>(p), [](std::byte* q) { cudaFree(q); });
+  return BoxBuffer(static_cast<std::byte*>(p), [](std::byte* q) { cudaFree(q); });
 }
 
 } // namespace shallows::gpu

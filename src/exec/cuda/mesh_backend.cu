@@ -15,6 +15,7 @@
 #include "batched_advance.cuh"
 #include "cuda_check.cuh"
 #include "device_array.cuh"
+#include "executor_base.cuh"
 #include "mesh_kernels.cuh"
 #include "read_back.cuh"
 #include "shallows/exec/cuda_backend.hpp"
@@ -107,24 +108,10 @@ unsigned blocks_for(index_t items, int threads) {
 }
 
 template <class Real>
-class CudaMeshExecutor final : public CudaBackend {
+class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
  public:
   CudaMeshExecutor(const Problem& p, const BackendOptions& o, MeshLoop loop, int device)
-      : loop_(loop),
-        track_maxima_(o.track_maxima),
-        device_(device),
-        cells_(p.mesh ? p.mesh->cells() : 0) {
-    const int count = cuda_device_count();
-    if (device_ < 0 || device_ >= count) {
-      throw std::runtime_error("CUDA backend: device " + std::to_string(device_) + " requested, " +
-                               std::to_string(count) + " present");
-    }
-    SHALLOWS_CUDA_CHECK(cudaSetDevice(device_));
-    cudaDeviceProp prop{};
-    SHALLOWS_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
-    device_desc_ = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
-                   std::to_string(prop.multiProcessorCount) + " SMs)";
-
+      : ExecutorBase(device), loop_(loop), track_maxima_(o.track_maxima), cells_(p.mesh ? p.mesh->cells() : 0) {
     HostMesh<Real> hm = make_host_mesh<Real>(p);
     if (hm.cells != cells_) throw std::logic_error("CUDA backend: the mesh changed its cell count");
     edges_ = hm.edges;
@@ -194,9 +181,7 @@ class CudaMeshExecutor final : public CudaBackend {
                   static_cast<long long>(edges_), sizeof(Real) == 4 ? "float" : "double", loop_name(loop_));
     gpu::require_free_memory(need, what);
 
-    SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_in_), sizeof(Ctrl)));
-    SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_out_), sizeof(Ctrl)));
+    open_stream();
 
     upload(h_, hm.h);
     upload(hu_, hm.hu);
@@ -273,7 +258,7 @@ class CudaMeshExecutor final : public CudaBackend {
     params_.arrival = arrival_.get();
     params_.arrival_threshold = o.arrival_threshold;
 
-    const int sms = prop.multiProcessorCount;
+    const int sms = prop_.multiProcessorCount;
     switch (loop_) {
       case MeshLoop::cell_slots:
         first_blocks_ = slots_ == 3 ? stride_blocks(gpu::mesh::cell_rhs_kernel<Real, 3>, cells_, sms)
@@ -298,10 +283,7 @@ class CudaMeshExecutor final : public CudaBackend {
     area_ = std::move(hm.area);
     bed_ = hm.z;
 
-    // The uploads above are synchronous on the host but may still be in
-    // flight on the device (pageable memory); stream_ does not wait for the
-    // legacy stream.
-    SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
+    settle_uploads();
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(ctrl_.get(), 0, 3 * sizeof(Ctrl), stream_));
     if (track_maxima_) {
       SHALLOWS_CUDA_CHECK(cudaMemsetAsync(max_h_.get(), 0, n * sizeof(double), stream_));
@@ -314,14 +296,8 @@ class CudaMeshExecutor final : public CudaBackend {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  CudaMeshExecutor(const CudaMeshExecutor&) = delete;
-  CudaMeshExecutor& operator=(const CudaMeshExecutor&) = delete;
-
   ~CudaMeshExecutor() override {
     if (stream_) cudaStreamSynchronize(stream_);
-    if (host_in_) cudaFreeHost(host_in_);
-    if (host_out_) cudaFreeHost(host_out_);
-    if (stream_) cudaStreamDestroy(stream_);
   }
 
   std::string name() const override { return std::string("cuda mesh (") + loop_name(loop_) + ")"; }
@@ -370,8 +346,7 @@ class CudaMeshExecutor final : public CudaBackend {
     put(in.h, h_);
     put(in.hu, hu_);
     put(in.hv, hv_);
-    // Pageable copies may still be in flight; stream_ does not wait for the legacy stream.
-    SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
+    settle_uploads();
     slot_ = 0;
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(ctrl_.get(), 0, 3 * sizeof(Ctrl), stream_));
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -403,10 +378,8 @@ class CudaMeshExecutor final : public CudaBackend {
   double positivity_volume() const override { return gpu::read_scalar(gain_, stream_); }
 
   CudaStats stats() const override {
-    CudaStats s;
-    s.device = device_desc_;
+    CudaStats s = base_stats();
     s.kernel = std::string("mesh ") + loop_name(loop_);
-    s.steps = steps_launched_;
     s.bytes_per_cell_update = bytes_per_cell_update_;
     return s;
   }
@@ -422,10 +395,6 @@ class CudaMeshExecutor final : public CudaBackend {
     if (hm.edge_right[e] == cell) return false;
     throw std::runtime_error("CUDA backend: cell " + std::to_string(c) + " lists edge " + std::to_string(e) +
                              ", which is not one of its edges");
-  }
-
-  static std::runtime_error not_finite(double t) {
-    return std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");
   }
 
   // One step from slot_ (a no-op on the device once the launch's target or
@@ -462,30 +431,17 @@ class CudaMeshExecutor final : public CudaBackend {
     ++steps_launched_;
   }
 
-  // The control slot of the current state, copied to the host (synchronises).
-  Ctrl fetch_ctrl() const {
-    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(host_out_, &ctrl_.get()[slot_], sizeof(Ctrl), cudaMemcpyDeviceToHost, stream_));
-    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return *host_out_;
-  }
-
   MeshLoop loop_;
   bool track_maxima_;
-  int device_;
-  std::string device_desc_;
   index_t cells_;  // before stager_, which is made from it
   index_t edges_ = 0;
   int slots_ = 3;
   unsigned first_blocks_ = 1, gather_blocks_ = 1, update_blocks_ = 1;
   double bytes_per_cell_update_ = 0;
   Params params_{};
-  cudaStream_t stream_ = nullptr;
-  Ctrl* host_in_ = nullptr;
-  Ctrl* host_out_ = nullptr;
   DeviceArray<Real> h_, hu_, hv_, rh_, rhu_, rhv_;  // the state (updated in place) and its rhs
   DeviceArray<Real> z_, inv_area_;
   DeviceArray<BoundaryCondition<Real>> boundary_;
-  DeviceArray<Ctrl> ctrl_;
   DeviceArray<double> gain_;  // positivity account (m^3)
   DeviceArray<mesh_index> cell_edges_, edge_left_, edge_right_;
   DeviceArray<Real> edge_nx_, edge_ny_, edge_length_;
@@ -496,8 +452,6 @@ class CudaMeshExecutor final : public CudaBackend {
   DeviceArray<double> max_h_, max_speed_, arrival_;
   std::vector<double> area_;
   std::vector<Real> bed_;
-  int slot_ = 0;
-  index_t steps_launched_ = 0;
   // Last: destroyed first, after the destructor has synchronised stream_.
   gpu::SnapshotStager<Real> stager_{cells_};
 };
@@ -509,9 +463,8 @@ class CudaMeshExecutor final : public CudaBackend {
 // mesh_kernels.cuh.
 std::unique_ptr<Backend> make_cuda_mesh_backend(const Problem& problem, const BackendOptions& options) {
   if (!problem.mesh) throw std::invalid_argument("make_cuda_mesh_backend: the problem has no mesh");
-  // make_backend refused what this executor does not run (solver/capabilities.hpp).
   if (problem.scheme != Scheme::roe1)
-    throw std::invalid_argument("unstructured meshes run the first-order scheme only (numerics.scheme = \"roe1\")");
+    throw std::logic_error("make_cuda_mesh_backend: a scheme other than roe1 (make_backend refuses it first)");
   MeshLoop loop = MeshLoop::cell_slots;
   if (options.mesh_loop == "edge") {
     loop = MeshLoop::edge;
@@ -529,7 +482,7 @@ std::unique_ptr<Backend> make_cuda_mesh_backend(const Problem& problem, const Ba
       }
     }
   }
-  const int device = cuda_options_from_environment().device;
+  const int device = cuda_options(options).device;
   if (problem.precision == Precision::single_precision)
     return std::make_unique<CudaMeshExecutor<float>>(problem, options, loop, device);
   return std::make_unique<CudaMeshExecutor<double>>(problem, options, loop, device);

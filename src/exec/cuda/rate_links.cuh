@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // The all-reduce of a distributed run's CFL rate done by the GPUs themselves
-// (Backend::rate_link), for ranks of one node that each have a GPU of their
+// (GpuLinks::rate_link), for ranks of one node that each have a GPU of their
 // own: every rank maps every other rank's mailbox (CUDA IPC), and after each
 // step a one-warp kernel posts the rank's rate into the others' mailboxes
 // and waits for theirs. The largest replaces the slot's rate before the next
@@ -45,7 +45,8 @@ __device__ __forceinline__ unsigned long long global_ns() {
 
 // One warp: lane p posts this rank's rate to rank p and waits for rank p's.
 // The largest rate bits (non-negative Reals, or kNonFinite) go into *rate.
-__global__ void __launch_bounds__(32) rate_allreduce_kernel(unsigned long long* rate, const RateLinkArgs a) {
+// static: every CUDA executor includes this header (executor_base.cuh), each its own copy.
+static __global__ void __launch_bounds__(32) rate_allreduce_kernel(unsigned long long* rate, const RateLinkArgs a) {
   const int lane = static_cast<int>(threadIdx.x);
   const unsigned long long seq = *a.seq + 1;
   const unsigned long long mine = *rate;

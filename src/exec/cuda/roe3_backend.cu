@@ -34,6 +34,7 @@
 #include "boundary_flow.cuh"
 #include "cuda_check.cuh"
 #include "device_array.cuh"
+#include "executor_base.cuh"
 #include "forcing_kernels.cuh"
 #include "halo_kernels.cuh"
 #include "read_back.cuh"
@@ -87,10 +88,19 @@ int choose_rows(const Grid& g, int sms, int resident_warps_per_sm) {
 }
 
 template <class Real>
-class CudaRoe3Backend final : public CudaBackend {
+class CudaRoe3Backend final : public gpu::GridRankBase<Real, Roe3Ctrl> {
+  using Base = gpu::GridRankBase<Real, Roe3Ctrl>;
+  using Base::ctrl_;
+  using Base::fetch_ctrl;
+  using Base::grid_;
+  using Base::host_in_;
+  using Base::prop_;
+  using Base::steps_launched_;
+  using Base::stream_;
+
  public:
   CudaRoe3Backend(const Problem& p, const BackendOptions& o, const CudaOptions& co)
-      : grid_(p.grid),
+      : Base(p.grid, co.device),
         physics_(to_precision<Real>(p.physics)),
         prm_(roe3::make_params<Real>(physics_, p.grid.dx, p.grid.dy)),
         cfl_(p.cfl),
@@ -102,16 +112,6 @@ class CudaRoe3Backend final : public CudaBackend {
         distributed_(p.owned.cells() > 0),
         owned_(p.owned_cells()) {
     if (grid_.nx <= 0 || grid_.ny <= 0) throw std::runtime_error("CUDA backend: empty grid");
-    const int count = cuda_device_count();
-    if (co.device < 0 || co.device >= count) {
-      throw std::runtime_error("CUDA backend: device " + std::to_string(co.device) + " requested, " +
-                               std::to_string(count) + " present");
-    }
-    SHALLOWS_CUDA_CHECK(cudaSetDevice(co.device));
-    cudaDeviceProp prop{};
-    SHALLOWS_CUDA_CHECK(cudaGetDeviceProperties(&prop, co.device));
-    device_desc_ = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
-                   std::to_string(prop.multiProcessorCount) + " SMs)";
     for (int s = 0; s < 4; ++s) bc_[s] = to_precision<Real>(p.boundary[s]);
 
     const auto padded = static_cast<std::size_t>(grid_.padded_size());
@@ -132,9 +132,7 @@ class CudaRoe3Backend final : public CudaBackend {
     upload_segments(p.segments);
     side_series_ = gpu::forcing::SideSeriesDevice(p.forcing.boundary);
 
-    SHALLOWS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    SHALLOWS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_ctrl_), sizeof(Roe3Ctrl)));
-    *host_ctrl_ = Roe3Ctrl{};
+    this->open_stream();
 
     // U^n, U1 and U2 all start as the initial state (inactive cells are
     // never written, ghosts are filled before they are read).
@@ -162,7 +160,7 @@ class CudaRoe3Backend final : public CudaBackend {
     ctrl_ = DeviceArray<Roe3Ctrl>(1);
     gain_ = DeviceArray<double>(1);
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(gain_.get(), 0, sizeof(double), stream_));
-    SHALLOWS_CUDA_CHECK(cudaMemcpy(ctrl_.get(), host_ctrl_, sizeof(Roe3Ctrl), cudaMemcpyHostToDevice));
+    SHALLOWS_CUDA_CHECK(cudaMemcpy(ctrl_.get(), host_in_, sizeof(Roe3Ctrl), cudaMemcpyHostToDevice));
 
     if (track_maxima_) {
       max_h_ = DeviceArray<double>(cells);
@@ -177,7 +175,7 @@ class CudaRoe3Backend final : public CudaBackend {
     // Float gains from 4 resident blocks (128 registers); double spills
     // when capped, so it is left uncapped (bench/cuda-notes.md).
     min_blocks_ = co.min_blocks > 0 ? co.min_blocks : (sizeof(Real) == 4 ? 4 : 0);
-    rows_ = co.rows > 0 ? co.rows : choose_rows(grid_, prop.multiProcessorCount, resident_warps_per_sm());
+    rows_ = co.rows > 0 ? co.rows : choose_rows(grid_, prop_.multiProcessorCount, resident_warps_per_sm());
     strips_ = (grid_.nx + gpu::roe3k::kStripWidth - 1) / gpu::roe3k::kStripWidth;
     chunks_ = (grid_.ny + rows_ - 1) / rows_;
 
@@ -192,12 +190,7 @@ class CudaRoe3Backend final : public CudaBackend {
     if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
     if (rate_graph_exec_) cudaGraphExecDestroy(rate_graph_exec_);
     if (tail_graph_exec_) cudaGraphExecDestroy(tail_graph_exec_);
-    if (stream_) cudaStreamDestroy(stream_);
-    if (host_ctrl_) cudaFreeHost(host_ctrl_);
   }
-
-  CudaRoe3Backend(const CudaRoe3Backend&) = delete;
-  CudaRoe3Backend& operator=(const CudaRoe3Backend&) = delete;
 
   std::string name() const override { return "cuda-roe3"; }
 
@@ -210,9 +203,9 @@ class CudaRoe3Backend final : public CudaBackend {
       if (r.bad) throw not_finite(t);
       double local = 0;
       std::memcpy(&local, &r.rate_bits, sizeof local);  // the bits of a non-negative double (march_kernel)
-      const double global = reduce_rate(local);
-      std::memcpy(&host_ctrl_->rate_bits, &global, sizeof global);
-      SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&ctrl_.get()->rate_bits, &host_ctrl_->rate_bits,
+      const double global = this->reduce_rate(local);
+      std::memcpy(&host_in_->rate_bits, &global, sizeof global);
+      SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(&ctrl_.get()->rate_bits, &host_in_->rate_bits,
                                           sizeof(unsigned long long), cudaMemcpyHostToDevice, stream_));
     }
     launch_steps(1);
@@ -253,8 +246,7 @@ class CudaRoe3Backend final : public CudaBackend {
       copy_into_interior(grid_, in.hc[s], buf.data());
       for (std::size_t b = 0; b < 3; ++b) hc_[3 * s + b].upload(buf.data(), padded);
     }
-    // Pageable copies may still be in flight; stream_ does not wait for the legacy stream.
-    SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
+    this->settle_uploads();
     fill_ghosts(state(0), nullptr);
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
@@ -300,75 +292,19 @@ class CudaRoe3Backend final : public CudaBackend {
 
   BoundaryFlow boundary_flow() const override { return sides_.total(stream_); }
 
-  // Halo rectangles of U^n: h, hu, hv, each scalar's h c and the
-  // infiltrated depths, packed on the device (HaloBoxes).
-  std::size_t box_bytes(const CellBox& box) const override {
-    return gpu::HaloBoxes<Real>::bytes(box, box_fields(), gpu::infiltration_box_field(forcing_.infiltrated()));
-  }
-
-  void pack_box(const CellBox& box, std::byte* out) const override {
-    halo_.pack(grid_, box, box_fields(), gpu::infiltration_box_field(forcing_.infiltrated()), out, stream_);
-  }
-
-  void unpack_box(const CellBox& box, const std::byte* in) override {
-    halo_.unpack(grid_, box, box_fields(), gpu::infiltration_box_field(forcing_.infiltrated()), in, stream_);
-    host_unpacked_ = true;
-  }
-
-  void pack_box_device(const CellBox& box, std::byte* out) const override {
-    halo_.pack_on_device(grid_, box, box_fields(), gpu::infiltration_box_field(forcing_.infiltrated()), out,
-                         stream_);
-  }
-
-  void unpack_box_device(const CellBox& box, const std::byte* in) override {
-    halo_.unpack_on_device(grid_, box, box_fields(), gpu::infiltration_box_field(forcing_.infiltrated()), in,
-                           stream_);
-    host_unpacked_ = true;  // MPI writes `in` again at the next exchange
-  }
-
-  std::vector<std::byte> peer_link(int side, const CellBox& recv) override {
-    return halo_.link(side, box_bytes(recv));
-  }
-
-  bool open_peer(int side, const CellBox& send, const std::vector<std::byte>& link) override {
-    return halo_.open(side, link, box_bytes(send));
-  }
-
-  void send_box_to_peer(int side, const CellBox& box) override {
-    halo_.send(side, grid_, box, box_fields(), gpu::infiltration_box_field(forcing_.infiltrated()), stream_);
-  }
-
-  void receive_box_from_peer(int side, const CellBox& box) override {
-    halo_.receive(side, grid_, box, box_fields(), gpu::infiltration_box_field(forcing_.infiltrated()), stream_);
-  }
-
-  void close_links() override {
-    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    halo_.close_peers();
-  }
-
-  // The ghost cells of U^n from the new halos; the unpacks' copies read the
-  // caller's host buffers until the stream gets here (boxes from GPU to GPU
-  // need no wait).
+  // The ghost cells of U^n from the new halos.
   void refresh_ghosts() override {
     fill_ghosts(state(0), nullptr);
-    if (host_unpacked_) SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    host_unpacked_ = false;
+    this->wait_for_boxes();
   }
 
-  BoxBuffer host_buffer(std::size_t bytes) const override { return gpu::pinned_host_buffer(bytes); }
-  bool has_gpu_memory() const override { return true; }
-  BoxBuffer device_buffer(std::size_t bytes) const override { return gpu::device_box_buffer(bytes); }
-
   CudaStats stats() const override {
-    CudaStats s;
-    s.device = device_desc_;
+    CudaStats s = this->base_stats();
     s.kernel = "roe3-march";
     s.chunk_width = gpu::roe3k::kStripWidth;
     s.chunk_rows = rows_;
     s.chunks = strips_ * chunks_;
-    s.chunks_computed = s.chunks * static_cast<index_t>(steps_launched_);
-    s.steps = steps_launched_;
+    s.chunks_computed = s.chunks * steps_launched_;
     // Per RK step: three stencil passes reading h, hu, hv, z and 12 bed
     // values; stage 1 writes the rhs, apply reads U^n and the rhs and writes
     // U1; stages 2 and 3 read U^n and write their stage.
@@ -380,11 +316,14 @@ class CudaRoe3Backend final : public CudaBackend {
   using MarchArgs = gpu::roe3k::MarchArgs<Real>;
 
   StateArrays<Real> state(int b) const { return {h_[b].get(), hu_[b].get(), hv_[b].get(), z_.get()}; }
-  // What a halo box carries of U^n: h, hu, hv and each scalar's h c.
-  gpu::BoxFields<Real> box_fields() const {
+  // Halo boxes carry U^n (its buffers whatever the parity).
+  gpu::BoxFields<Real> box_reals(int) const override {
     gpu::BoxFields<Real> f{{h_[0].get(), hu_[0].get(), hv_[0].get()}};
     for (std::size_t s = 0; s < hc_.size() / 3; ++s) f.f.push_back(hc_[3 * s].get());
     return f;
+  }
+  gpu::BoxFields<double> box_doubles(int) const override {
+    return gpu::infiltration_box_field(forcing_.infiltrated());
   }
 
   // The scalars' buffers (three per scalar, each starting as the initial
@@ -442,9 +381,7 @@ class CudaRoe3Backend final : public CudaBackend {
     segment_series_.upload(views.data(), views.size());
   }
 
-  std::runtime_error not_finite(double t) const {
-    return std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s (roe3)");
-  }
+  static std::runtime_error not_finite(double t) { return Base::not_finite(t, " (roe3)"); }
 
   // t: where the device holds the step's start time, at which sides with a
   // time series take their value (nullptr: the constant values).
@@ -619,7 +556,7 @@ class CudaRoe3Backend final : public CudaBackend {
     for (index_t k = 0; k < n; ++k) {
       SHALLOWS_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_));
       if (!tail_graph_exec_) continue;
-      forcing_.launch(step_clock(), stream_, sum_reducer());
+      forcing_.launch(step_clock(), stream_, this->sum_reducer());
       SHALLOWS_CUDA_CHECK(cudaGraphLaunch(tail_graph_exec_, stream_));
     }
     steps_launched_ += n;
@@ -627,24 +564,16 @@ class CudaRoe3Backend final : public CudaBackend {
 
   // Starts counting from time t with the limits of one advance()/step().
   void set_limits(double t, double target, double dt_max, index_t max_steps) {
-    fetch_ctrl();  // synchronises; keeps the device's status (a failed run stays failed)
-    Roe3Ctrl& c = *host_ctrl_;
+    Roe3Ctrl& c = *host_in_;
+    c = fetch_ctrl();  // synchronises; keeps the device's status (a failed run stays failed)
     c.t = t;
     c.steps = 0;
     c.target = target;
     c.dt_max = dt_max;
     c.max_steps = static_cast<long long>(max_steps);
-    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(ctrl_.get(), host_ctrl_, sizeof(Roe3Ctrl), cudaMemcpyHostToDevice, stream_));
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(ctrl_.get(), host_in_, sizeof(Roe3Ctrl), cudaMemcpyHostToDevice, stream_));
   }
 
-  // The control block, copied to the host (synchronises).
-  Roe3Ctrl fetch_ctrl() const {
-    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(host_ctrl_, ctrl_.get(), sizeof(Roe3Ctrl), cudaMemcpyDeviceToHost, stream_));
-    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return *host_ctrl_;
-  }
-
-  Grid grid_;
   PhysicsParams<Real> physics_;
   roe3::Params<Real> prm_;
   double cfl_;
@@ -653,21 +582,16 @@ class CudaRoe3Backend final : public CudaBackend {
   double arrival_threshold_;
   bool distributed_;
   CellBox owned_;  // Problem::owned_cells
-  std::string device_desc_;
   BoundaryCondition<Real> bc_[4];
   int rows_ = 32;
   int min_blocks_ = 0;
   index_t strips_ = 0, chunks_ = 0;
-  long long steps_launched_ = 0;
-  cudaStream_t stream_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;
   cudaGraphExec_t rate_graph_exec_ = nullptr;  // a rank's step up to its rate (capture_step)
   cudaGraphExec_t tail_graph_exec_ = nullptr;  // a rank's step after its volume sources (capture_step)
-  Roe3Ctrl* host_ctrl_ = nullptr;
   DeviceArray<Real> h_[3], hu_[3], hv_[3];  // U^n, U1, U2
   DeviceArray<Real> z_, rh_, rhu_, rhv_;
   DeviceArray<roe3::BedPoints<Real>> bed_;
-  DeviceArray<Roe3Ctrl> ctrl_;
   DeviceArray<double> gain_;  // positivity account (depths; times dx dy on reading)
   DeviceArray<double> max_h_, max_speed_, arrival_;
   gpu::forcing::ForcingDevice<Real> forcing_;
@@ -684,8 +608,6 @@ class CudaRoe3Backend final : public CudaBackend {
   DeviceArray<Real> mass_[4];  // stage 1's edge mass fluxes (ScalarArgs::mass)
   gpu::SideAccount sides_;   // water through the sides, when one is not a wall
   int side_blocks_ = 0;        // side_rate_kernel's blocks per side
-  gpu::HaloBoxes<Real> halo_;  // a rank's halo boxes on the device
-  bool host_unpacked_ = false;    // a box unpacked from an MPI buffer since refresh_ghosts
   // Last: destroyed first, after the destructor has synchronised stream_.
   gpu::SnapshotStager<Real> stager_{grid_};
 };

@@ -41,7 +41,7 @@ class Distributed final : public DistributedBackend {
   Distributed(const Problem& p, const BackendOptions& o, const LocalFactory& make_local, int extra_halo,
               bool overlap_by_default)
       : global_(p.grid), closed_(closed_domain(p)), rank_(mpi::rank()), size_(mpi::size()) {
-    if (p.on_mesh()) throw std::runtime_error("meshes run on one rank only (no MPI decomposition of meshes yet)");
+    if (p.on_mesh()) throw std::logic_error("make_distributed_backend: a mesh (make_backend refuses it first)");
     if (o.halo_steps < 1) throw std::runtime_error("--halo-steps / parallel.halo_steps must be at least 1");
     pg_ = choose_process_grid(size_, p.grid.nx, p.grid.ny, o.ranks_x, o.ranks_y);
     k_ = o.halo_steps;
@@ -54,6 +54,10 @@ class Distributed final : public DistributedBackend {
     for (int r = 0; r < size_; ++r) blocks_.push_back(make_block(pg_, r, p.grid.nx, p.grid.ny, halo_));
     const Block& b = blocks_[static_cast<std::size_t>(rank_)];
     local_ = make_local(local_problem(p, b), o);
+    halo_box_ = local_->halo();
+    if (halo_box_ == nullptr)
+      throw std::logic_error("executor '" + local_->name() + "' has no halo boxes (make_backend refuses it first)");
+    links_ = local_->gpu_links();
     local_->set_rate_reducer([this](double rate) {
       const auto start = Clock::now();
       double global = 0;
@@ -82,7 +86,7 @@ class Distributed final : public DistributedBackend {
   ~Distributed() override {
     if (!links_anywhere_ || std::uncaught_exceptions() > 0) return;
     try {
-      local_->close_links();
+      if (links_) links_->close_links();
     } catch (const std::exception&) {
       // A device error here leaves the mappings to the process's end.
     }
@@ -270,9 +274,9 @@ class Distributed final : public DistributedBackend {
     int send_tag = 0, recv_tag = 0;
     CellBox send, recv;  // local coordinates
     std::size_t send_bytes = 0, recv_bytes = 0;
-    bool device = false;  // GPU to GPU (Backend::peer_link); the message is then empty
+    bool device = false;  // GPU to GPU (GpuLinks::peer_link); the message is then empty
     bool mpi_device = false;  // the buffers in GPU memory, which MPI reads and writes (CUDA-aware MPI)
-    Backend::BoxBuffer send_buf{nullptr, nullptr}, recv_buf{nullptr, nullptr};
+    BoxBuffer send_buf{nullptr, nullptr}, recv_buf{nullptr, nullptr};
   };
 
   // gpu_memory: BackendOptions::mpi_gpu_memory.
@@ -287,10 +291,10 @@ class Distributed final : public DistributedBackend {
       t.recv_tag = s ^ 1;  // from the neighbour on side s, travelling the other way
       t.send = boxes.send[static_cast<std::size_t>(s)];
       t.recv = boxes.recv[static_cast<std::size_t>(s)];
-      t.send_bytes = local_->box_bytes(t.send);
-      t.recv_bytes = local_->box_bytes(t.recv);
-      t.send_buf = local_->host_buffer(t.send_bytes);
-      t.recv_buf = local_->host_buffer(t.recv_bytes);
+      t.send_bytes = halo_box_->box_bytes(t.send);
+      t.recv_bytes = halo_box_->box_bytes(t.recv);
+      t.send_buf = halo_box_->host_buffer(t.send_bytes);
+      t.recv_buf = halo_box_->host_buffer(t.recv_bytes);
       timing_.halo_bytes += double(t.send_bytes);
     }
     inner_ = inner_cells(b, radius_);
@@ -352,14 +356,14 @@ class Distributed final : public DistributedBackend {
     };
     for (std::size_t s = 0; s < 4; ++s) {
       const Transfer& t = transfers_[s];
-      mine[s] = offer(node, t.peer < 0 || off ? std::vector<std::byte>{} : local_->peer_link(int(s), t.recv));
+      mine[s] = offer(node, t.peer < 0 || off || !links_ ? std::vector<std::byte>{} : links_->peer_link(int(s), t.recv));
     }
     swap(mine, theirs, int(sizeof(Offer)));
     for (std::size_t s = 0; s < 4; ++s) {
       const Transfer& t = transfers_[s];
       const Offer& o = theirs[s];
       if (t.peer < 0 || mine[s].size == 0 || o.size == 0 || o.node != node) continue;
-      opened[s] = local_->open_peer(int(s), t.send, std::vector<std::byte>(o.link, o.link + o.size)) ? 1 : 0;
+      opened[s] = links_->open_peer(int(s), t.send, std::vector<std::byte>(o.link, o.link + o.size)) ? 1 : 0;
     }
     swap(opened, peer_opened, int(sizeof(int)));
     for (std::size_t s = 0; s < 4; ++s) {
@@ -378,12 +382,12 @@ class Distributed final : public DistributedBackend {
   // GPU memory with one in host memory. Only a rank with a GPU asks
   // (SHALLOWS_CUDA_AWARE_MPI, the library).
   void halos_in_device_memory(int gpu_memory) {
-    if (gpu_memory == 0 || !local_->has_gpu_memory()) return;
+    if (gpu_memory == 0 || !links_) return;
     if (gpu_memory < 0 && !cuda_aware_mpi()) return;
     for (Transfer& t : transfers_) {
       if (t.peer < 0 || t.device) continue;
-      t.send_buf = local_->device_buffer(t.send_bytes);
-      t.recv_buf = local_->device_buffer(t.recv_bytes);
+      t.send_buf = links_->device_buffer(t.send_bytes);
+      t.recv_buf = links_->device_buffer(t.recv_bytes);
       t.mpi_device = true;
     }
   }
@@ -391,7 +395,7 @@ class Distributed final : public DistributedBackend {
   // The rate all-reduced by the GPUs where every rank opened every other's
   // mailbox.
   void link_rate(int node, bool off) {
-    const Offer o = offer(node, off ? std::vector<std::byte>{} : local_->rate_link(size_));
+    const Offer o = offer(node, off || !links_ ? std::vector<std::byte>{} : links_->rate_link(size_));
     std::vector<Offer> all(static_cast<std::size_t>(size_));
     MPI_Allgather(&o, int(sizeof o), MPI_BYTE, all.data(), int(sizeof o), MPI_BYTE, MPI_COMM_WORLD);
     int ok = 1;
@@ -400,11 +404,11 @@ class Distributed final : public DistributedBackend {
       if (a.node != node || a.size == 0) ok = 0;
       links.emplace_back(a.link, a.link + a.size);
     }
-    if (ok) ok = local_->open_rate_links(rank_, links) ? 1 : 0;
+    if (ok) ok = links_->open_rate_links(rank_, links) ? 1 : 0;
     int all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (all_ok == 0) return;
-    local_->start_rate_links();
+    links_->start_rate_links();
     timing_.device_rate = 1;
   }
 
@@ -417,7 +421,7 @@ class Distributed final : public DistributedBackend {
     since_exchange_ = 0;
     ++timing_.exchanges;
     if (!overlap_) return exchange();
-    timing_.overlap = local_->exchange_in_next_step(inner_, [this] { exchange(); }) ? 1 : 0;
+    timing_.overlap = halo_box_->exchange_in_next_step(inner_, [this] { exchange(); }) ? 1 : 0;
   }
 
   void exchange() {
@@ -429,11 +433,11 @@ class Distributed final : public DistributedBackend {
         Transfer& t = transfers_[static_cast<std::size_t>(s)];
         if (t.peer < 0) continue;
         if (t.device) {
-          local_->send_box_to_peer(s, t.send);
+          links_->send_box_to_peer(s, t.send);
         } else if (t.mpi_device) {
-          local_->pack_box_device(t.send, t.send_buf.get());
+          links_->pack_box_device(t.send, t.send_buf.get());
         } else {
-          local_->pack_box(t.send, t.send_buf.get());
+          halo_box_->pack_box(t.send, t.send_buf.get());
         }
       }
       timing_.pack += seconds_since(start);
@@ -456,16 +460,16 @@ class Distributed final : public DistributedBackend {
         Transfer& t = transfers_[static_cast<std::size_t>(s)];
         if (t.peer < 0) continue;
         if (t.device) {
-          local_->receive_box_from_peer(s, t.recv);
+          links_->receive_box_from_peer(s, t.recv);
         } else if (t.mpi_device) {
-          local_->unpack_box_device(t.recv, t.recv_buf.get());
+          links_->unpack_box_device(t.recv, t.recv_buf.get());
         } else {
-          local_->unpack_box(t.recv, t.recv_buf.get());
+          halo_box_->unpack_box(t.recv, t.recv_buf.get());
         }
       }
       timing_.pack += seconds_since(start);
     }
-    local_->refresh_ghosts();
+    halo_box_->refresh_ghosts();
   }
 
   // A field of the local grid: its owned cells to rank 0, placed there in the
@@ -536,6 +540,8 @@ class Distributed final : public DistributedBackend {
   std::vector<Block> blocks_;
   std::array<Transfer, 4> transfers_;
   std::unique_ptr<Backend> local_;
+  HaloEndpoint* halo_box_ = nullptr;  // local_'s
+  GpuLinks* links_ = nullptr;         // local_'s; null without a GPU
   std::vector<int> source_owner_;  // per Forcing::sources entry
   int since_exchange_ = 0;  // the initial local state is exact, halo included
   bool links_anywhere_ = false;  // a rank maps another's GPU memory (link_devices)

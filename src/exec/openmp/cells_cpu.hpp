@@ -142,7 +142,7 @@ class CpuForcing {
   }
 
   // The infiltrated depth of a rectangle of cells, for halo exchange
-  // (Backend::pack_box); nothing without infiltration.
+  // (HaloEndpoint::pack_box); nothing without infiltration.
   std::size_t box_bytes(const CellBox& box) const {
     return state_.infiltration.empty() ? 0 : static_cast<std::size_t>(box.cells()) * sizeof(double);
   }

@@ -28,7 +28,7 @@
 namespace shallows::detail {
 
 template <class Real>
-class CpuGridBackend : public Backend {
+class CpuGridBackend : public Backend, public HaloEndpoint {
  public:
   void read_state(Fields& out) const override {
     copy_interior(grid_, fields_.h.data(), out.h);
@@ -63,6 +63,8 @@ class CpuGridBackend : public Backend {
   void read_forcing_accounts(ForcingState& out) const override { forcing_.read_accounts(out); }
   void load_forcing_state(const ForcingState& in) override { forcing_.load(in); }
   BoundaryFlow boundary_flow() const override { return forcing_.side_flow(); }
+
+  HaloEndpoint* halo() override { return this; }
 
   std::size_t box_bytes(const CellBox& box) const override {
     return (3 + hc_.size()) * static_cast<std::size_t>(box.cells()) * sizeof(Real) + forcing_.box_bytes(box);

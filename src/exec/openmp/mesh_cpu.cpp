@@ -376,7 +376,7 @@ class MeshCpuBackend final : public Backend {
 
 std::unique_ptr<Backend> make_mesh_cpu_backend(const Problem& problem, const BackendOptions& options) {
   if (problem.scheme != Scheme::roe1)
-    throw std::invalid_argument("unstructured meshes run the first-order scheme only (numerics.scheme = \"roe1\")");
+    throw std::logic_error("make_mesh_cpu_backend: a scheme other than roe1 (make_backend refuses it first)");
   // auto: the edge loop, the faster on the CPU with every cell numbering (bench/results.md).
   bool edge_loop = true;
   if (options.mesh_loop == "cell") {

@@ -20,11 +20,18 @@
 #include "shallows/io/raster.hpp"
 #include "shallows/io/time_series.hpp"
 #include "shallows/mesh/unstructured/mesh.hpp"
+#include "shallows/solver/capabilities.hpp"
 
 namespace shallows::io::case_reader {
 
 namespace fs = std::filesystem;
 using Keys = std::vector<std::string_view>;
+
+// Whether `feature` runs on meshes on the CPU or the GPU (the capability table's): a case that asks for one
+// that does not is refused at its key, before any backend is chosen.
+inline bool runs_on_meshes(Feature feature) {
+  return runs(feature, Place{true, false, false}) || runs(feature, Place{true, true, false});
+}
 
 // ---------------------------------------------------------------- schema.cpp
 
