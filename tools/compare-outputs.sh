@@ -23,7 +23,7 @@ for arg in "$@"; do [ "$arg" = cuda ] && round_off='"(positivity_volume|mass_bal
 
 # summary.json without what depends on the machine's speed (nor the round-off keys).
 summary() {
-  grep -vE '"(setup|stepping|output_wait|finish|wall)_seconds"|"cell_updates_per_second"|"rank_timings"' "$1" |
+  grep -vE '"(setup|stepping|output_wait|finish|wall)_seconds"|"cell_updates_per_second"|"rank_timings"|^ *\{"rank": ' "$1" |
     grep -vE "$round_off" | sed -E 's/"(reduce|exchange|step)_seconds": [^,}]*//g'
 }
 
