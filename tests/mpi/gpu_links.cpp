@@ -176,7 +176,7 @@ void run_with_links(bool (*offers)(int), const char* label) {
   ASSERT_EQ(steps, 30) << label;
   Fields f;
   d->read_state(f);
-  const std::vector<mpi::RankTiming> timings = d->rank_timings();
+  const std::vector<RankTiming> timings = d->rank_timings();
 
   // What this rank's executor saw: boxes sent only with links, the rate
   // all-reduced in the executor on every step once all ranks have them, and
@@ -196,7 +196,7 @@ void run_with_links(bool (*offers)(int), const char* label) {
 
   if (mpi::rank() != 0) return;
   ASSERT_EQ(timings.size(), static_cast<std::size_t>(mpi::size()));
-  for (const mpi::RankTiming& rt : timings) {
+  for (const RankTiming& rt : timings) {
     EXPECT_EQ(rt.device_rate, all_offer) << label << ", rank " << rt.rank;
     EXPECT_GT(rt.device_sides + rt.host_sides, 0) << label << ", rank " << rt.rank;
     if (!offers(rt.rank)) {
@@ -280,7 +280,7 @@ void run_with_device_memory(bool device_memory, int option, const char* mode, co
   for (int s = 0; s < 25; ++s) t += d->step(t, 1e9);
   Fields f;
   d->read_state(f);
-  const std::vector<mpi::RankTiming> timings = d->rank_timings();
+  const std::vector<RankTiming> timings = d->rank_timings();
   const bool used = device_memory && option == 1;
   if (used) {
     EXPECT_GT(mine->device_packs_, 0) << label;
@@ -289,7 +289,7 @@ void run_with_device_memory(bool device_memory, int option, const char* mode, co
     EXPECT_EQ(mine->device_packs_ + mine->device_unpacks_, 0) << label;
   }
   if (mpi::rank() != 0) return;
-  for (const mpi::RankTiming& rt : timings) {
+  for (const RankTiming& rt : timings) {
     EXPECT_EQ(rt.device_sides, 0) << label;
     EXPECT_GT(rt.host_sides + rt.mpi_device_sides, 0) << label << ", rank " << rt.rank;
     EXPECT_EQ(used ? rt.host_sides : rt.mpi_device_sides, 0) << label << ", rank " << rt.rank;

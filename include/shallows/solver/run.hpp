@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "shallows/exec/mpi/distributed_backend.hpp"
 #include "shallows/io/case.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/mass_balance.hpp"
@@ -65,7 +64,7 @@ struct RunSummary {
   int ranks_x = 1, ranks_y = 1;
   int halo_steps = 0;
   index_t halo_cells = 0;
-  std::vector<mpi::RankTiming> rank_timings;
+  std::vector<RankTiming> rank_timings;
 };
 
 // The process grid and halo of a run on several MPI ranks into backend: each of ranks_x, ranks_y, halo_steps from

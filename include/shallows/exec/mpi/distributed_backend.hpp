@@ -15,8 +15,6 @@
 
 namespace shallows::mpi {
 
-using RankTiming = shallows::RankTiming;
-
 // Runs on several ranks: the report comes with it (Backend::rank_report).
 class DistributedBackend : public Backend, public RankReport {
  public:
