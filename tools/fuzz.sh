@@ -35,7 +35,7 @@ echo "fuzz: raster reader ran ${seconds} s with no finding"
 # resolve against fuzz/corpus/raster/, the mesh build, output times).
 "$cxx" "${flags[@]}" -fopenmp -DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1 fuzz/case_fuzz.cpp \
   src/io/case/*.cpp src/io/time_series.cpp src/io/rain_stack.cpp src/io/raster.cpp src/io/gmsh.cpp src/io/atomic_file.cpp \
-  src/mesh/unstructured/build.cpp src/mesh/unstructured/ordering.cpp src/solver/problem.cpp -ltomlplusplus -lmuparser -o "$out/case_fuzz"
+  src/mesh/unstructured/build.cpp src/mesh/unstructured/ordering.cpp src/solver/problem.cpp src/solver/capabilities.cpp -ltomlplusplus -lmuparser -o "$out/case_fuzz"
 mkdir -p "$out/corpus-case"
 (cd "$out" && SHALLOWS_FUZZ_FILES=../fuzz/corpus/raster ./case_fuzz -max_total_time="$seconds" "${run_flags[@]}" \
   -max_len=8192 corpus-case ../fuzz/corpus/case)
