@@ -77,6 +77,10 @@ bool runs(Feature feature, Place place) {
   return false;
 }
 
+bool runs_on_cpu_or_gpu(Feature feature, bool mesh, bool ranks) {
+  return runs(feature, Place{mesh, false, ranks}) || runs(feature, Place{mesh, true, ranks});
+}
+
 const char* feature_name(Feature feature) { return row_of(feature).name; }
 
 std::vector<Feature> features_of(const Problem& p) {

@@ -297,10 +297,8 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   // Maxima are kept for the formats' files (gauges write none) and for a checkpoint (its restart goes on with them).
   const bool keep_maxima = io::OutputWriter::writes_maxima(c.output) || checkpoints;
   backend_options.track_maxima = backend_options.track_maxima && keep_maxima;
-  // The capability table's, on the CPU or the GPU (the backend is not chosen yet).
-  const bool ranked_checkpoints = runs(Feature::checkpoints, Place{p.on_mesh(), false, true}) ||
-                                  runs(Feature::checkpoints, Place{p.on_mesh(), true, true});
-  if (mpi::size() > 1 && (checkpoints || !options.restart.empty()) && !ranked_checkpoints)
+  if (mpi::size() > 1 && (checkpoints || !options.restart.empty()) &&
+      !runs_on_cpu_or_gpu(Feature::checkpoints, p.on_mesh(), true))
     throw io::InputError("checkpoints and --restart run on one MPI rank only (output.checkpoint_every, "
                      "output.checkpoint_wall, --restart)");
   // Before the first collective that the inputs shape: ranks with other inputs would hang or corrupt memory there.

@@ -34,6 +34,10 @@ struct Place {
 // Whether `feature` runs at `place`.
 bool runs(Feature feature, Place place);
 
+// Whether `feature` runs on this kind of domain and rank count on the CPU or the GPU: for the checks made before a
+// backend is chosen (the case reader, checkpoints on ranks).
+bool runs_on_cpu_or_gpu(Feature feature, bool mesh, bool ranks);
+
 // The features a problem asks for (checkpoints are the run's, not the problem's: not listed).
 std::vector<Feature> features_of(const Problem& problem);
 

@@ -90,7 +90,8 @@ void read_boundaries(const Reader& rd, const toml::table& root, const fs::path& 
     if (const toml::table* b = rd.table(root, "", "boundary")) {
       for (auto&& [k, v] : *b) {
         const std::string name(k.str());
-        if (name == "segment" && v.is_array() && !runs_on_meshes(Feature::segments)) rd.fail_at("boundary.segment", segments_on_mesh);
+        if (name == "segment" && v.is_array() && !runs_on_cpu_or_gpu(Feature::segments, true, false))
+          rd.fail_at("boundary.segment", segments_on_mesh);
         const int group = mesh->find_boundary(name);
         if (group < 0) {
           std::string groups;

@@ -64,7 +64,7 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
   read_physics(rd, root, base_dir, at, p, reading);
   check_speeds(rd, p, velocities ? "u" : "hu", reading.max_speed, at, domain.mesh.get());
   read_time(rd, root, p);
-  if (p.mesh && p.scheme == Scheme::roe3 && !runs_on_meshes(Feature::third_order))
+  if (p.mesh && p.scheme == Scheme::roe3 && !runs_on_cpu_or_gpu(Feature::third_order, true, false))
     rd.fail_at("numerics.scheme", "unstructured meshes run the first-order scheme only (\"roe1\")");
   read_forcing(rd, root, base_dir, at, p, reading);
   c.parallel = read_parallel(rd, root, p.mesh != nullptr);

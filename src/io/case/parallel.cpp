@@ -8,7 +8,7 @@ namespace shallows::io::case_reader {
 ParallelSettings read_parallel(const Reader& rd, const toml::table& root, bool on_mesh) {
   const toml::table* pt = rd.table(root, "", "parallel");
   if (!pt) return {};
-  if (on_mesh && !runs(Feature::first_order, Place{true, false, true}))
+  if (on_mesh && !runs_on_cpu_or_gpu(Feature::first_order, true, true))
     rd.fail_at("parallel", "the MPI process grid and halo ([parallel]) apply to Cartesian grids only; this case runs "
                            "on a mesh ([mesh]), which runs on one rank");
   const toml::table& t = *pt;

@@ -27,12 +27,6 @@ namespace shallows::io::case_reader {
 namespace fs = std::filesystem;
 using Keys = std::vector<std::string_view>;
 
-// Whether `feature` runs on meshes on the CPU or the GPU (the capability table's): a case that asks for one
-// that does not is refused at its key, before any backend is chosen.
-inline bool runs_on_meshes(Feature feature) {
-  return runs(feature, Place{true, false, false}) || runs(feature, Place{true, true, false});
-}
-
 // ---------------------------------------------------------------- schema.cpp
 
 struct Section {
