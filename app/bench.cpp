@@ -551,7 +551,8 @@ void add_bench_options(CLI::App& sub, BenchOptions& o) {
   sub.add_option("-b,--backend", o.backend, "Executor")->check(CLI::IsMember({"cpu", "cuda"}));
   sub.add_option("-c,--case", o.case_name,
                  "Workload (default: s004-t1 and s004-t2 at the backend's standard sizes)")
-      ->check(CLI::IsMember({"s004-t1", "s004-t2", "s000-t1", "s003-t3", "s004-t1-mesh", "s004-t2-mesh"}));
+      ->check(CLI::IsMember({"s004-t1", "s004-t2", "s000-t1", "s003-t3", "s004-t1-mesh", "s004-t2-mesh",
+                                  "s004-t1-mesh-forcing"}));
   sub.add_option("-n,--sizes", o.sizes, "Cells per side (S004, S003 cases)")->delimiter(',');
   sub.add_option("-p,--precision", o.precisions)->delimiter(',')->check(CLI::IsMember({"float", "double"}));
   sub.add_option("-t,--threads", o.threads, "CPU threads (0: all)")
@@ -627,8 +628,8 @@ int bench_command(const BenchOptions& o) {
   try {
     for (const Job& job : jobs) {
       if (mpi::active()) {
-        const bool grid_case = (job.case_name.starts_with("s004-t") && !job.case_name.ends_with("-mesh")) ||
-                               job.case_name == "s003-t3";
+        const bool mesh_case = job.case_name.find("-mesh") != std::string::npos;
+        const bool grid_case = (job.case_name.starts_with("s004-t") && !mesh_case) || job.case_name == "s003-t3";
         if (!grid_case) {
           throw std::runtime_error("under mpirun the workloads are s004-t1, s004-t2 and s003-t3 (grids); not " +
                                    job.case_name);
@@ -640,7 +641,7 @@ int bench_command(const BenchOptions& o) {
         continue;
       }
       cfg.case_name = job.case_name;
-      if (job.case_name.ends_with("-mesh")) {
+      if (job.case_name.find("-mesh") != std::string::npos) {
         if (const int rc = bench_mesh(o, job.case_name, rows); rc != 0) return rc;
       } else if (cuda) {
 #ifdef SHALLOWS_HAVE_CUDA

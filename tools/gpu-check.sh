@@ -31,6 +31,8 @@
 #   roe3      S003-T3, third order against first order, 50^2..8192^2 (seed 003 Table 3)
 #   mesh      S004-T1 on perturbed triangle meshes of 1M, 4M, 16M cells (MESH_CELLS, millions), numbered
 #             at random, by RCM and by Z-order, cell and edge loops, float and double; S004-T2 at 4M
+#   meshforcing S004-T1 on 16M triangles (RCM, cell loop), plain and with rain, Green-Ampt and a Manning map
+#             (bench case s004-t1-mesh-forcing), alternately, float and double
 #   profile   Nsight Compute (ncu) on one step kernel launch per kernel and precision at 4096^2
 #   profile3  Nsight Compute on the roe3 march kernels (S003-T3 1200^2)
 #   lines     where the default kernel's instructions go: executed instructions
@@ -577,6 +579,17 @@ stage_mesh() {
   bench -c s004-t2-mesh --cells 4 --ordering rcm,morton --loop cell,edge -p float,double -s "$BENCH_SECONDS"
 }
 
+# The forcing's cost on a mesh: S004-T1 on 16M triangles (RCM, cell loop) plain and with rain, Green-Ampt and
+# a Manning map (s004-t1-mesh-forcing), alternately, two rounds.
+stage_meshforcing() {
+  local round
+  for round in 1 2; do
+    bench -c s004-t1-mesh --cells "${MESH_CELLS:-16}" --ordering rcm --loop cell -p float,double -s "$BENCH_SECONDS"
+    bench -c s004-t1-mesh-forcing --cells "${MESH_CELLS:-16}" --ordering rcm --loop cell -p float,double \
+      -s "$BENCH_SECONDS"
+  done
+}
+
 stage_profile() {
   : >"$OUT/profile.log"
   local kernel prec
@@ -668,6 +681,7 @@ for s in "${STAGES[@]}"; do
     s000) stage_s000 ;;
     roe3) stage_roe3 ;;
     mesh) stage_mesh ;;
+    meshforcing) stage_meshforcing ;;
     mpi) stage_mpi ;;
     scaling) stage_scaling ;;
     mps) stage_mps ;;

@@ -32,13 +32,13 @@ struct Row {
 constexpr std::array<Row, 10> kTable{{
     {Feature::first_order, "first-order Roe scheme, wet/dry fronts, Manning friction", {1, 1, 1, 1, 1, 1}},
     {Feature::third_order, "third order (roe3)", {1, 1, 1, 1, 0, 0}},
-    {Feature::rain, "rain", {1, 1, 1, 1, 1, 0}},
-    {Feature::infiltration, "infiltration", {1, 1, 1, 1, 1, 0}},
-    {Feature::manning_map, "Manning maps", {1, 1, 1, 1, 1, 0}},
-    {Feature::sources, "point sources and sinks", {1, 1, 1, 1, 1, 0}},
+    {Feature::rain, "rain", {1, 1, 1, 1, 1, 1}},
+    {Feature::infiltration, "infiltration", {1, 1, 1, 1, 1, 1}},
+    {Feature::manning_map, "Manning maps", {1, 1, 1, 1, 1, 1}},
+    {Feature::sources, "point sources and sinks", {1, 1, 1, 1, 1, 1}},
     {Feature::side_series, "sides that follow a time series", {1, 1, 1, 1, 0, 0}},
     {Feature::segments, "boundary segments", {1, 1, 1, 1, 0, 0}},
-    {Feature::scalars, "passive scalars", {1, 1, 1, 1, 1, 0}},
+    {Feature::scalars, "passive scalars", {1, 1, 1, 1, 1, 1}},
     {Feature::checkpoints, "checkpoints and restarts", {1, 1, 0, 0, 1, 1}},
 }};
 
@@ -55,12 +55,11 @@ std::string place_name(Place p) {
   return s;
 }
 
-// Where a feature that does not run at `place` runs instead, said from that place: the way out.
+// Where a feature that does not run at `place` runs instead, said from that place: the way out. (The CPU and
+// the GPU run the same features; ranks and meshes are where they differ.)
 std::string where_else(Feature f, Place place) {
-  Place cpu = place, one = place;
-  cpu.gpu = false;
+  Place one = place;
   one.ranks = false;
-  if (place.gpu && runs(f, cpu)) return place.mesh ? "on meshes on the CPU only so far (--backend cpu)" : "on the CPU only so far (--backend cpu)";
   if (place.ranks && runs(f, one)) return "in one process only so far";
   return "on grids only so far";
 }

@@ -127,6 +127,18 @@ Problem s004_mesh(const std::string& name, std::shared_ptr<const UnstructuredMes
   p.cfl = 0.9;
   p.precision = precision;
   p.t_end = 1e30;
+  if (name == "s004-t1-mesh-forcing") {
+    // The grid's forcing row (tools/speed-compare.sh): rain 30 mm/h, Green-Ampt soil (Ks 20 mm/h, suction
+    // 0.1 m, deficit 0.3), Manning 0.03 west of x = 5 and 0.06 east of it.
+    Forcing& f = p.forcing;
+    f.rain.rate = TimeSeries::constant(30 / 3.6e6);
+    f.infiltration.model = InfiltrationModel::green_ampt;
+    f.infiltration.p0 = {20 / 3.6e6};
+    f.infiltration.p1 = {0.1};
+    f.infiltration.p2 = {0.3};
+    f.manning.resize(n);
+    for (std::size_t c = 0; c < n; ++c) f.manning[c] = p.mesh->cell_x[c] < 5 ? 0.03 : 0.06;
+  }
   return p;
 }
 

@@ -4,10 +4,12 @@
 // both precisions, triangle and mixed meshes, every boundary kind, wet/dry
 // fronts, emerged islands and inactive cells; determinism; a lake at rest;
 // the Backend interface (batched advance against step(), snapshots, volume,
-// errors). Every test skips, visibly, where no CUDA device is present (CI);
+// errors); every forcing and scalar feature, restarts with them. Every
+// test skips, visibly, where no CUDA device is present (CI);
 // tools/gpu-check.sh runs them on a GPU machine (label backend).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -19,11 +21,14 @@
 #include <vector>
 
 #include "shallows/exec/cuda_backend.hpp"
+#include "shallows/solver/cell_layout.hpp"
+#include "shallows/solver/mass_balance.hpp"
 #include "shallows/solver/simulation.hpp"
 #include "shallows/solver/time_step.hpp"
 #include "support/gpu.hpp"
 #include "support/measures.hpp"
 #include "support/mesh_problems.hpp"
+#include "support/problems.hpp"
 
 #ifndef SHALLOWS_HAVE_CUDA
 TEST(CudaMeshBackend, NotBuilt) { GTEST_SKIP() << "this build has no CUDA backend: GPU tests skipped"; }
@@ -396,38 +401,175 @@ TEST(CudaSanitizer, SmallRunOfEveryMeshDesign) {
   }
 }
 
-// Forcing and passive scalars on meshes run on the CPU so far: the GPU
-// refuses them when the run starts, naming the way out, instead of running
-// without them.
-TEST(CudaMeshBackend, ForcingIsRefusedWithAClearMessage) {
-  SHALLOWS_REQUIRE_GPU();
-  Problem p = dam_break(unit_square(4, RectangleCells::triangles), Precision::double_precision);
-  p.forcing.rain.rate = TimeSeries::constant(1e-5);
-  BackendOptions o;
-  o.kind = "cuda";
-  // The message make_backend refuses the problem with ("" if it runs it).
-  const auto refusal = [&](const Problem& q) -> std::string {
-    try {
-      make_backend(q, o);
-    } catch (const std::runtime_error& e) {
-      return e.what();
-    }
-    return "";
+// ------------------------------------------------------------------ forcing and passive scalars
+
+// dam_break on `spec` with everything a mesh run can carry: rain (a
+// hyetograph with a scale per cell, or a radar stack of three frames),
+// Green-Ampt or initial + constant loss with parameters per cell, a Manning
+// map, a well, a sink and a source over several cells, and two passive
+// scalars that the groups, the rain and the sources bring.
+Problem forced_dam_break(const RectangleMeshSpec& spec, Precision precision, bool radar, std::uint64_t seed) {
+  Problem p = dam_break(spec, precision, 0.0, CellOrdering::rcm);
+  const UnstructuredMesh& m = *p.mesh;
+  const std::size_t n = m.cell_area.size();
+  const auto field = [&](double base, double spread, double k) {
+    std::vector<double> v(n);
+    for (std::size_t c = 0; c < n; ++c)
+      v[c] = base + spread * std::sin(k * m.cell_x[c] + 3 * m.cell_y[c] + double(seed));
+    return v;
   };
-  const std::string forcing = refusal(p);
-  EXPECT_NE(forcing.find("rain runs on meshes on the CPU only so far (--backend cpu)"), std::string::npos) << forcing;
-  // So do passive scalars; --backend auto takes the CPU for either.
-  p.forcing = Forcing{};
-  PassiveScalar dye;
-  dye.name = "dye";
-  dye.c = {1.0};
-  p.scalars.push_back(dye);
-  const std::string scalars = refusal(p);
-  EXPECT_NE(scalars.find("passive scalars run on meshes on the CPU only so far"), std::string::npos) << scalars;
-  o.kind = "auto";
-  const std::string name = make_backend(p, o)->name();
-  EXPECT_NE(name.find(" mesh ("), std::string::npos) << name;  // the CPU mesh executor's name
-  EXPECT_EQ(name.find("cuda"), std::string::npos) << name;
+  Forcing& f = p.forcing;
+  f.manning = field(0.03, 0.015, 7);
+  if (radar) {
+    f.infiltration.model = InfiltrationModel::initial_constant;
+    f.infiltration.p0 = field(0.003, 0.002, 5);
+    f.infiltration.p1 = {3e-5};
+    f.infiltration.p2 = {0.0};
+    f.rain.frame_times = {0.0, 0.07, 0.19};
+    for (int k = 0; k < 3; ++k) {
+      const std::vector<double> frame = field(4e-4, 3e-4, 2.0 + k);
+      f.rain.frames.insert(f.rain.frames.end(), frame.begin(), frame.end());
+    }
+  } else {
+    f.infiltration.model = InfiltrationModel::green_ampt;
+    f.infiltration.p0 = field(2e-4, 1e-4, 4);
+    f.infiltration.p1 = {0.1};
+    f.infiltration.p2 = {0.3};
+    f.rain.rate = {{0.0, 0.1, 1e6}, {2e-3, 5e-4, 5e-4}};
+    f.rain.scale = field(1.0, 0.5, 3);
+  }
+  // Cells by their centroid: a well in the dry east, a sink in the reservoir, a source over a patch.
+  const auto nearest = [&](double x, double y) {
+    std::size_t best = 0;
+    for (std::size_t c = 1; c < n; ++c) {
+      if (std::hypot(m.cell_x[c] - x, m.cell_y[c] - y) < std::hypot(m.cell_x[best] - x, m.cell_y[best] - y)) best = c;
+    }
+    return static_cast<index_t>(best);
+  };
+  std::vector<index_t> patch;
+  for (std::size_t c = 0; c < n; ++c)
+    if (std::hypot(m.cell_x[c] - 0.15, m.cell_y[c] - 0.8) < 0.12) patch.push_back(static_cast<index_t>(c));
+  f.sources = {{"well", {nearest(0.85, 0.2)}, TimeSeries::constant(0.002)},
+               {"sink", {nearest(0.1, 0.3)}, TimeSeries::constant(-0.003)},
+               {"patch", patch, {{0.0, 0.2}, {0.004, 0.001}}}};
+  // What each boundary group brings: west is an inflow, north a level, east open.
+  const auto groups = [&](double west, double north) {
+    std::vector<double> g(p.mesh_boundary.size(), 0.0);
+    g[static_cast<std::size_t>(m.find_boundary("west"))] = west;
+    g[static_cast<std::size_t>(m.find_boundary("north"))] = north;
+    return g;
+  };
+  PassiveScalar salt = test_support::scalar("salt", field(0.5, 0.4, 9), 0.2, {1.0, 0.0, 2.0});
+  salt.groups = groups(0.7, 0.3);
+  PassiveScalar dye = test_support::scalar("dye", {0.0}, 1.0, {0.0, 0.0, 5.0});
+  dye.groups = groups(1.0, 0.0);
+  p.scalars = {salt, dye};
+  return p;
+}
+
+struct ForcedRun {
+  RunResult r;
+  ForcingState state;
+  ForcingVolumes moved;
+  BoundaryFlow sides;
+  double positivity = 0;
+};
+
+ForcedRun run_forced(const Problem& p, const std::string& kind, const Design& d, double t_end) {
+  const test_support::MeshLayoutScope scope(kind == "cuda" ? d.layout : nullptr);
+  auto b = make_backend(p, options(kind, kind == "cuda" ? d.loop : "edge"));
+  const AdvanceResult a = b->advance(0.0, t_end, index_t(1) << 40);
+  ForcedRun out;
+  out.r = finish(*b, a);
+  b->read_forcing_state(out.state);
+  out.moved = b->forcing_volumes();
+  out.sides = b->boundary_flow();
+  out.positivity = b->positivity_volume();
+  return out;
+}
+
+double rel(double a, double b) { return std::abs(a - b) / std::max({std::abs(a), std::abs(b), 1e-300}); }
+
+// Every forcing and scalar feature on perturbed, shuffled meshes of each
+// kind, renumbered by RCM: the GPU takes the CPU's steps and gives its state,
+// scalars, maxima, volume and each cell's infiltration bit for bit, in every
+// design and both precisions; the accounts (summed by trees on the GPU)
+// agree to round-off, and the water balances on both.
+TEST(CudaMeshForcing, EverythingOnAgreesWithCpuBitForBit) {
+  SHALLOWS_REQUIRE_GPU();
+  const RectangleCells kinds[] = {RectangleCells::triangles, RectangleCells::mixed, RectangleCells::quadrilaterals};
+  int run = 0;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    for (const RectangleCells cells : kinds) {
+      for (const Precision precision : kPrecisions) {
+        const bool radar = (seed + static_cast<std::uint64_t>(cells)) % 2 == 0;
+        const Problem p = forced_dam_break(unit_square(18 + 3 * seed, cells, seed), precision, radar, seed);
+        const double t_end = 0.25;
+        const ForcedRun cpu = run_forced(p, "cpu", kDesigns[0], t_end);
+        const Design& d = kDesigns[static_cast<std::size_t>(run++) % kDesigns.size()];
+        const ForcedRun gpu = run_forced(p, "cuda", d, t_end);
+        const std::string what = std::string(precision_name(precision)) + ", seed " + std::to_string(seed) + ", " +
+                                 (radar ? "radar + loss" : "hyetograph + Green-Ampt") + ", cells " +
+                                 std::to_string(static_cast<int>(cells)) + ", " + d.label();
+        expect_identical_runs(gpu.r, cpu.r, what);
+        ASSERT_EQ(gpu.r.f.hc.size(), 2u) << what;
+        for (std::size_t s = 0; s < 2; ++s)
+          expect_same_bits(gpu.r.f.hc[s], cpu.r.f.hc[s], what + ": scalar " + std::to_string(s));
+        expect_same_bits(gpu.state.infiltration, cpu.state.infiltration, what + ": infiltration");
+        EXPECT_LE(rel(gpu.moved.rain, cpu.moved.rain), 1e-12) << what;
+        EXPECT_LE(rel(gpu.moved.infiltration, cpu.moved.infiltration), 1e-12) << what;
+        EXPECT_LE(rel(gpu.moved.sources, cpu.moved.sources), 1e-12) << what;
+        EXPECT_LE(rel(gpu.sides.in, cpu.sides.in), 1e-12) << what;
+        EXPECT_LE(rel(gpu.sides.out, cpu.sides.out), 1e-12) << what;
+        EXPECT_LE(rel(gpu.positivity, cpu.positivity), precision == Precision::double_precision ? 1e-9 : 1e-5) << what;
+        // Something happened: rain fell, the soil took some, the sources ran, water crossed the groups.
+        EXPECT_GT(gpu.moved.rain, 0.0) << what;
+        EXPECT_GT(gpu.moved.infiltration, 0.0) << what;
+        EXPECT_NE(gpu.moved.sources, 0.0) << what;
+        EXPECT_GT(gpu.sides.in, 0.0) << what;
+        expect_nontrivial(p, gpu.r, what);
+        const double initial = layout_volume(MeshCells{p.mesh->cell_area.data(), p.mesh->cells()}, p.h.data(),
+                                             p.z.data());
+        const MassBalance b = mass_balance(p, initial, gpu.r.volume, gpu.positivity, gpu.moved, gpu.sides);
+        EXPECT_TRUE(b.checked) << what;
+        EXPECT_TRUE(b.ok) << what << ": residual " << b.relative_residual << " > " << b.tolerance;
+      }
+    }
+  }
+}
+
+// A run with forcing and scalars restarted from its state and forcing state
+// at t = 0.1 goes on as the run that did not stop there, bit for bit.
+TEST(CudaMeshForcing, RestartFromTheForcingStateGoesOnBitForBit) {
+  SHALLOWS_REQUIRE_GPU();
+  const Problem p = forced_dam_break(unit_square(20, RectangleCells::mixed, 4), Precision::double_precision, false, 4);
+  auto first = make_backend(p, options("cuda", "cell"));
+  const AdvanceResult half = first->advance(0.0, 0.1, index_t(1) << 40);
+  Fields state;
+  Maxima maxima;
+  ForcingState forcing;
+  first->read_state(state);
+  first->read_maxima(maxima);
+  first->read_forcing_state(forcing);
+  const AdvanceResult on = first->advance(half.t, 0.2, index_t(1) << 40);
+  ForcedRun whole;
+  whole.r = finish(*first, on);
+  first->read_forcing_state(whole.state);
+  auto second = make_backend(p, options("cuda", "cell"));
+  second->load_state(state);
+  second->load_maxima(maxima);
+  second->load_forcing_state(forcing);
+  const AdvanceResult rest = second->advance(half.t, 0.2, index_t(1) << 40);
+  const RunResult r = finish(*second, rest);
+  EXPECT_EQ(rest.steps, on.steps);
+  EXPECT_GT(rest.steps, 0);
+  expect_same_fields(r.f, whole.r.f, "restarted");
+  for (std::size_t s = 0; s < 2; ++s) expect_same_bits(r.f.hc[s], whole.r.f.hc[s], "restarted: scalar");
+  expect_same_bits(r.m.max_h, whole.r.m.max_h, "restarted: max_h");
+  ForcingState end;
+  second->read_forcing_state(end);
+  expect_same_bits(end.infiltration, whole.state.infiltration, "restarted: infiltration");
+  EXPECT_EQ(end.boundary.size(), whole.state.boundary.size());
 }
 
 } // namespace

@@ -65,30 +65,33 @@ TEST(Capabilities, GridsRunEverythingEverywhereButCheckpointsOnRanks) {
   }
 }
 
-TEST(Capabilities, MeshesRunInOneProcessFirstOrderForcingOnTheCpu) {
+TEST(Capabilities, MeshesRunInOneProcessFirstOrderWithForcingAndScalars) {
   for (const bool gpu : {false, true}) {
     EXPECT_TRUE(runs(Feature::first_order, {true, gpu, false}));
     EXPECT_FALSE(runs(Feature::first_order, {true, gpu, true}));
     EXPECT_FALSE(runs(Feature::third_order, {true, gpu, false}));
     EXPECT_FALSE(runs(Feature::segments, {true, gpu, false}));
-    EXPECT_EQ(runs(Feature::rain, {true, gpu, false}), !gpu);
-    EXPECT_EQ(runs(Feature::scalars, {true, gpu, false}), !gpu);
+    EXPECT_FALSE(runs(Feature::side_series, {true, gpu, false}));
+    for (const Feature f : {Feature::rain, Feature::infiltration, Feature::manning_map, Feature::sources,
+                            Feature::scalars, Feature::checkpoints})
+      EXPECT_TRUE(runs(f, {true, gpu, false})) << feature_name(f);
   }
 }
 
+// The CPU and the GPU run the same features: only ranks and meshes refuse.
 TEST(Capabilities, ARefusalNamesTheFeaturesTheWayOutAndThePlace) {
   Problem p = flat_mesh();
   EXPECT_EQ(refusal(p, {true, true, false}), "");
   p.forcing.rain.rate = TimeSeries::constant(1e-5);
   p.scalars.push_back(test_support::scalar("dye", {1.0}));
   EXPECT_EQ(refusal(p, {true, false, false}), "");
-  EXPECT_EQ(refusal(p, {true, true, false}),
-            "rain and passive scalars run on meshes on the CPU only so far (--backend cpu); "
-            "this run is on a mesh on the GPU");
+  EXPECT_EQ(refusal(p, {true, true, false}), "");
   p.segments.push_back(test_support::segment(Side::west, 0, 1, BoundaryKind::open, 0.0));
   EXPECT_EQ(refusal(p, {true, true, false}),
-            "rain and passive scalars run on meshes on the CPU only so far (--backend cpu), boundary segments run on "
-            "grids only so far; this run is on a mesh on the GPU");
+            "boundary segments run on grids only so far; this run is on a mesh on the GPU");
+  p.scheme = Scheme::roe3;
+  EXPECT_EQ(refusal(p, {true, false, false}),
+            "third order (roe3) and boundary segments run on grids only so far; this run is on a mesh on the CPU");
   EXPECT_EQ(refusal(p, {true, false, true}),
             "meshes run in one process only so far (no MPI decomposition of meshes)");
 }

@@ -73,4 +73,21 @@ HostMesh<Real> make_host_mesh(const Problem& p) {
   return f;
 }
 
+// The concentration each boundary group brings of each passive scalar
+// (PassiveScalar::groups: inflow and level groups), of scalar s and group g
+// at [s groups + g]; 0 where a scalar lists none.
+template <class Real>
+std::vector<Real> group_concentrations(const Problem& p) {
+  const std::size_t groups = p.mesh_boundary.size();
+  std::vector<Real> c;
+  for (const PassiveScalar& sc : p.scalars) {
+    if (!sc.groups.empty() && sc.groups.size() != groups) {
+      throw std::invalid_argument("scalar '" + sc.name + "': " + std::to_string(sc.groups.size()) +
+                                  " boundary concentrations for " + std::to_string(groups) + " boundary groups");
+    }
+    for (std::size_t g = 0; g < groups; ++g) c.push_back(static_cast<Real>(sc.groups.empty() ? 0.0 : sc.groups[g]));
+  }
+  return c;
+}
+
 } // namespace shallows

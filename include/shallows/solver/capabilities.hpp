@@ -41,9 +41,8 @@ bool runs_on_cpu_or_gpu(Feature feature, bool mesh, bool ranks);
 // The features a problem asks for (checkpoints are the run's, not the problem's: not listed).
 std::vector<Feature> features_of(const Problem& problem);
 
-// Why `problem` cannot run at `place`, naming the features, where they run instead and the place ("rain and
-// passive scalars run on meshes on the CPU only so far (--backend cpu); this run is on a mesh on the GPU");
-// empty where it runs.
+// Why `problem` cannot run at `place`, naming the features, where they run instead and the place ("boundary
+// segments run on grids only so far; this run is on a mesh on the GPU"); empty where it runs.
 std::string refusal(const Problem& problem, Place place);
 
 // A feature's name in messages and in the table ("rain", "passive scalars").

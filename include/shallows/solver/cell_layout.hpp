@@ -8,10 +8,20 @@
 #include <algorithm>
 #include <vector>
 
+#include "shallows/core/config.hpp"
 #include "shallows/core/math.hpp"
 #include "shallows/mesh/structured/grid.hpp"
 
 namespace shallows {
+
+// One cell of a layout as a service visits it: its index in the state
+// arrays, its problem cell (the index of per-cell inputs and outputs) and
+// whether the accounts count it (a rank's owned cells).
+struct LayoutCell {
+  index_t state;
+  index_t cell;
+  bool counted;
+};
 
 // A grid's cells: problem cell k = j nx + i at padded index g.index(i, j);
 // accounted by grid row, in depths (times the cells' common area at the
@@ -20,44 +30,50 @@ struct GridCells {
   Grid g;
   CellBox owned;
 
-  index_t cells() const { return g.cells(); }
-  index_t groups() const { return g.ny; }
-  // Calls f(state index, problem cell, counted) for the cells of group (row) j, in order.
-  template <class F>
-  void for_group(index_t j, F&& f) const {
-    const bool owned_row = j >= owned.j0 && j < owned.j1;
-    for (index_t i = 0; i < g.nx; ++i) f(g.index(i, j), j * g.nx + i, owned_row && i >= owned.i0 && i < owned.i1);
+  SHALLOWS_HD index_t cells() const { return g.cells(); }
+  SHALLOWS_HD index_t groups() const { return g.ny; }
+  SHALLOWS_HD index_t group_size(index_t) const { return g.nx; }
+  // Cell i of group (row) j.
+  SHALLOWS_HD LayoutCell at(index_t j, index_t i) const {
+    return {g.index(i, j), j * g.nx + i, owned.contains(i, j)};
   }
-  index_t state_index(index_t k) const { return g.index(k % g.nx, k / g.nx); }
-  bool owns(index_t k) const {
-    const index_t i = k % g.nx, j = k / g.nx;
-    return k >= 0 && i >= owned.i0 && i < owned.i1 && j >= owned.j0 && j < owned.j1;
-  }
-  double area(index_t) const { return g.dx * g.dy; }
-  double account_weight(index_t) const { return 1.0; }  // depths
-  double account_scale() const { return g.dx * g.dy; }
-  double to_volume(double depths) const { return depths * g.dx * g.dy; }
+  SHALLOWS_HD index_t state_index(index_t k) const { return g.index(k % g.nx, k / g.nx); }
+  SHALLOWS_HD bool owns(index_t k) const { return k >= 0 && owned.contains(k % g.nx, k / g.nx); }
+  SHALLOWS_HD double area(index_t) const { return g.dx * g.dy; }
+  SHALLOWS_HD double account_weight(index_t) const { return 1.0; }  // depths
+  SHALLOWS_HD double account_scale() const { return g.dx * g.dy; }
+  SHALLOWS_HD double to_volume(double depths) const { return depths * g.dx * g.dy; }
 };
 
-// A mesh's cells: state index = problem cell, each with its own area;
-// accounted in volumes per block of 4096 cells.
+// A mesh's cells: state index = problem cell, each with its own area (host
+// or device memory, as the service runs); accounted in volumes per block of
+// 4096 cells.
 struct MeshCells {
-  const std::vector<double>* areas;
+  const double* areas;
+  index_t n;
   static constexpr index_t block = 4096;
 
-  index_t cells() const { return static_cast<index_t>(areas->size()); }
-  index_t groups() const { return (cells() + block - 1) / block; }
-  template <class F>
-  void for_group(index_t b, F&& f) const {
-    for (index_t k = b * block; k < std::min(cells(), (b + 1) * block); ++k) f(k, k, true);
-  }
-  index_t state_index(index_t k) const { return k; }
-  bool owns(index_t k) const { return k >= 0; }
-  double area(index_t k) const { return (*areas)[static_cast<std::size_t>(k)]; }
-  double account_weight(index_t k) const { return area(k); }  // volumes
-  double account_scale() const { return 1.0; }
-  double to_volume(double volume) const { return volume; }
+  SHALLOWS_HD index_t cells() const { return n; }
+  SHALLOWS_HD index_t groups() const { return (n + block - 1) / block; }
+  SHALLOWS_HD index_t group_size(index_t b) const { return (b + 1) * block <= n ? block : n - b * block; }
+  SHALLOWS_HD LayoutCell at(index_t b, index_t i) const { return {b * block + i, b * block + i, true}; }
+  SHALLOWS_HD index_t state_index(index_t k) const { return k; }
+  SHALLOWS_HD bool owns(index_t k) const { return k >= 0; }
+  SHALLOWS_HD double area(index_t k) const { return areas[k]; }
+  SHALLOWS_HD double account_weight(index_t k) const { return area(k); }  // volumes
+  SHALLOWS_HD double account_scale() const { return 1.0; }
+  SHALLOWS_HD double to_volume(double volume) const { return volume; }
 };
+
+// Calls f(state index, problem cell, counted) for the cells of group g of a
+// layout, in order.
+template <class Cells, class F>
+void for_group(const Cells& cells, index_t g, F&& f) {
+  for (index_t i = 0; i < cells.group_size(g); ++i) {
+    const LayoutCell c = cells.at(g, i);
+    f(c.state, c.cell, c.counted);
+  }
+}
 
 // The water of group g of a layout with depths h (by state index), in the
 // layout's account units, summed in cell order; without the cells whose bed
@@ -66,7 +82,7 @@ struct MeshCells {
 template <class Cells, class Real>
 double group_water(const Cells& cells, index_t g, const Real* h, const Real* z) {
   double sum = 0;
-  cells.for_group(g, [&](index_t c, index_t cell, bool) {
+  for_group(cells, g, [&](index_t c, index_t cell, bool) {
     if (!z || !math::is_nan(z[c])) sum += static_cast<double>(h[c]) * cells.account_weight(cell);
   });
   return sum;

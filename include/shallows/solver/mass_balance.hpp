@@ -16,8 +16,7 @@ struct MassBalance {
   bool closed = false;
   // The balance below was checked: a positivity account, and a closed
   // domain or an account of the water through its boundary (every executor
-  // but the GPU mesh one keeps it); otherwise residual and ok keep their
-  // defaults.
+  // keeps one); otherwise residual and ok keep their defaults.
   bool checked = false;
   // (final - initial - positivity - rain + infiltration - sources - inflow
   // + outflow) / scale, scale = the largest of these volumes (0 when all are 0).

@@ -32,7 +32,8 @@ Problem s003_t3(index_t n, Scheme scheme, Precision precision, bool walls_everyw
 // CFL 0.9, no end time.
 Problem s004(const std::string& name, index_t n, Precision precision, int tiles_x = 1, int tiles_y = 1);
 
-// The same on a mesh ("s004-t1-mesh", "s004-t2-mesh"), the fields at the cells' centroids.
+// The same on a mesh ("s004-t1-mesh", "s004-t2-mesh"), the fields at the cells' centroids;
+// "s004-t1-mesh-forcing" adds rain, Green-Ampt soil and a Manning map.
 Problem s004_mesh(const std::string& name, std::shared_ptr<const UnstructuredMesh> mesh, Precision precision);
 
 } // namespace shallows::seeds

@@ -229,13 +229,13 @@ class CudaExecutor final : public gpu::GridRankBase<Real, Ctrl> {
     if (track_maxima_) need += padded * (2 * sizeof(Real) + sizeof(double));
     // The lagged kernel's forcing keeps row parts per strip of chunks.
     const index_t march_strips = lagged && p.forcing.forces_cells() ? cg_step_.strips : 0;
-    need += gpu::forcing::ForcingDevice<Real>::bytes(p, march_strips);
+    need += gpu::forcing::ForcingDevice<Real>::bytes(p, GridCells{p.grid, p.owned_cells()}, march_strips);
     char what[160];
     std::snprintf(what, sizeof what, "a %lldx%lld grid in %s", static_cast<long long>(grid_.nx),
                   static_cast<long long>(grid_.ny), sizeof(Real) == 4 ? "float" : "double");
     gpu::require_free_memory(need, what);
     // First: it checks the forcing's sizes and cells, before the stream and pinned buffers exist.
-    forcing_ = gpu::forcing::ForcingDevice<Real>(p, march_strips);
+    forcing_ = gpu::forcing::ForcingDevice<Real>(p, GridCells{p.grid, p.owned_cells()}, march_strips);
     boundary_ = p.forcing.boundary;
     boundary_series_ = p.forcing.has_boundary_series() || segments_follow_series(p.segments);
     segment_specs_ = p.segments;
@@ -803,9 +803,7 @@ class CudaExecutor final : public gpu::GridRankBase<Real, Ctrl> {
     if (forcing_.active()) forcing_.launch(step_clock(a), stream_, this->sum_reducer());
     if (after_sources_.size() > 0) launch_after_sources((a.slot + 1) % 3);
     if (sides_.kept()) {
-      gpu::boundary_add_kernel<Real><<<1, 8, 0, stream_>>>(ctrl_.get(), (a.slot + 1) % 3, sides_.rate(),
-                                                             sides_.flow());
-      SHALLOWS_CUDA_CHECK_LAUNCH("boundary_add_kernel");
+      sides_.add<Real>(ctrl_.get(), (a.slot + 1) % 3, stream_);
     }
     if (device_rate_) rate_links_.launch(&ctrl_.get()[(a.slot + 1) % 3].rate_bits, stream_);
     if (timeline_) timeline_->end(stream_);
@@ -937,7 +935,7 @@ class CudaExecutor final : public gpu::GridRankBase<Real, Ctrl> {
     }
     if (march_.strips > 0) {
       // Without Green-Ampt (rain, a Manning map, a constant loss): the instance without its solve.
-      if (march_.cell.model != InfiltrationModel::green_ampt)
+      if (march_.cell.in.model != InfiltrationModel::green_ampt)
         return launch_lagged_with<0, false, kMaxima, true, false, false, false>(a);
       return launch_lagged_with<0, false, kMaxima, true>(a);
     }

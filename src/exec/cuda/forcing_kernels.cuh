@@ -1,19 +1,18 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The forcing of a Cartesian run (Problem::forcing: rain, infiltration, a
-// Manning map, volume sources) on the GPU, shared by the first- and
-// third-order CUDA executors. After the scheme's full step from t to t + dt:
+// The forcing (Problem::forcing: rain, infiltration, a Manning map, volume
+// sources) on the GPU over a cell layout (solver/cell_layout.hpp: a grid's
+// rows or a mesh's blocks of cells), shared by the CUDA executors, grids and
+// meshes. After the scheme's full step from t to t + dt:
 //
-//  1. cell_forcing_kernel, one block per row: every active cell gets
-//     apply_cell_forcing (physics/forcing.hpp) with the rain depth
-//     scale_i * series_integral(rate, t, t + dt), or with a rain stack the
-//     sum over the frames that overlap the step (physics/rain_frames.hpp,
-//     the frames found once per block); the row's rain and
-//     infiltration depths, summed by a fixed reduction tree, are added to
-//     per-row double accumulators, so the account is the same run after run.
+//  1. cell_forcing_kernel, one block per group of the layout: every active
+//     cell gets force_cell (physics/cell_forcing.hpp, as on the CPU), the
+//     step's rain found once per block; the group's rain and infiltration,
+//     summed by a fixed reduction tree, are added to per-group double
+//     accumulators, so the account is the same run after run.
 //  2. source_kernel, one block per VolumeSource: its volume over the step,
-//     the weights h^(5/3) of its cells summed by a fixed tree, then each
-//     cell's depth (source_depth). Sources follow the order of
+//     the weights h^(5/3) of its cells summed in cell order (the CPU's
+//     bits), then each cell's depth (source_depth). Sources follow the order of
 //     Problem::forcing.sources: those that share no cell with an earlier one
 //     of the same launch run side by side (a launch per "level", normally
 //     one), a source that shares a cell waits for the launch after.
@@ -32,6 +31,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -40,10 +40,10 @@
 #include "shallows/core/math.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/mesh/structured/grid.hpp"
-#include "shallows/physics/forcing.hpp"
-#include "shallows/physics/rain_frames.hpp"
+#include "shallows/physics/cell_forcing.hpp"
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/backend.hpp"
+#include "shallows/solver/cell_layout.hpp"
 #include "shallows/solver/problem.hpp"
 
 namespace shallows::gpu::forcing {
@@ -55,7 +55,7 @@ template <class Real>
 struct StepWindow {
   bool taken;      // false: no step was taken by this launch (target reached, or the run failed)
   double t0, dt;   // the step went from t0 to t0 + dt
-  Real* h;         // the state after the step (padded layout)
+  Real* h;         // the state after the step (by the layout's state index)
   Real* hu;
   Real* hv;
   int parity = 0;  // buffer parity of that state (the scalars': ScalarArgs)
@@ -74,42 +74,25 @@ struct ScalarArgs {
   __device__ __forceinline__ Real* at(int s, int parity) const { return hc[2 * s + parity]; }
 };
 
-// A per-cell input of 0 values (the fallback), 1 (every cell) or one per cell:
-// a uniform value is not expanded on the device.
-struct CellValues {
-  const double* v = nullptr;
-  index_t n = 0;
-  __device__ __forceinline__ double at(index_t cell, double fallback) const {
-    return n == 0 ? fallback : v[n == 1 ? 0 : cell];
-  }
-};
-
-template <class Real>
+template <class Real, class Cells = GridCells>
 struct CellArgs {
-  Grid g;
-  const Real* z;             // padded; NaN: inactive
+  Cells cells;               // where the cells are, which the accounts count (a rank's own), the account groups
+  const Real* z;             // by state index; NaN: inactive
   PhysicsParams<Real> phys;
-  SeriesView rain;           // device arrays; n = 0: no rain
-  CellValues rain_scale;     // fallback 1
-  RainFrames frames;         // device arrays; n > 0: rain from the stack (rain and rain_scale unused)
-  CellValues manning;        // fallback -1 (no map)
-  InfiltrationModel model;
-  CellValues p0, p1, p2;     // fallback 0
-  double* infiltrated;       // cumulative infiltration F per cell, row-major (null without infiltration)
-  double* row_rain;          // per row: rain depth summed over its cells and the steps
-  double* row_infiltration;  // per row: infiltrated depth, likewise
+  ForcingInputs in;          // device arrays
+  double* infiltrated;       // cumulative infiltration F per problem cell (null without infiltration)
+  double* group_rain;        // per group: the rain of its counted cells over the steps (layout account units)
+  double* group_infiltration;  // per group: the infiltration, likewise
   ScalarArgs<Real> scalars;
-  CellBox owned;             // the cells the accounts count (a rank's own; else the grid)
 };
 
-template <class Real>
+template <class Real, class Cells = GridCells>
 struct SourceArgs {
-  Grid g;
+  Cells cells;
   Real h_dry;
-  double area;                // dx dy
   const int* order;           // sources by launch (level), each launch's in Problem order
   const index_t* cell_start;  // source k's cells: cells[cell_start[k] .. cell_start[k + 1])
-  const index_t* cells;       // row-major interior indices
+  const index_t* cell;        // problem cells
   const int* knot_start;      // source k's discharge: knots knot_start[k] .. knot_start[k + 1] of t, v
   const double* t;
   const double* v;
@@ -132,30 +115,6 @@ __device__ __forceinline__ double block_sum(double v, double* s) {
   return r;
 }
 
-// What a step's rain is in every cell before the cell's own scale: the
-// series' depth over [t0, t1], or the stack's frames that overlap it; one
-// thread of a block finds it (trivial, for shared memory).
-struct StepRain {
-  double depth;
-  double uniform;  // depth times the scale of every cell, where one scale serves them all
-  FrameRange over;
-};
-
-template <class Real>
-__device__ __forceinline__ StepRain step_rain(const CellArgs<Real>& cell_forcing, double t0, double t1) {
-  const double depth = series_integral(cell_forcing.rain, t0, t1);
-  return {depth, cell_forcing.rain_scale.n > 1 ? 0.0 : cell_forcing.rain_scale.at(0, 1.0) * depth,
-          frames_over(cell_forcing.frames, t0, t1)};
-}
-
-// The rain depth of cell `cell` (row-major interior index) over [t0, t0 + dt].
-template <class Real>
-__device__ __forceinline__ double cell_rain(const CellArgs<Real>& cell_forcing, const StepRain& rain, index_t cell,
-                                            double t0, double dt) {
-  if (cell_forcing.frames.n > 0) return frames_rain_depth(cell_forcing.frames, rain.over, cell, t0, t0 + dt);
-  return cell_forcing.rain_scale.n > 1 ? cell_forcing.rain_scale.v[cell] * rain.depth : rain.uniform;
-}
-
 // A forcing without Green-Ampt soil, for a kernel instance that leaves out
 // the implicit solve (its registers and instructions); the host launches it
 // for no other.
@@ -165,27 +124,6 @@ struct WithoutGreenAmpt {
     return 0.0;
   }
 };
-
-// One active cell's forcing over [t0, t0 + dt] (apply_cell_forcing with the
-// cell's rain, map and soil), for cell_forcing_kernel and the lagged step
-// kernel alike. F: the cell's cumulative infiltration, updated. green_ampt:
-// SolveGreenAmpt, or WithoutGreenAmpt.
-template <class Real, class GreenAmpt = SolveGreenAmpt>
-__device__ __forceinline__ State<Real> force_cell(const CellArgs<Real>& cell_forcing, const StepRain& rain,
-                                                  index_t cell, double t0, double dt, State<Real> q, double& F,
-                                                  ForcingDepths& moved, const GreenAmpt& green_ampt = {}) {
-  CellForcing f;
-  f.rain = cell_rain(cell_forcing, rain, cell, t0, dt);
-  f.manning = cell_forcing.manning.at(cell, -1.0);
-  f.model = cell_forcing.model;
-  // Per cell, only what is there: the kernels are bound by instructions.
-  if (f.model != InfiltrationModel::none) {
-    f.p0 = cell_forcing.p0.at(cell, 0.0);
-    f.p1 = cell_forcing.p1.at(cell, 0.0);
-    f.p2 = cell_forcing.p2.at(cell, 0.0);
-  }
-  return apply_cell_forcing(q, f, dt, cell_forcing.phys, F, moved, green_ampt);
-}
 
 // Sides whose condition follows a time series (Forcing::boundary), as the
 // step kernels take them (n = 0: a side that keeps its constant value),
@@ -254,29 +192,32 @@ struct MarchForcing {
 template <class Real>
 __device__ __forceinline__ ForcingDepths moved_depths(const MarchForcing<Real>& march_forcing, const StepRain& rain,
                                                       index_t cell, double t0, double dt) {
-  return {cell_rain(march_forcing.cell, rain, cell, t0, dt), march_forcing.taken ? march_forcing.taken[cell] : 0.0};
+  return {cell_rain(march_forcing.cell.in, rain, cell, t0, dt), march_forcing.taken ? march_forcing.taken[cell] : 0.0};
 }
 
-// Row blockIdx.x: friction from the map, rain, infiltration of its active cells.
-template <class Real, class Clock>
-__global__ void __launch_bounds__(kThreads) cell_forcing_kernel(const CellArgs<Real> cell_forcing, const Clock clock) {
+// Group blockIdx.x of the layout: friction from the map, rain, infiltration
+// of its active cells.
+template <class Real, class Cells, class Clock>
+__global__ void __launch_bounds__(kThreads)
+    cell_forcing_kernel(const CellArgs<Real, Cells> cell_forcing, const Clock clock) {
   const StepWindow<Real> w = clock.window();
   if (!w.taken) return;
   __shared__ StepRain rain;
   __shared__ double sum_buf[kThreads];
-  if (threadIdx.x == 0) rain = step_rain(cell_forcing, w.t0, w.t0 + w.dt);
+  if (threadIdx.x == 0) rain = step_rain(cell_forcing.in, w.t0, w.t0 + w.dt);
   __syncthreads();
-  const index_t j = blockIdx.x;
+  const Cells& cells = cell_forcing.cells;
+  const index_t group = blockIdx.x;
   double rain_sum = 0, infiltration_sum = 0;
-  for (index_t i = threadIdx.x; i < cell_forcing.g.nx; i += kThreads) {
-    const index_t k = cell_forcing.g.index(i, j);
+  for (index_t i = threadIdx.x; i < cells.group_size(group); i += kThreads) {
+    const LayoutCell at = cells.at(group, i);
+    const index_t k = at.state;
     if (math::is_nan(cell_forcing.z[k])) continue;
-    const index_t cell = j * cell_forcing.g.nx + i;
-    double F = cell_forcing.infiltrated ? cell_forcing.infiltrated[cell] : 0.0;
+    double F = cell_forcing.infiltrated ? cell_forcing.infiltrated[at.cell] : 0.0;
     ForcingDepths moved;
     const double h_before = static_cast<double>(w.h[k]);
-    const State<Real> q =
-        force_cell(cell_forcing, rain, cell, w.t0, w.dt, State<Real>{w.h[k], w.hu[k], w.hv[k]}, F, moved);
+    const State<Real> q = force_cell(cell_forcing.in, rain, at.cell, w.t0, w.dt, State<Real>{w.h[k], w.hu[k], w.hv[k]},
+                                     cell_forcing.phys, F, moved);
     for (int s = 0; s < cell_forcing.scalars.scalars; ++s) {
       Real* hc = cell_forcing.scalars.at(s, w.parity);
       hc[k] =
@@ -285,17 +226,18 @@ __global__ void __launch_bounds__(kThreads) cell_forcing_kernel(const CellArgs<R
     w.h[k] = q.h;
     w.hu[k] = q.hu;
     w.hv[k] = q.hv;
-    if (cell_forcing.infiltrated) cell_forcing.infiltrated[cell] = F;
-    if (cell_forcing.owned.contains(i, j)) {
-      rain_sum += moved.rain;
-      infiltration_sum += moved.infiltration;
+    if (cell_forcing.infiltrated) cell_forcing.infiltrated[at.cell] = F;
+    if (at.counted) {
+      const double weight = cells.account_weight(at.cell);
+      rain_sum += moved.rain * weight;
+      infiltration_sum += moved.infiltration * weight;
     }
   }
   rain_sum = block_sum(rain_sum, sum_buf);
   infiltration_sum = block_sum(infiltration_sum, sum_buf);
   if (threadIdx.x == 0) {
-    cell_forcing.row_rain[j] += rain_sum;
-    cell_forcing.row_infiltration[j] += infiltration_sum;
+    cell_forcing.group_rain[group] += rain_sum;
+    cell_forcing.group_infiltration[group] += infiltration_sum;
   }
 }
 
@@ -306,19 +248,21 @@ __global__ void __launch_bounds__(kThreads)
     march_rows_kernel(const MarchForcing<Real> march_forcing, const Clock clock) {
   const StepWindow<Real> w = clock.window();
   if (!w.taken) return;
-  const index_t ny = march_forcing.cell.g.ny;
+  const index_t ny = march_forcing.cell.cells.g.ny;
   const index_t j = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (j >= ny) return;
   const double t1 = w.t0 + w.dt;
-  const StepRain rain = step_rain(march_forcing.cell, w.t0, t1);
+  const StepRain rain = step_rain(march_forcing.cell.in, w.t0, t1);
   // A stack's row sums are a stack of ny "cells": a row's rain is a cell's.
-  const RainFrames rows{march_forcing.cell.frames.t, march_forcing.row_frame_rate, march_forcing.cell.frames.n, ny};
-  march_forcing.cell.row_rain[j] += march_forcing.cell.frames.n > 0 ? frames_rain_depth(rows, rain.over, j, w.t0, t1)
-                                            : rain.depth * march_forcing.row_rain_scale[j];
+  const RainFrames rows{march_forcing.cell.in.frames.t, march_forcing.row_frame_rate, march_forcing.cell.in.frames.n,
+                        ny};
+  march_forcing.cell.group_rain[j] += march_forcing.cell.in.frames.n > 0
+                                          ? frames_rain_depth(rows, rain.over, j, w.t0, t1)
+                                          : rain.depth * march_forcing.row_rain_scale[j];
   if (march_forcing.part_infiltration) {
     double infiltration = 0;
     for (index_t s = 0; s < march_forcing.strips; ++s) infiltration += march_forcing.part_infiltration[s * ny + j];
-    march_forcing.cell.row_infiltration[j] += infiltration;
+    march_forcing.cell.group_infiltration[j] += infiltration;
   }
 }
 
@@ -329,9 +273,9 @@ __global__ void __launch_bounds__(kThreads)
 // outside the rank's block are -1. The account counts every cell, from
 // those values, as one process does; a cell of the block is stepped by its
 // own depth.
-template <class Real, class Clock, bool kSpread = false>
-__global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real> sources, const Clock clock, int first,
-                                                          const double* spread = nullptr) {
+template <class Real, class Cells, class Clock, bool kSpread = false>
+__global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real, Cells> sources, const Clock clock,
+                                                          int first, const double* spread = nullptr) {
   const StepWindow<Real> w = clock.window();
   if (!w.taken) return;
   const int src = kSpread ? first : sources.order[first + static_cast<int>(blockIdx.x)];
@@ -345,27 +289,39 @@ __global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real>
   }
   __syncthreads();
   if (volume == 0 || c0 == c1) return;  // the whole block: nothing moves
-  const auto at = [&](index_t c) {
-    const index_t cell = sources.cells[c];
-    return sources.g.index(cell % sources.g.nx, cell / sources.g.nx);
-  };
+  const Cells& cells = sources.cells;
   const index_t n = c1 - c0;
-  double weights = 0;
-  for (index_t c = c0 + threadIdx.x; c < c1; c += kThreads) {
-    weights += kSpread ? spread[c - c0] : source_weight(static_cast<double>(w.h[at(c)]));
+  // The weights, computed side by side, summed in cell order by one thread
+  // as the CPU sums them: the depths get the CPU's bits.
+  __shared__ double weights;
+  if (threadIdx.x == 0) weights = 0;
+  for (index_t base = c0; base < c1; base += kThreads) {
+    const index_t c = base + threadIdx.x;
+    if (c < c1)
+      sum_buf[threadIdx.x] =
+          kSpread ? spread[c - c0] : source_weight(static_cast<double>(w.h[cells.state_index(sources.cell[c])]));
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      const int chunk = static_cast<int>(min(static_cast<index_t>(kThreads), c1 - base));
+      for (int k = 0; k < chunk; ++k) weights += sum_buf[k];
+    }
+    __syncthreads();
   }
-  const double sum_w = block_sum(weights, sum_buf);
+  const double sum_w = weights;
   const int count = static_cast<int>(n);
   double added = 0;
   // A source's cells are distinct (checked on the host): each thread owns its cells.
   for (index_t c = c0 + threadIdx.x; c < c1; c += kThreads) {
+    const index_t cell = sources.cell[c];
+    // A rank's cells outside its block (-1) have the grid's area.
+    const double area = cells.area(cell);
     if constexpr (kSpread) {
-      added += source_depth(volume, spread[c - c0], sum_w, count, sources.area, spread[n + c - c0]);
-      if (sources.cells[c] < 0) continue;
+      added += source_depth(volume, spread[c - c0], sum_w, count, area, spread[n + c - c0]);
+      if (cell < 0) continue;
     }
-    const index_t k = at(c);
+    const index_t k = cells.state_index(cell);
     const double h = static_cast<double>(w.h[k]);
-    const double d = source_depth(volume, source_weight(h), sum_w, count, sources.area, h);
+    const double d = source_depth(volume, source_weight(h), sum_w, count, area, h);
     const Real hn = static_cast<Real>(h + d);
     w.h[k] = hn;
     for (int s = 0; s < sources.scalars.scalars; ++s) {
@@ -374,26 +330,26 @@ __global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real>
       hc[k] = static_cast<Real>(sourced_scalar(static_cast<double>(hc[k]), h, d, given));
     }
     sourced_discharge(h, d, hn, sources.h_dry, w.hu[k], w.hv[k]);
-    if constexpr (!kSpread) added += d;
+    if constexpr (!kSpread) added += d * cells.account_weight(cell);
   }
   added = block_sum(added, sum_buf);
-  if (threadIdx.x == 0) sources.moved[src] += added * sources.area;
+  if (threadIdx.x == 0) sources.moved[src] += added * cells.account_scale();
 }
 
 // A rank's weights and depths of source src's cells (kSpread above): its
 // owned cells' after the step, 0 for the others (another rank's, or outside
 // the block), so that an all-reduce sum gives every cell its owner's values.
 template <class Real, class Clock>
-__global__ void spread_gather_kernel(const SourceArgs<Real> sources, const Clock clock, int src, CellBox owned,
+__global__ void spread_gather_kernel(const SourceArgs<Real, GridCells> sources, const Clock clock, int src,
                                      double* spread) {
   const StepWindow<Real> w = clock.window();
   const index_t c0 = sources.cell_start[src], n = sources.cell_start[src + 1] - c0;
   for (index_t q = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; q < n;
        q += static_cast<index_t>(gridDim.x) * blockDim.x) {
-    const index_t cell = sources.cells[c0 + q];
+    const index_t cell = sources.cell[c0 + q];
     double wq = 0, hq = 0;
-    if (w.taken && cell >= 0 && owned.contains(cell % sources.g.nx, cell / sources.g.nx)) {
-      hq = static_cast<double>(w.h[sources.g.index(cell % sources.g.nx, cell / sources.g.nx)]);
+    if (w.taken && sources.cells.owns(cell)) {
+      hq = static_cast<double>(w.h[sources.cells.state_index(cell)]);
       wq = source_weight(hq);
     }
     spread[q] = wq;
@@ -401,10 +357,15 @@ __global__ void spread_gather_kernel(const SourceArgs<Real> sources, const Clock
   }
 }
 
-// The forcing's data on the device and its launches, owned by an executor
-// (a default-constructed one is inactive: a problem without forcing).
-template <class Real>
+// The forcing's data on the device and its launches over a cell layout,
+// owned by an executor (a default-constructed one is inactive: a problem
+// without forcing). The lagged kernel's forcing (MarchForcing) and sources
+// on ranks are a grid's.
+template <class Real, class Cells = GridCells>
 class ForcingDevice {
+  static constexpr bool kGrid = std::is_same_v<Cells, GridCells>;
+
+
  public:
   ForcingDevice() = default;
 
@@ -417,81 +378,68 @@ class ForcingDevice {
     return !ranked || (f.sources.empty() && !f.has_boundary_series());
   }
 
-  // Checks and uploads p.forcing; waits for the copies. march_strips > 0:
-  // the lagged step kernel applies the cell forcing (f.forces_cells() and
+  // Checks and uploads p.forcing for the executor's cells (a mesh's areas
+  // in device memory); waits for the copies. march_strips > 0 (a grid): the
+  // lagged step kernel applies the cell forcing (f.forces_cells() and
   // marches), with that many strips of chunks.
-  explicit ForcingDevice(const Problem& p, index_t march_strips = 0)
-      : grid_(p.grid), area_(p.grid.dx * p.grid.dy) {
+  ForcingDevice(const Problem& p, const Cells& layout, index_t march_strips = 0) : layout_(layout) {
     const Forcing& f = p.forcing;
     active_ = f.active();
     if (!active_) return;
     cell_pass_ = f.forces_cells();
-    const auto cells = static_cast<std::size_t>(grid_.cells());
+    const auto cells = static_cast<std::size_t>(layout_.cells());
 
-    cell_.g = grid_;
-    cell_.owned = p.owned_cells();
+    cell_.cells = layout_;
     cell_.phys = to_precision<Real>(p.physics);
-    cell_.model = f.infiltration.model;
+    cell_.in.model = f.infiltration.model;
     check_series(f.rain.rate, "forcing.rain.rate");
     rain_t_ = upload(f.rain.rate.t);
     rain_v_ = upload(f.rain.rate.v);
-    cell_.rain = {rain_t_.get(), rain_v_.get(), static_cast<int>(f.rain.rate.t.size())};
-    cell_.rain_scale = per_cell(f.rain.scale, rain_scale_, "forcing.rain.scale");
+    cell_.in.rain = {rain_t_.get(), rain_v_.get(), static_cast<int>(f.rain.rate.t.size())};
+    cell_.in.rain_scale = per_cell(f.rain.scale, rain_scale_, "forcing.rain.scale");
     check_frames(f.rain, cells);
     frame_t_ = upload(f.rain.frame_times);
     frames_ = upload(f.rain.frames);
-    cell_.frames = {frame_t_.get(), frames_.get(), static_cast<int>(f.rain.frame_times.size()), grid_.cells()};
-    cell_.manning = per_cell(f.manning, manning_, "forcing.manning");
+    cell_.in.frames = {frame_t_.get(), frames_.get(), static_cast<int>(f.rain.frame_times.size()), layout_.cells()};
+    cell_.in.manning = per_cell(f.manning, manning_, "forcing.manning");
     if (f.infiltration.model != InfiltrationModel::none) {
-      cell_.p0 = per_cell(f.infiltration.p0, p_[0], "forcing.infiltration.p0");
-      cell_.p1 = per_cell(f.infiltration.p1, p_[1], "forcing.infiltration.p1");
-      cell_.p2 = per_cell(f.infiltration.p2, p_[2], "forcing.infiltration.p2");
+      cell_.in.p0 = per_cell(f.infiltration.p0, p_[0], "forcing.infiltration.p0");
+      cell_.in.p1 = per_cell(f.infiltration.p1, p_[1], "forcing.infiltration.p1");
+      cell_.in.p2 = per_cell(f.infiltration.p2, p_[2], "forcing.infiltration.p2");
       infiltrated_ = DeviceArray<double>(cells);
       SHALLOWS_CUDA_CHECK(cudaMemset(infiltrated_.get(), 0, cells * sizeof(double)));
     }
     cell_.infiltrated = infiltrated_.get();
-    const auto ny = static_cast<std::size_t>(grid_.ny);
-    rows_ = DeviceArray<double>(2 * ny);
-    SHALLOWS_CUDA_CHECK(cudaMemset(rows_.get(), 0, 2 * ny * sizeof(double)));
-    cell_.row_rain = rows_.get();
-    cell_.row_infiltration = rows_.get() + ny;
-    if (march_strips > 0) {
-      if (!f.forces_cells() || !marches(f, p.owned.cells() > 0))
-        throw std::logic_error("ForcingDevice: this forcing cannot be applied by the lagged kernel");
-      march_.strips = march_strips;
-      upload_row_rain(p);
-      if (infiltrated_.size() > 0) {
-        const auto parts = static_cast<std::size_t>(march_strips) * ny;
-        parts_ = DeviceArray<double>(parts);
-        SHALLOWS_CUDA_CHECK(cudaMemset(parts_.get(), 0, parts * sizeof(double)));
-        march_.part_infiltration = parts_.get();
-        infiltrated_next_ = DeviceArray<double>(cells);
-        SHALLOWS_CUDA_CHECK(cudaMemset(infiltrated_next_.get(), 0, cells * sizeof(double)));
-        march_.infiltrated[0] = infiltrated_.get();
-        march_.infiltrated[1] = infiltrated_next_.get();
-      }
+    const auto groups = static_cast<std::size_t>(layout_.groups());
+    groups_ = DeviceArray<double>(2 * groups);
+    SHALLOWS_CUDA_CHECK(cudaMemset(groups_.get(), 0, 2 * groups * sizeof(double)));
+    cell_.group_rain = groups_.get();
+    cell_.group_infiltration = groups_.get() + groups;
+    if constexpr (kGrid) {
+      if (march_strips > 0) start_march(p, march_strips);
+    } else if (march_strips > 0) {
+      throw std::logic_error("ForcingDevice: the lagged kernel's forcing is a grid's");
     }
-
     ranked_sources_ = p.owned.cells() > 0 && !f.sources.empty();
     upload_sources(f.sources);
     // Pageable copies may still be in flight; the executor's stream does not wait for the legacy stream.
     SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
-  // Device memory the forcing of p takes (for require_free_memory), with
-  // what the sizes would be before they are checked.
-  static std::size_t bytes(const Problem& p, index_t march_strips = 0) {
+  // Device memory the forcing of p takes on `cells` (for require_free_memory),
+  // with what the sizes would be before they are checked.
+  static std::size_t bytes(const Problem& p, const Cells& cells, index_t march_strips = 0) {
     const Forcing& f = p.forcing;
     if (!f.active()) return 0;
-    const auto ny = static_cast<std::size_t>(p.grid.ny);
+    const auto groups = static_cast<std::size_t>(cells.groups());
     std::size_t doubles = 2 * f.rain.rate.t.size() + f.rain.scale.size() + f.rain.frame_times.size() +
-                          f.rain.frames.size() + f.manning.size() + 2 * ny;
-    if (march_strips > 0) doubles += (static_cast<std::size_t>(march_strips) + 1 + f.rain.frame_times.size()) * ny;
+                          f.rain.frames.size() + f.manning.size() + 2 * groups;
+    if (march_strips > 0) doubles += (static_cast<std::size_t>(march_strips) + 1 + f.rain.frame_times.size()) * groups;
     if (f.infiltration.model != InfiltrationModel::none) {
       // The lagged kernel's: infiltration in two buffers, and the depth taken for the scalars.
       const std::size_t per_cell = march_strips > 0 ? (p.scalars.empty() ? 2 : 3) : 1;
       doubles += f.infiltration.p0.size() + f.infiltration.p1.size() + f.infiltration.p2.size() +
-                 static_cast<std::size_t>(p.grid.cells()) * per_cell;
+                 static_cast<std::size_t>(cells.cells()) * per_cell;
     }
     std::size_t other = 0;
     for (const VolumeSource& s : f.sources) {
@@ -501,6 +449,29 @@ class ForcingDevice {
     return doubles * sizeof(double) + other + 2 * sizeof(index_t) + sizeof(int);
   }
 
+ private:
+  // The lagged kernel's part (MarchForcing).
+  void start_march(const Problem& p, index_t march_strips) {
+    const Forcing& f = p.forcing;
+    const auto cells = static_cast<std::size_t>(layout_.cells());
+    const auto ny = static_cast<std::size_t>(layout_.g.ny);
+    if (!f.forces_cells() || !marches(f, p.owned.cells() > 0))
+      throw std::logic_error("ForcingDevice: this forcing cannot be applied by the lagged kernel");
+    march_.strips = march_strips;
+    upload_row_rain(p);
+    if (infiltrated_.size() > 0) {
+      const auto parts = static_cast<std::size_t>(march_strips) * ny;
+      parts_ = DeviceArray<double>(parts);
+      SHALLOWS_CUDA_CHECK(cudaMemset(parts_.get(), 0, parts * sizeof(double)));
+      march_.part_infiltration = parts_.get();
+      infiltrated_next_ = DeviceArray<double>(cells);
+      SHALLOWS_CUDA_CHECK(cudaMemset(infiltrated_next_.get(), 0, cells * sizeof(double)));
+      march_.infiltrated[0] = infiltrated_.get();
+      march_.infiltrated[1] = infiltrated_next_.get();
+    }
+  }
+
+ public:
   bool active() const { return active_; }
   // A rank's volume sources: a host all-reduce per source and step.
   bool ranked_sources() const { return ranked_sources_; }
@@ -519,7 +490,7 @@ class ForcingDevice {
     return m;
   }
 
-  // The executor's padded bed (NaN: an inactive cell, which gets no forcing), once it is allocated.
+  // The executor's bed by state index (NaN: an inactive cell, which gets no forcing), once it is allocated.
   void set_bed(const Real* z) { cell_.z = z; }
 
   // The executor's scalar buffers (hc[2 s + parity], device pointers) and
@@ -548,21 +519,41 @@ class ForcingDevice {
     if (!active_) return;
     if (cell_pass_ && march_.strips > 0) {
       // The lagged kernel forced the cells; its row parts go into the accounts.
-      const auto blocks = static_cast<unsigned>((grid_.ny + kThreads - 1) / kThreads);
-      march_rows_kernel<Real, Clock><<<blocks, kThreads, 0, stream>>>(march(), clock);
-      SHALLOWS_CUDA_CHECK_LAUNCH("forcing march_rows_kernel");
+      if constexpr (kGrid) {
+        const auto blocks = static_cast<unsigned>((layout_.g.ny + kThreads - 1) / kThreads);
+        march_rows_kernel<Real, Clock><<<blocks, kThreads, 0, stream>>>(march(), clock);
+        SHALLOWS_CUDA_CHECK_LAUNCH("forcing march_rows_kernel");
+      }
     } else if (cell_pass_) {
-      cell_forcing_kernel<Real, Clock><<<static_cast<unsigned>(grid_.ny), kThreads, 0, stream>>>(cell_, clock);
+      cell_forcing_kernel<Real, Cells, Clock>
+          <<<static_cast<unsigned>(layout_.groups()), kThreads, 0, stream>>>(cell_, clock);
       SHALLOWS_CUDA_CHECK_LAUNCH("forcing cell_forcing_kernel");
     }
-    if (ranked_sources_) {
+    if constexpr (kGrid) {
+      if (ranked_sources_) launch_ranked_sources(clock, stream, reduce);
+    }
+    if (ranked_sources_) return;
+    for (std::size_t l = 0; l + 1 < level_start_.size(); ++l) {
+      const int first = level_start_[l];
+      const auto count = static_cast<unsigned>(level_start_[l + 1] - first);
+      source_kernel<Real, Cells, Clock><<<count, kThreads, 0, stream>>>(source_, clock, first);
+      SHALLOWS_CUDA_CHECK_LAUNCH("forcing source_kernel");
+    }
+  }
+
+ private:
+  // A rank's sources (a grid's): one after another, in Problem order (each
+  // rank makes the same all-reduces), each with every rank's cell values.
+  template <class Clock>
+  void launch_ranked_sources(const Clock& clock, cudaStream_t stream, const Backend::SumReducer& reduce) const {
+    {
       // A rank: the sources one after another, in Problem order (each rank
       // makes the same all-reduces), each with every rank's cell values.
       for (std::size_t k = 0; k < source_count_; ++k) {
         const auto src = static_cast<int>(k);
         const auto n = static_cast<std::size_t>(source_cells_[k + 1] - source_cells_[k]);
         spread_gather_kernel<Real, Clock><<<static_cast<unsigned>(std::max<std::size_t>(1, (n + 255) / 256)), 256, 0,
-                                            stream>>>(source_, clock, src, cell_.owned, spread_.get());
+                                            stream>>>(source_, clock, src, spread_.get());
         SHALLOWS_CUDA_CHECK_LAUNCH("forcing spread_gather_kernel");
         std::vector<double>& v = spread_host_;
         v.resize(2 * n);
@@ -573,18 +564,13 @@ class ForcingDevice {
         SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(spread_.get(), v.data(), 2 * n * sizeof(double), cudaMemcpyHostToDevice,
                                             stream));
         SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));  // v is reused
-        source_kernel<Real, Clock, true><<<1, kThreads, 0, stream>>>(source_, clock, src, spread_.get());
+        source_kernel<Real, Cells, Clock, true><<<1, kThreads, 0, stream>>>(source_, clock, src, spread_.get());
         SHALLOWS_CUDA_CHECK_LAUNCH("forcing source_kernel (spread)");
       }
-      return;
-    }
-    for (std::size_t l = 0; l + 1 < level_start_.size(); ++l) {
-      const int first = level_start_[l];
-      const auto count = static_cast<unsigned>(level_start_[l + 1] - first);
-      source_kernel<Real, Clock><<<count, kThreads, 0, stream>>>(source_, clock, first);
-      SHALLOWS_CUDA_CHECK_LAUNCH("forcing source_kernel");
     }
   }
+
+ public:
 
   // Backend::read_forcing_state: each cell's infiltration (empty without
   // infiltration), the per-row accounts and the per-source volumes, as the
@@ -598,21 +584,21 @@ class ForcingDevice {
   ForcingVolumes volumes(cudaStream_t stream) const {
     ForcingState s;
     read(s, false, stream);
-    return s.volumes(area_);
+    return s.volumes(layout_.account_scale());
   }
 
   // Backend::load_forcing_state: a state read_forcing_state gave (sizes must match).
   void load(const ForcingState& in, cudaStream_t stream) {
-    const auto ny = static_cast<std::size_t>(active_ ? grid_.ny : 0);
-    check_load_size(in.infiltration.size() == infiltrated_.size() && in.rain_rows.size() == ny &&
-                        in.infiltration_rows.size() == ny && in.sources.size() == moved_.size(),
+    const auto groups = static_cast<std::size_t>(active_ ? layout_.groups() : 0);
+    check_load_size(in.infiltration.size() == infiltrated_.size() && in.rain_rows.size() == groups &&
+                        in.infiltration_rows.size() == groups && in.sources.size() == moved_.size(),
                     "load_forcing_state");
     if (!active_) return;
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
     infiltrated_.upload(in.infiltration.data(), in.infiltration.size());
     if (infiltrated_next_.size() > 0) infiltrated_next_.upload(in.infiltration.data(), in.infiltration.size());
-    rows_.upload(in.rain_rows.data(), ny);
-    SHALLOWS_CUDA_CHECK(cudaMemcpy(cell_.row_infiltration, in.infiltration_rows.data(), ny * sizeof(double),
+    groups_.upload(in.rain_rows.data(), groups);
+    SHALLOWS_CUDA_CHECK(cudaMemcpy(cell_.group_infiltration, in.infiltration_rows.data(), groups * sizeof(double),
                                    cudaMemcpyHostToDevice));
     moved_.upload(in.sources.data(), in.sources.size());
     // Pageable copies may still be in flight; stream does not wait for the legacy stream.
@@ -623,14 +609,14 @@ class ForcingDevice {
   void read(ForcingState& out, bool with_infiltration, cudaStream_t stream, int parity = 0) const {
     out = {};
     if (!active_) return;
-    const auto ny = static_cast<std::size_t>(grid_.ny);
+    const auto groups = static_cast<std::size_t>(layout_.groups());
     const auto fetch = [&](std::vector<double>& v, const double* d, std::size_t n) {
       v.resize(n);
       if (n > 0) SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(v.data(), d, n * sizeof(double), cudaMemcpyDeviceToHost, stream));
     };
     if (with_infiltration) fetch(out.infiltration, infiltrated(parity), infiltrated_.size());
-    fetch(out.rain_rows, cell_.row_rain, ny);
-    fetch(out.infiltration_rows, cell_.row_infiltration, ny);
+    fetch(out.rain_rows, cell_.group_rain, groups);
+    fetch(out.infiltration_rows, cell_.group_infiltration, groups);
     fetch(out.sources, moved_.get(), moved_.size());
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
@@ -665,7 +651,7 @@ class ForcingDevice {
   }
 
   CellValues per_cell(const std::vector<double>& v, DeviceArray<double>& d, const char* what) const {
-    const auto cells = static_cast<std::size_t>(grid_.cells());
+    const auto cells = static_cast<std::size_t>(layout_.cells());
     if (v.size() > 1 && v.size() != cells) {
       throw std::invalid_argument("CUDA backend: " + std::string(what) + " holds " + std::to_string(v.size()) +
                                   " values; expected 1 or one per cell (" + std::to_string(cells) + ")");
@@ -678,7 +664,7 @@ class ForcingDevice {
   // over the active cells.
   void upload_row_rain(const Problem& p) {
     const Rain& r = p.forcing.rain;
-    const auto nx = static_cast<std::size_t>(grid_.nx), ny = static_cast<std::size_t>(grid_.ny);
+    const auto nx = static_cast<std::size_t>(layout_.g.nx), ny = static_cast<std::size_t>(layout_.g.ny);
     const std::size_t frames = r.has_frames() ? r.frame_times.size() : 0;
     std::vector<double> sums((frames > 0 ? frames : 1) * ny, 0.0);
     const CellBox owned = p.owned_cells();  // a rank's accounts count its own cells
@@ -717,15 +703,11 @@ class ForcingDevice {
         if (!(ranked_sources_ && c < 0)) own.push_back(c);  // a rank: -1 for the cells outside its block
       std::sort(own.begin(), own.end());
       const auto twice = std::adjacent_find(own.begin(), own.end());
-      if (twice != own.end()) {
-        throw std::invalid_argument(name + " lists cell " + std::to_string(*twice) + " (i = " +
-                                    std::to_string(*twice % grid_.nx) + ", j = " + std::to_string(*twice / grid_.nx) +
-                                    ") twice");
-      }
+      if (twice != own.end()) throw std::invalid_argument(name + " lists " + cell_name(*twice) + " twice");
       for (index_t c : own) {
-        if (c < 0 || c >= grid_.cells()) {
-          throw std::invalid_argument(name + " names cell " + std::to_string(c) + ", outside the grid's " +
-                                      std::to_string(grid_.cells()) + " cells");
+        if (c < 0 || c >= layout_.cells()) {
+          throw std::invalid_argument(name + " names cell " + std::to_string(c) + ", outside the " +
+                                      std::to_string(layout_.cells()) + " cells");
         }
         const auto it = touched.find(c);
         if (it != touched.end()) level[k] = std::max(level[k], it->second);
@@ -765,17 +747,24 @@ class ForcingDevice {
     }
     moved_ = DeviceArray<double>(sources.size());
     if (!sources.empty()) SHALLOWS_CUDA_CHECK(cudaMemset(moved_.get(), 0, sources.size() * sizeof(double)));
-    source_ = {grid_,        cell_.phys.h_dry, area_,           order_.get(),     cell_start_.get(),
-               cells_.get(), knot_start_.get(), source_t_.get(), source_v_.get(), moved_.get()};
+    source_ = {layout_,      cell_.phys.h_dry,  order_.get(),    cell_start_.get(), cells_.get(),
+               knot_start_.get(), source_t_.get(), source_v_.get(), moved_.get()};
   }
 
-  Grid grid_{};
-  double area_ = 0;
+  // A problem cell in messages: on a grid with its (i, j).
+  std::string cell_name(index_t c) const {
+    std::string name = "cell " + std::to_string(c);
+    if constexpr (kGrid)
+      name += " (i = " + std::to_string(c % layout_.g.nx) + ", j = " + std::to_string(c / layout_.g.nx) + ")";
+    return name;
+  }
+
+  Cells layout_{};
   bool active_ = false;
   bool cell_pass_ = false;  // Forcing::forces_cells: the pass over the cells
-  CellArgs<Real> cell_{};
+  CellArgs<Real, Cells> cell_{};
   MarchForcing<Real> march_{};  // strips = 0: the cell pass is cell_forcing_kernel's
-  SourceArgs<Real> source_{};
+  SourceArgs<Real, Cells> source_{};
   std::size_t source_count_ = 0;
   std::vector<int> level_start_;  // launch l runs order[level_start_[l] .. level_start_[l + 1])
   std::vector<index_t> source_cells_;  // source k's cells: [source_cells_[k], source_cells_[k + 1]) of cells_
@@ -784,7 +773,7 @@ class ForcingDevice {
   bool ranked_sources_ = false;
   DeviceArray<double> spread_;
   mutable std::vector<double> spread_host_;
-  DeviceArray<double> rain_t_, rain_v_, rain_scale_, frame_t_, frames_, manning_, p_[3], infiltrated_, rows_;
+  DeviceArray<double> rain_t_, rain_v_, rain_scale_, frame_t_, frames_, manning_, p_[3], infiltrated_, groups_;
   DeviceArray<double> infiltrated_next_, parts_, row_rain_, taken_;  // the lagged kernel's (MarchForcing)
   DeviceArray<int> order_, knot_start_;
   DeviceArray<index_t> cell_start_, cells_;

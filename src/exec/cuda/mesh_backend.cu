@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Host side of the CUDA executor for unstructured meshes (first order):
 // device memory, the per-slot and per-edge layouts, launches, time control.
-// The kernels and the designs are described in mesh_kernels.cuh.
+// The kernels and the designs are described in mesh_kernels.cuh. A step
+// runs in the CPU mesh executor's order: the rates, then from the state the
+// step starts from the boundary groups' water (boundary_flow.cuh) and the
+// scalars' new concentrations, the update, the scalars' h c, the forcing
+// over the mesh's cells (forcing_kernels.cuh, the grids' code) and the maxima.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,13 +17,16 @@
 #include <vector>
 
 #include "batched_advance.cuh"
+#include "boundary_flow.cuh"
 #include "cuda_check.cuh"
 #include "device_array.cuh"
 #include "executor_base.cuh"
 #include "mesh_kernels.cuh"
 #include "read_back.cuh"
 #include "shallows/exec/cuda_backend.hpp"
+#include "shallows/exec/host_fields.hpp"
 #include "shallows/exec/mesh_fields.hpp"
+#include "shallows/solver/mass_balance.hpp"
 #include "snapshot_stager.cuh"
 
 namespace shallows {
@@ -107,6 +114,24 @@ unsigned blocks_for(index_t items, int threads) {
   return static_cast<unsigned>(std::max<index_t>(1, (items + threads - 1) / threads));
 }
 
+// The step a launch just took, for the forcing kernels (one state buffer).
+template <class Real>
+struct MeshClock {
+  const Ctrl* ctrl;
+  int slot;
+  int use_t_in;
+  double t_in;
+  Real* h;
+  Real* hu;
+  Real* hv;
+
+  __device__ gpu::forcing::StepWindow<Real> window() const {
+    const Ctrl& in = ctrl[slot];
+    const Ctrl& out = ctrl[(slot + 1) % 3];
+    return {out.stepped != 0, use_t_in ? t_in : in.t, out.dt, h, hu, hv, 0};
+  }
+};
+
 template <class Real>
 class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
  public:
@@ -176,6 +201,16 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
       case MeshLoop::edge: need += ne * (2 * I + 3 * R) + 7 * ne * R + S * n * I; break;
     }
     if (track_maxima_) need += 3 * n * sizeof(double);
+    const bool scalars = !p.scalars.empty();
+    const bool open_groups = !closed_domain(p);
+    // The scalars' concentrations and the boundary groups' water read the mesh's own edge arrays.
+    const bool edge_arrays = loop_ != MeshLoop::cell_slots || scalars || open_groups;
+    if (edge_arrays && loop_ == MeshLoop::cell_slots) need += ne * (2 * I + 3 * R);
+    if (scalars && loop_ != MeshLoop::cell_shared) need += 4 * n * I;
+    if (scalars) need += 2 * p.scalars.size() * n * R + ne * R;
+    const MeshCells cells_on_host{hm.area.data(), cells_};
+    need += gpu::forcing::ForcingDevice<Real, MeshCells>::bytes(p, cells_on_host) +
+            (p.forcing.active() ? n * sizeof(double) : 0);
     char what[160];
     std::snprintf(what, sizeof what, "a mesh of %lld cells and %lld edges in %s (%s)", static_cast<long long>(cells_),
                   static_cast<long long>(edges_), sizeof(Real) == 4 ? "float" : "double", loop_name(loop_));
@@ -193,14 +228,14 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
     rhu_ = DeviceArray<Real>(n);
     rhv_ = DeviceArray<Real>(n);
     ctrl_ = DeviceArray<Ctrl>(3);
-    if (loop_ == MeshLoop::cell_shared || loop_ == MeshLoop::edge) {
+    if (edge_arrays) {
       upload(edge_left_, hm.edge_left);
       upload(edge_right_, hm.edge_right);
       upload(edge_nx_, hm.edge_nx);
       upload(edge_ny_, hm.edge_ny);
       upload(edge_length_, hm.edge_length);
     }
-    if (loop_ == MeshLoop::cell_shared) upload(cell_edges_, hm.cell_edges);
+    if (loop_ == MeshLoop::cell_shared || scalars) upload(cell_edges_, hm.cell_edges);
     if (loop_ == MeshLoop::cell_slots) {
       upload(slot_cell_, slot_cell);
       upload(slot_nx_, slot_nx);
@@ -279,6 +314,18 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
                                    static_cast<double>(edges_), static_cast<double>(interior),
                                    static_cast<double>(sides), slots_, track_maxima_);
 
+    if (p.forcing.active()) {
+      upload(area_on_device_, hm.area);
+      forcing_ = gpu::forcing::ForcingDevice<Real, MeshCells>(p, MeshCells{area_on_device_.get(), cells_});
+      forcing_.set_bed(z_.get());  // inactive cells (NaN bed) get no forcing
+      // The forcing changes the state after the update: the maxima follow it.
+      late_maxima_ = track_maxima_;
+    }
+    if (scalars) start_scalars(p);
+    if (open_groups) start_sides(p, hm);
+    update_params_ = params_;
+    if (late_maxima_) update_params_.max_h = update_params_.max_speed = update_params_.arrival = nullptr;
+
     // Host copies for volume(): the CPU's sum, in its order.
     area_ = std::move(hm.area);
     bed_ = hm.z;
@@ -331,12 +378,14 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
     get(h_, out.h);
     get(hu_, out.hu);
     get(hv_, out.hv);
+    out.hc.resize(hc_.size());
+    for (std::size_t s = 0; s < hc_.size(); ++s) get(hc_[s], out.hc[s]);
   }
 
   // Into the one state buffer; the control slots start again as in the constructor.
   void load_state(const Fields& in) override {
     const auto n = static_cast<std::size_t>(cells_);
-    check_load_size(fields_sized(in, n), "load_state");
+    check_load_size(fields_sized(in, n) && scalars_sized(in, hc_.size(), n), "load_state");
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     std::vector<Real> buf(n);
     const auto put = [&](const std::vector<double>& v, DeviceArray<Real>& d) {
@@ -346,6 +395,7 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
     put(in.h, h_);
     put(in.hu, hu_);
     put(in.hv, hv_);
+    for (std::size_t s = 0; s < hc_.size(); ++s) put(in.hc[s], hc_[s]);
     settle_uploads();
     slot_ = 0;
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(ctrl_.get(), 0, 3 * sizeof(Ctrl), stream_));
@@ -358,7 +408,11 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
 
   // The state for output (updated in place, one buffer): a D2D copy on
   // stream_, the rest on the stager's copy stream (snapshot_stager.cuh).
-  Snapshot snapshot() override { return stager_.snapshot(stream_, h_.get(), hu_.get(), hv_.get()); }
+  Snapshot snapshot() override {
+    // With scalars: a synchronous read (the stager copies h, hu, hv only).
+    if (!hc_.empty()) return Backend::snapshot();
+    return stager_.snapshot(stream_, h_.get(), hu_.get(), hv_.get());
+  }
 
   void read_maxima(Maxima& out) const override {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -371,11 +425,20 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     std::vector<Real> h(static_cast<std::size_t>(cells_));
     h_.download(h.data(), h.size());
-    return layout_volume(MeshCells{&area_}, h.data(), bed_.data());
+    return layout_volume(MeshCells{area_.data(), cells_}, h.data(), bed_.data());
   }
 
   // Summed on the device (warp_add_nonzero): exact to round-off, not bit-identical to the CPU.
   double positivity_volume() const override { return gpu::read_scalar(gain_, stream_); }
+
+  ForcingVolumes forcing_volumes() const override { return forcing_.volumes(stream_); }
+  void read_forcing_state(ForcingState& out) const override {
+    gpu::read_forcing_and_sides(forcing_, sides_, out, stream_);
+  }
+  void load_forcing_state(const ForcingState& in) override {
+    gpu::load_forcing_and_sides(forcing_, sides_, in, stream_);
+  }
+  BoundaryFlow boundary_flow() const override { return sides_.total(stream_); }
 
   CudaStats stats() const override {
     CudaStats s = base_stats();
@@ -395,6 +458,51 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
     if (hm.edge_right[e] == cell) return false;
     throw std::runtime_error("CUDA backend: cell " + std::to_string(c) + " lists edge " + std::to_string(e) +
                              ", which is not one of its edges");
+  }
+
+  // h c of each scalar from the initial state, their buffers and the
+  // concentrations the boundary groups, the rain and the sources bring.
+  void start_scalars(const Problem& p) {
+    const auto n = static_cast<std::size_t>(cells_);
+    std::vector<Real*> hc, conc, hc_by_parity;
+    for (const std::vector<double>& initial : initial_scalars(p)) {
+      upload(hc_.emplace_back(), std::vector<Real>(initial.begin(), initial.end()));
+      conc_.emplace_back(n);
+      hc.push_back(hc_.back().get());
+      conc.push_back(conc_.back().get());
+      hc_by_parity.insert(hc_by_parity.end(), 2, hc_.back().get());  // one state buffer: both parities
+    }
+    upload(hc_pointers_, hc);
+    upload(conc_pointers_, conc);
+    upload(hc_by_parity_, hc_by_parity);
+    mass_flux_ = DeviceArray<Real>(static_cast<std::size_t>(edges_));
+    upload(group_c_, group_concentrations<Real>(p));
+    scalars_ = {hc_pointers_.get(), conc_pointers_.get(), static_cast<int>(hc_.size()), mass_flux_.get(),
+                group_c_.get(), static_cast<index_t>(p.mesh_boundary.size())};
+    forcing_.set_scalars(hc_by_parity_.get(), scalar_inflow<Real>(p));
+  }
+
+  // The account of the water through the boundary groups that are not
+  // walls: their boundary edges, grouped, each group's in edge order.
+  void start_sides(const Problem& p, const HostMesh<Real>& hm) {
+    const std::size_t groups = p.mesh_boundary.size();
+    std::vector<std::vector<mesh_index>> by_group(groups);
+    for (index_t e = 0; e < edges_; ++e) {
+      const mesh_index r = hm.edge_right[static_cast<std::size_t>(e)];
+      if (r >= 0) continue;
+      const auto g = static_cast<std::size_t>(boundary_group(r));
+      if (p.mesh_boundary[g].kind != BoundaryKind::wall) by_group[g].push_back(static_cast<mesh_index>(e));
+    }
+    std::vector<mesh_index> open;
+    std::vector<index_t> start{0};
+    for (const std::vector<mesh_index>& edges : by_group) {
+      open.insert(open.end(), edges.begin(), edges.end());
+      start.push_back(static_cast<index_t>(open.size()));
+    }
+    upload(open_edges_, open);
+    upload(group_start_, start);
+    side_groups_ = static_cast<unsigned>(groups);
+    sides_ = gpu::SideAccount(true, 2 * groups, groups);
   }
 
   // One step from slot_ (a no-op on the device once the launch's target or
@@ -425,9 +533,35 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
         SHALLOWS_CUDA_CHECK_LAUNCH("mesh edge_gather_kernel");
         break;
     }
-    gpu::mesh::update_kernel<Real><<<update_blocks_, gpu::mesh::kUpdateThreads, 0, stream_>>>(params_, a);
+    if (sides_.kept()) {
+      gpu::mesh_boundary_rate_kernel<Real><<<side_groups_, gpu::forcing::kThreads, 0, stream_>>>(
+          params_.arrays, MeshState<Real>{h_.get(), hu_.get(), hv_.get()}, params_.phys, ctrl_.get(), a,
+          open_edges_.get(), group_start_.get(), sides_.rate());
+      SHALLOWS_CUDA_CHECK_LAUNCH("mesh_boundary_rate_kernel");
+    }
+    if (!hc_.empty()) {
+      gpu::mesh::scalar_flux_kernel<Real><<<blocks_for(edges_, 256), 256, 0, stream_>>>(params_, scalars_, a);
+      SHALLOWS_CUDA_CHECK_LAUNCH("mesh scalar_flux_kernel");
+      gpu::mesh::scalar_concentration_kernel<Real><<<blocks_for(cells_, 256), 256, 0, stream_>>>(params_, scalars_, a);
+      SHALLOWS_CUDA_CHECK_LAUNCH("mesh scalar_concentration_kernel");
+    }
+    gpu::mesh::update_kernel<Real><<<update_blocks_, gpu::mesh::kUpdateThreads, 0, stream_>>>(update_params_, a);
     SHALLOWS_CUDA_CHECK_LAUNCH("mesh update_kernel");
-    slot_ = (slot_ + 1) % 3;
+    const int next = (slot_ + 1) % 3;
+    if (!hc_.empty()) {
+      gpu::mesh::scalar_store_kernel<Real><<<blocks_for(cells_, 256), 256, 0, stream_>>>(params_, scalars_, next);
+      SHALLOWS_CUDA_CHECK_LAUNCH("mesh scalar_store_kernel");
+    }
+    if (forcing_.active()) {
+      forcing_.launch(MeshClock<Real>{ctrl_.get(), a.slot, a.use_t_in, a.t_in, h_.get(), hu_.get(), hv_.get()},
+                      stream_);
+    }
+    if (sides_.kept()) sides_.add<double>(ctrl_.get(), next, stream_);  // the CPU mesh executor's dt, in double
+    if (late_maxima_) {
+      gpu::mesh::step_maxima_kernel<Real><<<update_blocks_, gpu::mesh::kUpdateThreads, 0, stream_>>>(params_, next);
+      SHALLOWS_CUDA_CHECK_LAUNCH("mesh step_maxima_kernel");
+    }
+    slot_ = next;
     ++steps_launched_;
   }
 
@@ -439,6 +573,7 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
   unsigned first_blocks_ = 1, gather_blocks_ = 1, update_blocks_ = 1;
   double bytes_per_cell_update_ = 0;
   Params params_{};
+  Params update_params_{};  // params_, without the maxima where they follow the forcing
   DeviceArray<Real> h_, hu_, hv_, rh_, rhu_, rhv_;  // the state (updated in place) and its rhs
   DeviceArray<Real> z_, inv_area_;
   DeviceArray<BoundaryCondition<Real>> boundary_;
@@ -450,6 +585,22 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
   DeviceArray<mesh_index> slot_edge_;
   DeviceArray<Real> fl_h_, fl_hu_, fl_hv_, fr_h_, fr_hu_, fr_hv_, f_speed_;
   DeviceArray<double> max_h_, max_speed_, arrival_;
+  // The forcing over the mesh's cells (their areas on the device), and the maxima after it.
+  DeviceArray<double> area_on_device_;
+  gpu::forcing::ForcingDevice<Real, MeshCells> forcing_;
+  bool late_maxima_ = false;
+  // Passive scalars: h c and the new concentrations of each, the device
+  // arrays of their pointers (hc_by_parity_: each twice, as the forcing
+  // reads them), the edges' mass fluxes, the boundary groups' concentrations.
+  std::vector<DeviceArray<Real>> hc_, conc_;
+  DeviceArray<Real*> hc_pointers_, conc_pointers_, hc_by_parity_;
+  DeviceArray<Real> mass_flux_, group_c_;
+  gpu::mesh::MeshScalars<Real> scalars_{};
+  // The water through the boundary groups that are not walls: their edges, group by group.
+  gpu::SideAccount sides_;
+  DeviceArray<mesh_index> open_edges_;
+  DeviceArray<index_t> group_start_;
+  unsigned side_groups_ = 0;
   std::vector<double> area_;
   std::vector<Real> bed_;
   // Last: destroyed first, after the destructor has synchronised stream_.

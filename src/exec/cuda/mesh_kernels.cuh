@@ -47,6 +47,7 @@
 #include "shallows/mesh/structured/grid.hpp"  // step_kernels.cuh uses it
 #include "shallows/solver/cell_maxima.hpp"
 #include "shallows/mesh/unstructured/mesh_edges.hpp"
+#include "shallows/mesh/unstructured/mesh_transport.hpp"
 #include "shallows/physics/cell_update.hpp"
 #include "step_kernels.cuh"
 
@@ -318,6 +319,74 @@ __global__ void __launch_bounds__(kUpdateThreads) update_kernel(const MeshParams
                         mesh.arrival[i]);
   }
   warp_add_nonzero(mesh.positivity_sum, volume);
+}
+
+// ---------------------------------------------------------------- passive scalars
+
+// The passive scalars on a mesh (one state buffer): h c of scalar s in
+// hc[s], its new concentration during a step in conc[s], the edges' mass
+// fluxes, and the concentration boundary group g brings of it at
+// group_c[s groups + g].
+template <class Real>
+struct MeshScalars {
+  Real* const* hc;
+  Real* const* conc;
+  int count;
+  Real* mass_flux;
+  const Real* group_c;
+  index_t groups;
+};
+
+// Each edge's mass flux (mesh_edge_mass_flux) from the state a step starts from.
+template <class Real>
+__global__ void scalar_flux_kernel(const MeshParams<Real> mesh, const MeshScalars<Real> scalars, const Launch launch) {
+  if (!launch_takes_step(mesh.ctrl[launch.slot], launch)) return;
+  const index_t e = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= mesh.edges) return;
+  const MeshState<Real> q{mesh.h, mesh.hu, mesh.hv};
+  const auto edge = static_cast<mesh_index>(e);
+  const CellPrimitive<Real> left = mesh_cell_primitive(mesh.arrays, q, mesh.arrays.edge_left[e], mesh.phys);
+  scalars.mass_flux[e] = mesh_edge_mass_flux(mesh.arrays, q, edge, evaluate_mesh_edge(mesh.arrays, q, edge, left,
+                                                                                         mesh.phys));
+}
+
+// Each active cell's new concentrations over the step the launch takes
+// (mesh_cell_concentrations), before the update changes the state.
+template <class Real>
+__global__ void scalar_concentration_kernel(const MeshParams<Real> mesh, const MeshScalars<Real> scalars,
+                                            const Launch launch) {
+  double dt = 0, t = 0;
+  if (!step_of<Real>(mesh, launch, mesh.ctrl[launch.slot], dt, t)) return;
+  const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= mesh.cells || math::is_nan(mesh.z[i])) return;
+  mesh_cell_concentrations(
+      mesh.arrays, MeshState<Real>{mesh.h, mesh.hu, mesh.hv}, scalars.mass_flux, static_cast<mesh_index>(i),
+      static_cast<Real>(dt), scalars.count, [&](int s) { return scalars.hc[s]; }, scalars.group_c, scalars.groups,
+      [&](int s, Real c) { scalars.conc[s][i] = c; });
+}
+
+// After the update of a step (the launch that filled `slot` took one): each
+// scalar's h c is its new concentration times the new depth, on active cells.
+template <class Real>
+__global__ void scalar_store_kernel(const MeshParams<Real> mesh, const MeshScalars<Real> scalars, int slot) {
+  if (!mesh.ctrl[slot].stepped) return;
+  const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= mesh.cells || math::is_nan(mesh.z[i])) return;
+  for (int s = 0; s < scalars.count; ++s) scalars.hc[s][i] = scalars.conc[s][i] * mesh.h[i];
+}
+
+// ---------------------------------------------------------------- maxima
+
+// The maxima of the state after a step whose forcing came after the update
+// (the launch that filled `slot` took one), at the time the CPU takes them.
+template <class Real>
+__global__ void step_maxima_kernel(const MeshParams<Real> mesh, int slot) {
+  const Ctrl& c = mesh.ctrl[slot];
+  if (!c.stepped) return;
+  const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= mesh.cells) return;
+  track_cell_maxima(State<Real>{mesh.h[i], mesh.hu[i], mesh.hv[i]}, c.maxima_time, mesh.phys.h_dry,
+                    mesh.arrival_threshold, mesh.max_h[i], mesh.max_speed[i], mesh.arrival[i]);
 }
 
 // The maxima of the state as it is, at time t (the initial state).

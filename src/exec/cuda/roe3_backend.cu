@@ -119,13 +119,13 @@ class CudaRoe3Backend final : public gpu::GridRankBase<Real, Roe3Ctrl> {
     const std::size_t need = padded * (10 * sizeof(Real) + sizeof(roe3::BedPoints<Real>)) +
                              3 * cells * sizeof(Real) + (track_maxima_ ? 3 * cells * sizeof(double) : 0) + 4096 +
                              (p.scalars.empty() ? 0 : (3 * p.scalars.size() * padded + 4 * cells) * sizeof(Real)) +
-                             gpu::forcing::ForcingDevice<Real>::bytes(p);
+                             gpu::forcing::ForcingDevice<Real>::bytes(p, GridCells{p.grid, p.owned_cells()});
     char what[160];
     std::snprintf(what, sizeof what, "a %lldx%lld roe3 grid in %s", static_cast<long long>(grid_.nx),
                   static_cast<long long>(grid_.ny), sizeof(Real) == 4 ? "float" : "double");
     gpu::require_free_memory(need, what);
     // First: it checks the forcing's sizes and cells, before the stream and pinned buffers exist.
-    forcing_ = gpu::forcing::ForcingDevice<Real>(p);
+    forcing_ = gpu::forcing::ForcingDevice<Real>(p, GridCells{p.grid, p.owned_cells()});
     // Where the device keeps each step's start time: for the forcing and the time series of sides and segments.
     if (forcing_.active() || segments_follow_series(p.segments)) t0_ = DeviceArray<double>(1);
     boundary_series_ = p.forcing.has_boundary_series() || segments_follow_series(p.segments);

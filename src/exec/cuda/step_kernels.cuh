@@ -400,6 +400,19 @@ __device__ __forceinline__ bool launch_takes_step(const Ctrl& c, const Launch& l
   return c.status == 0 && takes_step(launch_time(c, launch), launch.target, c.steps, launch.max_steps);
 }
 
+// Is a step to be taken from slot c, and with which dt, from time t_out?
+// Step control as every executor's (solver/time_step.hpp): dt capped by
+// launch.dt_max and the target. step_prologue's decision, for the kernels of
+// a step that do not fill the next slot.
+template <class Real, class Params>
+__device__ __forceinline__ bool step_of(const Params& grid, const Launch& launch, const Ctrl& c, double& dt_out,
+                                        double& t_out) {
+  t_out = launch_time(c, launch);
+  const double rate = static_cast<double>(decode_rate<Real>(c.rate_bits));
+  dt_out = cfl_time_step(rate, grid.cfl, grid.dry_dt, step_cap(t_out, launch.target, launch.dt_max));
+  return launch_takes_step(c, launch) && c.rate_bits != kNonFinite;
+}
+
 // How a step kernel fills the next control slot (step_prologue).
 enum SlotFill : int {
   kPingPong = 1,        // two state buffers: the slot names the one holding its state
@@ -407,19 +420,16 @@ enum SlotFill : int {
   kClearSlotAfter = 4,  // the slot after the next one gets rate 0: the next launch accumulates into it
 };
 
-// Is a step to be taken from slot c, and with which dt? Step control as
-// every executor's (solver/time_step.hpp): dt capped by launch.dt_max and the
-// target. Thread 0 of block 0 fills the next slot (all but rate_bits when a
-// step is taken, unless kResetRate). t_out: the time of the input state.
+// step_of's decision, for the kernel that fills the next slot: thread 0 of
+// block 0 fills it (all but rate_bits when a step is taken, unless
+// kResetRate). t_out: the time of the input state.
 template <class Real, int kFill, class Params>
 __device__ __forceinline__ bool step_prologue(const Params& grid, const Launch& launch, const Ctrl& c, double& dt_out,
                                               double& t_out) {
-  const double t = launch_time(c, launch);
+  double dt = 0, t = 0;
+  const bool active = step_of<Real>(grid, launch, c, dt, t);
   const bool wanted = launch_takes_step(c, launch);
   const bool finite = c.rate_bits != kNonFinite;
-  const bool active = wanted && finite;
-  const double rate = static_cast<double>(decode_rate<Real>(c.rate_bits));
-  const double dt = cfl_time_step(rate, grid.cfl, grid.dry_dt, step_cap(t, launch.target, launch.dt_max));
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     Ctrl* o = &grid.ctrl[(launch.slot + 1) % 3];
     if (active) {
@@ -652,7 +662,7 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
 template <class Real, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSeries, bool kScalars, bool kSolve = true>
 __device__ __forceinline__ unsigned long long lagged_march(
     const Params<Real>& grid, int parity, Real dt, double t_next, int i0, int j0, int jend, int lane, bool& dry_all,
-    Real& added_depth_sum, const forcing::MarchForcing<Real>& march_forcing, const forcing::StepRain& rain, double t0,
+    Real& added_depth_sum, const forcing::MarchForcing<Real>& march_forcing, const StepRain& rain, double t0,
     double dt_full, double t_now, bool grow_next, const BlockSides<Real>* sides, const MassFluxes<Real>& mass_fluxes) {
   // The condition of side s for state n+1.
   const auto bc_of = [&](int s) {
@@ -754,7 +764,8 @@ __device__ __forceinline__ unsigned long long lagged_march(
           double F = F_in ? F_in[cell] : 0.0;
           ForcingDepths moved;
           using Capacity = std::conditional_t<kSolve, SolveGreenAmpt, forcing::WithoutGreenAmpt>;
-          q1 = forcing::force_cell(march_forcing.cell, rain, cell, t0, dt_full, q1, F, moved, Capacity{});
+          q1 = force_cell(march_forcing.cell.in, rain, cell, t0, dt_full, q1, march_forcing.cell.phys, F, moved,
+                          Capacity{});
           if (r >= j0 && r < jend && (inside ? lane >= 1 && lane < 31 : tile_lane)) {
             if (F_out) F_out[cell] = F;
             if (march_forcing.taken) march_forcing.taken[cell] = moved.infiltration;
@@ -876,7 +887,7 @@ template <class Real, bool kRanked, bool kMaxima, bool kForcing, bool kSourcesSe
 __device__ __forceinline__ unsigned long long lagged_chunk(const Params<Real>& grid, int parity, Real dt, double t_next,
                                                            index_t sx, index_t cy, int lane, index_t chunk,
                                                            const forcing::MarchForcing<Real>& march_forcing,
-                                                           const forcing::StepRain& rain, double t0,
+                                                           const StepRain& rain, double t0,
                                                            double dt_full, double t_now,
                                                            const BlockSides<Real>* sides,
                                                            const MassFluxes<Real>& mass_fluxes) {
@@ -924,12 +935,12 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks > 0 ? kMinBlocks : M
   if (!step_prologue<Real, kPingPong | kClearSlotAfter>(grid, launch, c, dt, t))
     return;                      // the whole grid, or none of it
   const double t_next = t + dt;  // state n+1's time as the maxima take it
-  forcing::StepRain rain{};
+  StepRain rain{};
   double t0 = 0;  // kForcing: the step's start
   if constexpr (kForcing) {
     t0 = t;
-    __shared__ forcing::StepRain block_rain;
-    if (threadIdx.x == 0) block_rain = forcing::step_rain(march_forcing.cell, t0, t0 + dt);
+    __shared__ StepRain block_rain;
+    if (threadIdx.x == 0) block_rain = step_rain(march_forcing.cell.in, t0, t0 + dt);
     __syncthreads();
     rain = block_rain;
   }
@@ -1087,9 +1098,9 @@ __global__ void __launch_bounds__(kBlockThreads)
                           const Clock clock, const forcing::MarchForcing<Real> march_forcing) {
   const forcing::StepWindow<Real> win = clock.window();
   if (!win.taken) return;  // the whole grid, or none of it
-  [[maybe_unused]] __shared__ forcing::StepRain rain;
+  [[maybe_unused]] __shared__ StepRain rain;
   if constexpr (kForced) {
-    if (threadIdx.x == 0) rain = forcing::step_rain(march_forcing.cell, win.t0, win.t0 + win.dt);
+    if (threadIdx.x == 0) rain = step_rain(march_forcing.cell.in, win.t0, win.t0 + win.dt);
     __syncthreads();
   }
   const int parity = 1 - win.parity;  // state n

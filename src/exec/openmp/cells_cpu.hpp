@@ -20,8 +20,7 @@
 #include "shallows/bc/side_account.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/mesh/structured/ghost_cells.hpp"
-#include "shallows/physics/forcing.hpp"
-#include "shallows/physics/rain_frames.hpp"
+#include "shallows/physics/cell_forcing.hpp"
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/cell_layout.hpp"
@@ -63,7 +62,7 @@ void store_concentrations(const Cells& cells, const Real* h, const Real* z, cons
                           std::vector<std::vector<Real>>& hc, int threads) {
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (index_t g = 0; g < cells.groups(); ++g) {
-    cells.for_group(g, [&](index_t c, index_t cell, bool) {
+    for_group(cells, g, [&](index_t c, index_t cell, bool) {
       if (math::is_nan(z[c])) return;
       for (std::size_t s = 0; s < hc.size(); ++s) hc[s][c] = conc[s][static_cast<std::size_t>(cell)] * h[c];
     });
@@ -86,7 +85,7 @@ struct CpuMaxima {
   void track(const Cells& cells, const StateArrays<Real>& a, double t, Real h_dry, double threshold, int threads) {
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (index_t g = 0; g < cells.groups(); ++g) {
-      cells.for_group(g, [&](index_t c, index_t cell, bool) {
+      for_group(cells, g, [&](index_t c, index_t cell, bool) {
         const auto k = static_cast<std::size_t>(cell);
         track_cell_maxima(State<Real>{a.h[c], a.hu[c], a.hv[c]}, t, h_dry, threshold, max_h[k], max_speed[k],
                           arrival[k]);
@@ -193,32 +192,19 @@ class CpuForcing {
   // Every active cell's forcing (apply_cell_forcing), groups (rows) in parallel.
   void apply_cells(const StateArrays<Real>& a, std::vector<std::vector<Real>>& hc, double t, double dt,
                    const PhysicsParams<Real>& p) {
-    const Rain& rain_in = forcing_.rain;
-    const double rain_depth = rain_in.rate.empty() ? 0.0 : series_integral(rain_in.rate.view(), t, t + dt);
-    const RainFrames frames{rain_in.frame_times.data(), rain_in.frames.data(),
-                            static_cast<int>(rain_in.frame_times.size()), cells_of_.cells()};
-    const FrameRange over = frames_over(frames, t, t + dt);
-    const Infiltration& inf = forcing_.infiltration;
+    const ForcingInputs in = inputs();
+    const StepRain rain_now = step_rain(in, t, t + dt);
     const index_t groups = cells_of_.groups();
 #pragma omp parallel for num_threads(threads_) schedule(static)
     for (index_t j = 0; j < groups; ++j) {
       double rain = 0, taken = 0;  // this group's counted cells, summed in cell order
-      cells_of_.for_group(j, [&](index_t c, index_t cell, bool counted) {
+      for_group(cells_of_, j, [&](index_t c, index_t cell, bool counted) {
         if (math::is_nan(a.z[c])) return;
-        const auto k = static_cast<std::size_t>(cell);
-        CellForcing f;
-        f.rain = rain_in.has_frames() ? frames_rain_depth(frames, over, cell, t, t + dt)
-                                      : per_cell(rain_in.scale, k, 1.0) * rain_depth;
-        f.manning = per_cell(forcing_.manning, k, -1.0);
-        f.model = inf.model;
-        f.p0 = per_cell(inf.p0, k, 0.0);
-        f.p1 = per_cell(inf.p1, k, 0.0);
-        f.p2 = per_cell(inf.p2, k, 0.0);
         double unused = 0;
-        double& F = state_.infiltration.empty() ? unused : state_.infiltration[k];
+        double& F = state_.infiltration.empty() ? unused : state_.infiltration[static_cast<std::size_t>(cell)];
         ForcingDepths moved;
         const double h_before = static_cast<double>(a.h[c]);
-        const State<Real> q = apply_cell_forcing(State<Real>{a.h[c], a.hu[c], a.hv[c]}, f, dt, p, F, moved);
+        const State<Real> q = force_cell(in, rain_now, cell, t, dt, State<Real>{a.h[c], a.hu[c], a.hv[c]}, p, F, moved);
         for (std::size_t s = 0; s < hc.size(); ++s) {
           hc[s][c] = static_cast<Real>(forced_scalar(static_cast<double>(hc[s][c]), h_before, moved, scalar_rain_[s]));
         }
@@ -288,6 +274,26 @@ class CpuForcing {
       sourced_discharge(h, d, hn, p.h_dry, a.hu[c], a.hv[c]);
     }
     state_.sources[s] += moved * cells_of_.account_scale();
+  }
+
+  // The forcing's inputs as views of its vectors.
+  ForcingInputs inputs() const {
+    const Rain& rain = forcing_.rain;
+    const Infiltration& inf = forcing_.infiltration;
+    const auto values = [](const std::vector<double>& v) {
+      return CellValues{v.data(), static_cast<index_t>(v.size())};
+    };
+    ForcingInputs in;
+    in.rain = rain.rate.view();
+    in.rain_scale = values(rain.scale);
+    in.frames = {rain.frame_times.data(), rain.frames.data(), static_cast<int>(rain.frame_times.size()),
+                 cells_of_.cells()};
+    in.manning = values(forcing_.manning);
+    in.model = inf.model;
+    in.p0 = values(inf.p0);
+    in.p1 = values(inf.p1);
+    in.p2 = values(inf.p2);
+    return in;
   }
 
   // Calls row(first value of the row in the cell order, its offset in bytes in a box buffer) for each row of box.

@@ -33,6 +33,7 @@
 #include "shallows/exec/cpu_backend.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/exec/mesh_fields.hpp"
+#include "shallows/mesh/unstructured/mesh_transport.hpp"
 #include "shallows/physics/cell_update.hpp"
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/mass_balance.hpp"
@@ -63,7 +64,7 @@ class MeshCpuBackend final : public Backend {
         edge_loop_(edge_loop),
         track_maxima_(o.track_maxima),
         arrival_threshold_(o.arrival_threshold),
-        forcing_(p, MeshCells{&mesh_.area}, scalar_inflow<Real>(p), threads_) {
+        forcing_(p, MeshCells{mesh_.area.data(), mesh_.cells}, scalar_inflow<Real>(p), threads_) {
     const auto n = static_cast<std::size_t>(mesh_.cells);
     rhs_h_.assign(n, Real(0));
     rhs_hu_.assign(n, Real(0));
@@ -252,41 +253,26 @@ class MeshCpuBackend final : public Backend {
   void account_boundary(double dt) {
     const MeshArrays<Real> m = mesh_.arrays();
     const MeshState<Real> q = state();
-    const ComputedPrimitives<Real> cells{m, q, physics_};
     for (const mesh_index e : open_edges_) {
-      const mesh_index c = m.edge_left[e];
-      const EdgeFluctuation<Real> f = evaluate_mesh_edge(m, cells, e, cells(c), physics_);
-      const double qn = static_cast<double>(q.hu[c]) * static_cast<double>(m.edge_nx[e]) +
-                        static_cast<double>(q.hv[c]) * static_cast<double>(m.edge_ny[e]);
       const auto g = static_cast<std::size_t>(boundary_group(m.edge_right[e]));
-      forcing_.add_side(g, edge_inflow(qn, f, true) * static_cast<double>(m.edge_length[e]) * dt);
+      forcing_.add_side(g, mesh_boundary_inflow(m, q, e, physics_) * dt);
     }
   }
 
   // h c = c h of each scalar on the active cells; the concentrations each
-  // boundary group brings (PassiveScalar::groups: inflow and level).
+  // boundary group brings.
   void start_scalars(const Problem& p) {
     const auto n = static_cast<std::size_t>(mesh_.cells);
-    const std::size_t groups = p.mesh_boundary.size();
     for (const std::vector<double>& initial : initial_scalars(p)) hc_.emplace_back(initial.begin(), initial.end());
-    for (const PassiveScalar& sc : p.scalars) {
-      if (!sc.groups.empty() && sc.groups.size() != groups) {
-        throw std::invalid_argument("scalar '" + sc.name + "': " + std::to_string(sc.groups.size()) +
-                                    " boundary concentrations for " + std::to_string(groups) + " boundary groups");
-      }
-      for (std::size_t g = 0; g < groups; ++g)
-        group_c_.push_back(static_cast<Real>(sc.groups.empty() ? 0.0 : sc.groups[g]));
-    }
+    group_c_ = group_concentrations<Real>(p);
     if (hc_.empty()) return;
     conc_.assign(hc_.size(), std::vector<Real>(n, Real(0)));
     mass_flux_.assign(static_cast<std::size_t>(mesh_.edges), Real(0));
   }
 
-  // Each edge's mass flux from its left cell to its right one (m^2/s), from
-  // the state the step starts from: edge_mass_flux of its cells' views; a
-  // boundary edge's its cell's view, hn + to_left.h (as the water account
-  // takes it), none through a wall. Then each scalar's new concentration in
-  // every active cell (mesh_transported_concentration), in conc_.
+  // Each edge's mass flux (mesh_edge_mass_flux), from the state the step
+  // starts from, then each scalar's new concentration in every active cell
+  // (mesh_cell_concentrations), in conc_.
   void transport_scalars(Real dt) {
     const MeshArrays<Real> m = mesh_.arrays();
     const MeshState<Real> q = state();
@@ -294,54 +280,26 @@ class MeshCpuBackend final : public Backend {
 #pragma omp parallel for num_threads(threads_) schedule(static, 1024)
     for (index_t e = 0; e < mesh_.edges; ++e) {
       const auto k = static_cast<std::size_t>(e);
-      const mesh_index l = m.edge_left[k], r = m.edge_right[k];
+      const auto edge = static_cast<mesh_index>(e);
       const EdgeFluctuation<Real> f =
-          edge_loop_ ? EdgeFluctuation<Real>{{fl_h_[k], fl_hu_[k], fl_hv_[k]}, {fr_h_[k], fr_hu_[k], fr_hv_[k]}, speed_[k]}
-                     : evaluate_mesh_edge(m, w, static_cast<mesh_index>(e), w(l), physics_);
-      const Real hn_l = q.hu[l] * m.edge_nx[k] + q.hv[l] * m.edge_ny[k];
-      if (r >= 0) {
-        const Real hn_r = q.hu[r] * m.edge_nx[k] + q.hv[r] * m.edge_ny[k];
-        mass_flux_[k] = edge_mass_flux(hn_l, hn_r, f, true);
-      } else {
-        const bool wall = m.boundary[boundary_group(r)].kind == BoundaryKind::wall;
-        mass_flux_[k] = wall ? Real(0) : hn_l + f.to_left.h;
-      }
+          edge_loop_
+              ? EdgeFluctuation<Real>{{fl_h_[k], fl_hu_[k], fl_hv_[k]}, {fr_h_[k], fr_hu_[k], fr_hv_[k]}, speed_[k]}
+              : evaluate_mesh_edge(m, w, edge, w(m.edge_left[k]), physics_);
+      mass_flux_[k] = mesh_edge_mass_flux(m, q, edge, f);
     }
-    const std::size_t groups = mesh_.boundary.size();
+    const auto groups = static_cast<index_t>(mesh_.boundary.size());
+    const auto scalars = static_cast<int>(hc_.size());
 #pragma omp parallel for num_threads(threads_) schedule(static, 1024)
     for (index_t c = 0; c < mesh_.cells; ++c) {
-      const auto k = static_cast<std::size_t>(c);
-      if (math::is_nan(m.z[k])) continue;
-      Real out[4];
-      int edge_of[4], n = 0;
-      for (int j = 0; j < 4; ++j) {
-        const mesh_index e = m.cell_edges[4 * c + j];
-        if (e < 0) continue;
-        const auto ek = static_cast<std::size_t>(e);
-        const Real moved = dt * (mass_flux_[ek] * m.edge_length[ek]) * m.inv_area[k];
-        out[n] = m.edge_left[ek] == c ? moved : -moved;
-        edge_of[n++] = e;
-      }
-      for (std::size_t s = 0; s < hc_.size(); ++s) {
-        const Real mine = concentration(hc_[s][k], q.h[k]);
-        Real beyond[4];
-        for (int j = 0; j < n; ++j) {
-          const auto ek = static_cast<std::size_t>(edge_of[j]);
-          const mesh_index l = m.edge_left[ek], r = m.edge_right[ek];
-          if (r >= 0) {
-            const mesh_index other = l == c ? r : l;
-            beyond[j] = concentration(hc_[s][static_cast<std::size_t>(other)], q.h[other]);
-          } else {
-            const auto g = static_cast<std::size_t>(boundary_group(r));
-            beyond[j] = ghost_concentration(m.boundary[g].kind, mine, group_c_[s * groups + g]);
-          }
-        }
-        conc_[s][k] = mesh_transported_concentration(out, beyond, n, q.h[k], mine);
-      }
+      if (math::is_nan(m.z[c])) continue;
+      mesh_cell_concentrations(
+          m, q, mass_flux_.data(), static_cast<mesh_index>(c), dt, scalars,
+          [&](int s) { return hc_[static_cast<std::size_t>(s)].data(); }, group_c_.data(), groups,
+          [&](int s, Real conc) { conc_[static_cast<std::size_t>(s)][static_cast<std::size_t>(c)] = conc; });
     }
   }
 
-  MeshCells layout() const { return {&mesh_.area}; }
+  MeshCells layout() const { return {mesh_.area.data(), mesh_.cells}; }
   StateArrays<Real> arrays() { return {mesh_.h.data(), mesh_.hu.data(), mesh_.hv.data(), mesh_.z.data()}; }
 
   void update_maxima(double t) {
