@@ -101,7 +101,7 @@ fail() { note "FAILED: $*"; STATUS=1; }
 
 export LD_LIBRARY_PATH="$REPO/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 SHALLOWS="$BUILD/shallows"
-TEST_CUDA="$BUILD/tests/test_cuda"
+TEST_BACKEND="$BUILD/tests/test_backend"
 
 stage_build() {
   {
@@ -125,7 +125,7 @@ stage_build() {
 
 gpu_tests_run() {
   # The GPU tests skip where no device is visible; here they must run.
-  if "$TEST_CUDA" --gtest_filter=CudaBackend.UnknownKernelIsRejected 2>&1 | grep -q "SKIPPED"; then
+  if "$TEST_BACKEND" --gtest_filter=CudaBackend.UnknownKernelIsRejected 2>&1 | grep -q "SKIPPED"; then
     fail "the GPU tests skip on this machine (no CUDA device visible?)"
     return 1
   fi
@@ -197,12 +197,9 @@ stage_sanitize() {
   local tool
   for tool in memcheck racecheck initcheck synccheck; do
     local t0=$SECONDS
-    local rc=0 bin
-    for bin in "$TEST_CUDA" "$BUILD/tests/test_cuda_roe3" "$BUILD/tests/test_cuda_mesh" \
-      "$BUILD/tests/test_cuda_positivity"; do
-      compute-sanitizer --tool "$tool" --error-exitcode 99 "$bin" --gtest_filter='CudaSanitizer.*' \
-        >>"$OUT/sanitizer.log" 2>&1 || rc=$?
-    done
+    local rc=0
+    compute-sanitizer --tool "$tool" --error-exitcode 99 "$TEST_BACKEND" --gtest_filter='CudaSanitizer.*' \
+      >>"$OUT/sanitizer.log" 2>&1 || rc=$?
     local summary
     summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log" | tail -1)
     if [[ $rc -ne 0 ]]; then

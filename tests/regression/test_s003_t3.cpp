@@ -19,9 +19,9 @@
 // footing.
 //
 // Regenerating the references (after a deliberate change of the numerics):
-//   SHALLOWS_WRITE_REFERENCE=1 tests/test_s003_t3 --gtest_also_run_disabled_tests
+//   SHALLOWS_WRITE_REFERENCE=1 tests/test_regression --gtest_also_run_disabled_tests
 //       --gtest_filter="*DISABLED_WriteReference*"      (800^2: ~10 min on 2 cores)
-//   SHALLOWS_WRITE_REFERENCE=1 tests/test_s003_t3 --gtest_filter='*ThirdOrder200*'
+//   SHALLOWS_WRITE_REFERENCE=1 tests/test_regression --gtest_filter='*ThirdOrder200*'
 //     (rewrites profiles_roe3_200.csv and fails once)
 #include <gtest/gtest.h>
 

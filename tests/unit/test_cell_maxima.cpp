@@ -141,7 +141,9 @@ void over_a_step() {
       ASSERT_EQ(fused, turn) << "trial " << trial << " step " << step;
       ASSERT_EQ(h_step, h_turn);
       ASSERT_EQ(speed_step, speed_turn);
-      if (fused & kArrived) ASSERT_EQ(arrived_at, arrival);
+      if (fused & kArrived) {
+        ASSERT_EQ(arrived_at, arrival);
+      }
     }
   }
 }

@@ -17,11 +17,19 @@ namespace {
 using namespace shallows;
 
 constexpr index_t kSteps = 300;
+// 50 x 50 cells: the C-property and the mass behind walls hold exactly per
+// cell and per edge, so round-off is all they accumulate, step by step, and
+// a coarser grid checks them as a finer one does: every cell still has its
+// own random bottom, the islands still span several cells. The moving water
+// runs half as many steps of twice the length, to the same time: the same
+// flow, its fronts still moving when the mass is measured.
+constexpr index_t kCells = 50;
+constexpr index_t kMovingSteps = 150;
 
 using Deviation = test_support::LakeDeviation;
 
 Deviation run_lake(bool islands, Precision precision) {
-  Problem p = test_support::lake_at_rest(islands, precision);
+  Problem p = test_support::lake_at_rest(islands, precision, kCells);
   p.scheme = Scheme::roe3;
   Simulation sim(p, BackendOptions{"cpu", 1, false, 0.01});
   sim.advance_steps(kSteps);
@@ -88,10 +96,10 @@ Problem moving_water(bool rough, Precision precision, index_t n) {
 }
 
 double relative_mass_change(bool rough, Precision precision) {
-  const Problem p = moving_water(rough, precision, 100);
+  const Problem p = moving_water(rough, precision, kCells);
   Simulation sim(p, BackendOptions{"cpu", 1, false, 0.01});
   const double v0 = sim.volume();
-  sim.advance_steps(kSteps);
+  sim.advance_steps(kMovingSteps);
   const Fields f = sim.state();
   double moved = 0;
   std::size_t dry = 0;
@@ -105,7 +113,7 @@ double relative_mass_change(bool rough, Precision precision) {
   const double change = std::abs(sim.volume() - v0) / v0;
   std::printf("  %s, %s: relative mass change %.2e after %lld steps (t = %.3f s), %zu dry cells left\n",
               rough ? "rough bed" : "dry flat bed", precision == Precision::double_precision ? "double" : "float",
-              change, static_cast<long long>(kSteps), sim.time(), dry);
+              change, static_cast<long long>(kMovingSteps), sim.time(), dry);
   return change;
 }
 
