@@ -34,7 +34,8 @@ from . import _shallows
 from ._shallows import CaseError
 
 __version__: str = _shallows.__version__
-__all__ = ["Case", "CaseError", "Simulation", "open_output", "read_summary", "cuda_available", "features"]
+__all__ = ["Case", "CaseError", "Simulation", "open_output", "read_summary", "write_mesh", "cuda_available",
+           "features"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -336,6 +337,22 @@ class Simulation:
 
     def __repr__(self) -> str:
         return f"<shallows.Simulation {self.case.name!r} on {self.backend}: t = {self.time:g} s, {self.steps} steps>"
+
+
+def write_mesh(path: PathLike, nodes: np.ndarray, cells: np.ndarray,
+               boundaries: Optional[Mapping[str, np.ndarray]] = None, binary: bool = False) -> Path:
+    """Writes a mesh given as arrays to a Gmsh MSH 4.1 file, for a case's ``[mesh] file``; returns the path.
+
+    nodes: shape ``(n, 2)`` (x, y) or ``(n, 3)`` (x, y, z: what ``bathymetry.z = "mesh"`` reads). cells:
+    shape ``(m, 3)`` (triangles) or ``(m, 4)`` (quadrilaterals; -1 in the last column makes a row a
+    triangle) of node indices, counter-clockwise or not. boundaries: the named boundary groups, each an array of
+    shape ``(k, 2)`` of node index pairs (the edges of the group), named in the case's ``[boundary]``. The
+    reader checks the mesh when a case reads it; with ``mesh.ordering = "file"`` the case's cells keep the
+    order of ``cells``.
+    """
+    p = Path(path)
+    _shallows.write_mesh(p, nodes, cells, dict(boundaries or {}), binary)
+    return p
 
 
 def open_output(dir: PathLike) -> "xarray.Dataset":

@@ -14,7 +14,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <array>
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "shallows/io/case.hpp"
+#include "shallows/io/gmsh.hpp"
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/capabilities.hpp"
@@ -431,6 +435,53 @@ py::dict case_info(const io::Case& c) {
   return d;
 }
 
+// A mesh from arrays as a Gmsh file (the library's writer), for a case's [mesh] file: nodes (n, 2) or (n, 3)
+// with z, cells (m, 3) or (m, 4) of node indices (-1 in the 4th column: a triangle), boundary groups by name as
+// (k, 2) node index pairs.
+void write_mesh(const fs::path& file, const py::handle& nodes_in, const py::handle& cells_in,
+                const std::map<std::string, py::object>& boundaries, bool binary) {
+  using Index = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+  const Array nodes = Array::ensure(nodes_in);
+  if (!nodes || nodes.ndim() != 2 || (nodes.shape(1) != 2 && nodes.shape(1) != 3))
+    throw py::value_error("nodes: expected an array of shape (n, 2) or (n, 3): x, y and, optionally, z");
+  const Index cells = Index::ensure(cells_in);
+  if (!cells || cells.ndim() != 2 || (cells.shape(1) != 3 && cells.shape(1) != 4))
+    throw py::value_error("cells: expected an array of shape (m, 3) or (m, 4) of node indices");
+  io::GmshMesh g;
+  const py::ssize_t n = nodes.shape(0), columns = nodes.shape(1);
+  for (py::ssize_t k = 0; k < n; ++k) {
+    g.node_x.push_back(nodes.at(k, 0));
+    g.node_y.push_back(nodes.at(k, 1));
+    if (columns == 3) g.node_z.push_back(nodes.at(k, 2));
+  }
+  const auto node = [&](std::int64_t v, const std::string& what) {
+    if (v < 0 || v >= n)
+      throw py::value_error(what + ": node index " + std::to_string(v) + " is not in [0, " + std::to_string(n) + ")");
+    return v;
+  };
+  for (py::ssize_t c = 0; c < cells.shape(0); ++c) {
+    std::array<std::int64_t, 4> ids{-1, -1, -1, -1};
+    for (py::ssize_t j = 0; j < cells.shape(1); ++j) {
+      const std::int64_t v = cells.at(c, j);
+      ids[j] = (j == 3 && v == -1) ? -1 : node(v, "cells[" + std::to_string(c) + "]");
+    }
+    g.cell_nodes.push_back(ids);
+  }
+  int tag = 0;
+  for (const auto& [name, edges_in] : boundaries) {
+    const Index edges = Index::ensure(edges_in);
+    if (!edges || edges.ndim() != 2 || edges.shape(1) != 2)
+      throw py::value_error("boundaries['" + name + "']: expected an array of shape (k, 2) of node index pairs");
+    g.line_physical_names[++tag] = name;
+    for (py::ssize_t e = 0; e < edges.shape(0); ++e) {
+      const std::string what = "boundaries['" + name + "'][" + std::to_string(e) + "]";
+      g.line_nodes.push_back({node(edges.at(e, 0), what), node(edges.at(e, 1), what)});
+      g.line_physical.push_back(tag);
+    }
+  }
+  write_gmsh(file, g, binary);
+}
+
 } // namespace
 
 PYBIND11_MODULE(_shallows, m) {
@@ -484,6 +535,8 @@ PYBIND11_MODULE(_shallows, m) {
       .def_property_readonly("volume", &PySimulation::volume)
       .def_property_readonly("backend", &PySimulation::backend_name);
 
+  m.def("write_mesh", &write_mesh, py::arg("path"), py::arg("nodes"), py::arg("cells"), py::arg("boundaries"),
+        py::arg("binary"));
   m.def("cuda_available", &cuda_available, "Whether this build has the CUDA backend and a GPU answers.");
   m.def("features", &features_table, "What runs where (Markdown), as `shallows features` prints it.");
   m.attr("__version__") = SHALLOWS_VERSION;
