@@ -292,6 +292,11 @@ class Simulation:
         """First time (s) the depth exceeded ``output.arrival_threshold``; NaN where it never did."""
         return self._s.maximum("arrival_time")
 
+    def gauges(self) -> dict:
+        """The state now in the cell of each gauge of ``output.gauges``: ``{name: {"x", "y", "cell", "h", "hu",
+        "hv", "eta"}}`` (the cells gauges.csv samples; only those cells are copied out of the backend)."""
+        return {name: dict(values) for name, values in self._s.gauges().items()}
+
     def scalar(self, name: str) -> np.ndarray:
         """A passive scalar's concentration (its units), a copy."""
         return self._s.field(name)

@@ -28,6 +28,7 @@
 
 #include "shallows/io/case.hpp"
 #include "shallows/io/gmsh.hpp"
+#include "shallows/io/output.hpp"
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/capabilities.hpp"
@@ -212,7 +213,6 @@ class PyCase {
     for (const auto& kv : arrays_) keys.push_back(kv.first);
     return keys;
   }
-  const std::optional<fs::path>& file() const { return file_; }
 
  private:
   void read() {
@@ -375,6 +375,31 @@ class PySimulation {
     return field_array(p, std::move(m.arrival_time));
   }
 
+  // The state in each gauge's cell (output.gauges), read alone (Backend::read_cells).
+  py::dict gauges() {
+    if (!gauge_cells_) gauge_cells_ = io::gauge_cells(case_.problem, case_.output);
+    Fields f;
+    {
+      py::gil_scoped_release release;
+      f = sim_->backend().read_cells(*gauge_cells_);
+    }
+    py::dict out;
+    const auto& gauges = case_.output.gauges;
+    for (std::size_t g = 0; g < gauges.size(); ++g) {
+      const std::size_t k = (*gauge_cells_)[g];
+      py::dict d;
+      d["x"] = gauges[g].x;
+      d["y"] = gauges[g].y;
+      d["cell"] = k;
+      d["h"] = f.h[g];
+      d["hu"] = f.hu[g];
+      d["hv"] = f.hv[g];
+      d["eta"] = f.h[g] + case_.problem.z[k];
+      out[py::str(gauges[g].name)] = d;
+    }
+    return out;
+  }
+
   py::array_t<double> bed() const { return field_array(case_.problem, case_.problem.z); }
   double time() const { return sim_->time(); }
   double dt() const { return sim_->last_dt(); }
@@ -393,6 +418,7 @@ class PySimulation {
   io::Case case_;
   BackendOptions options_;
   std::unique_ptr<Simulation> sim_;
+  std::optional<std::vector<std::size_t>> gauge_cells_;  // found at the first gauges()
 };
 
 // Cell centres (x, y) of a case: 1-D coordinates on a grid, per cell on a mesh.
@@ -527,6 +553,7 @@ PYBIND11_MODULE(_shallows, m) {
       .def("set_field", &PySimulation::set_field, py::arg("name"), py::arg("value"))
       .def("maximum", &PySimulation::maximum, py::arg("name"))
       .def("bed", &PySimulation::bed)
+      .def("gauges", &PySimulation::gauges)
       .def("info", [](const PySimulation& s) { return case_info(s.get_case()); })
       .def("centres", [](const PySimulation& s) { return centres(s.get_case()); })
       .def_property_readonly("time", &PySimulation::time)

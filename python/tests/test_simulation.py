@@ -166,3 +166,14 @@ def test_outputs_read_back_as_xarray_and_a_dict(tmp_path):
     assert summary["steps"] == sim.steps and summary["mass_balance_ok"]
     with pytest.raises(FileNotFoundError, match="output.nc"):
         shallows.open_output(tmp_path / "nothing")
+
+
+def test_gauges_read_the_state_in_their_cells(tmp_path):
+    case = dam_break().set("output.gauges", '[{ name = "dam", x = 4.1, y = 0.3 }, { name = "far", x = 9.9, y = 1.9 }]')
+    sim = shallows.Simulation(case).advance(0.5)
+    gauges = sim.gauges()
+    assert list(gauges) == ["dam", "far"]
+    # (4.1, 0.3) lies in column 16 (dx = 0.25), row 1 (dy = 0.25); (9.9, 1.9) in the last cell.
+    assert gauges["dam"]["cell"] == 1 * 40 + 16 and gauges["far"]["cell"] == 8 * 40 - 1
+    assert gauges["dam"]["h"] == sim.h[1, 16] and gauges["far"]["hu"] == sim.hu[-1, -1]
+    assert gauges["dam"]["eta"] == sim.eta[1, 16]
