@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages shallows builds with (when run as root on
 # Debian/Ubuntu and something is missing), then configures build/ and builds
-# what running needs: the library and the shallows command. tools/test.sh
-# builds the tests into the same build/.
+# what running needs: the library, the shallows command and the Python
+# package (build/python: the system's python3 finds it with
+# PYTHONPATH=build/python). tools/test.sh builds the tests into the same build/.
 #
 # The CUDA backend is built where it can run or where asked: an nvidia-smi
 # that answers, SHALLOWS_CUDA=ON in the environment, or --cuda. Elsewhere
@@ -18,7 +19,8 @@ for a in "$@"; do
   if [ "$a" = --cuda ]; then cuda=ON; else args+=("$a"); fi
 done
 packages=(cmake ninja-build g++ pkg-config libtomlplusplus-dev libmuparser-dev libcli11-dev
-          libnetcdf-dev netcdf-bin libgdal-dev libpng-dev libgtest-dev libgmock-dev libopenmpi-dev openmpi-bin)
+          libnetcdf-dev netcdf-bin libgdal-dev libpng-dev libgtest-dev libgmock-dev libopenmpi-dev openmpi-bin
+          pybind11-dev python3-dev python3-numpy python3-xarray python3-netcdf4 python3-pytest python3-matplotlib)
 if command -v dpkg-query >/dev/null; then
   missing=()
   for p in "${packages[@]}"; do
@@ -42,4 +44,10 @@ if [ -z "$cuda" ]; then
 fi
 echo "setup: CUDA backend $cuda (SHALLOWS_CUDA=ON or --cuda builds it without a GPU)"
 cmake --preset release -DSHALLOWS_CUDA="$cuda" ${args[@]+"${args[@]}"}
-cmake --build --preset release --target shallows_cli
+targets=(shallows_cli)
+python=OFF
+if grep -q '^SHALLOWS_HAVE_PYTHON:INTERNAL=ON' build/CMakeCache.txt; then targets+=(shallows_python); python=ON; fi
+cmake --build --preset release --target "${targets[@]}"
+if [ "$python" = ON ]; then
+  echo "setup: Python package in build/python; for the system's python3: export PYTHONPATH=$PWD/build/python"
+fi

@@ -153,3 +153,15 @@ std::unique_ptr<FormatWriter> make_gauge_writer(const Context& ctx, std::vector<
 }
 
 }  // namespace shallows::io::detail
+
+namespace shallows::io {
+
+std::vector<std::size_t> gauge_cells(const Problem& p, const OutputSettings& settings) {
+  detail::Context ctx;
+  ctx.settings = settings;
+  ctx.grid = p.grid;
+  ctx.mesh = p.mesh;
+  return detail::gauge_cells(ctx);
+}
+
+}  // namespace shallows::io

@@ -281,19 +281,22 @@ void set_parallel(BackendOptions& backend, const io::ParallelSettings& command_l
   pick(backend.halo_steps, command_line.halo_steps, from_case.halo_steps);
 }
 
+namespace {
+
+// The run of case c by sim, from its start or from a checkpoint's moment
+// (resume), to the end: outputs, checkpoints, signals, summary.json.
+RunSummary run_from(const io::Case& c, const RunOptions& options, Simulation& sim,
+                    const std::optional<io::Checkpoint>& resume, const BackendOptions& backend_options,
+                    Clock::time_point setup_start);
+
+} // namespace
+
 RunSummary run_case(const io::Case& c, const RunOptions& options) {
   const auto setup_start = Clock::now();
   const Problem& p = c.problem;
   BackendOptions backend_options = options.backend;
   backend_options.arrival_threshold = c.output.arrival_threshold;
-  // On several ranks every rank steps, and rank 0 alone writes: the fields
-  // reach it gathered (snapshot, maxima and volume are collective).
-  const bool root = mpi::rank() == 0;
   const bool checkpoints = c.output.checkpoint_every > 0 || c.output.checkpoint_wall > 0;
-  // Without a format or gauge the state never leaves the device: no snapshot,
-  // no maxima read back. The choice is the same on every rank (collectives).
-  const bool keep_frames = io::OutputWriter::writes_fields(c.output);
-  const bool gauges_only = io::OutputWriter::writes_gauges_only(c.output);
   // Maxima are kept for the formats' files (gauges write none) and for a checkpoint (its restart goes on with them).
   const bool keep_maxima = io::OutputWriter::writes_maxima(c.output) || checkpoints;
   backend_options.track_maxima = backend_options.track_maxima && keep_maxima;
@@ -313,9 +316,35 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   }
   std::optional<io::Checkpoint> resume;
   if (!options.restart.empty()) resume = io::read_checkpoint(options.restart, c);
-  // Declared before `frames`, so destroyed after it: the writer thread has
-  // taken every snapshot before the backend behind them goes.
+  // Outlives run_from's writer thread, which takes every snapshot before the backend behind them goes.
   Simulation sim(p, backend_options);
+  return run_from(c, options, sim, resume, backend_options, setup_start);
+}
+
+RunSummary run_case(const io::Case& c, const RunOptions& options, Simulation& sim) {
+  const auto setup_start = Clock::now();
+  if (sim.time() != 0 || sim.steps() != 0)
+    throw std::invalid_argument("run_case: the simulation has advanced already (t = " + std::to_string(sim.time()) +
+                                " s): a run starts from the case's initial state");
+  if (!options.restart.empty()) throw std::invalid_argument("run_case: a given simulation runs no restart");
+  if (mpi::size() > 1) throw std::invalid_argument("run_case: a given simulation runs on one MPI rank");
+  return run_from(c, options, sim, std::nullopt, options.backend, setup_start);
+}
+
+namespace {
+
+RunSummary run_from(const io::Case& c, const RunOptions& options, Simulation& sim,
+                    const std::optional<io::Checkpoint>& resume, const BackendOptions& backend_options,
+                    Clock::time_point setup_start) {
+  const Problem& p = c.problem;
+  // On several ranks every rank steps, and rank 0 alone writes: the fields
+  // reach it gathered (snapshot, maxima and volume are collective).
+  const bool root = mpi::rank() == 0;
+  const bool checkpoints = c.output.checkpoint_every > 0 || c.output.checkpoint_wall > 0;
+  // Without a format or gauge the state never leaves the device: no snapshot,
+  // no maxima read back. The choice is the same on every rank (collectives).
+  const bool keep_frames = io::OutputWriter::writes_fields(c.output);
+  const bool gauges_only = io::OutputWriter::writes_gauges_only(c.output);
   // Frame k is written at frame_times[k]: 0, then every output time.
   std::vector<double> frame_times{0.0};
   frame_times.insert(frame_times.end(), p.output_times.begin(), p.output_times.end());
@@ -410,6 +439,7 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
         const auto stepping = Clock::now();
         const bool reached = sim.advance_until(target, [&](double t, double dt) {
           progress.update(t, dt, p.t_end, seconds_since(start));
+          if (options.on_batch) options.on_batch(t, dt);
           if (signals) signals->test_hook(t);
           return StopSignals::received() != 0 || (checkpoints && clock.due(t));
         });
@@ -508,5 +538,7 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   }
   return s;
 }
+
+} // namespace
 
 } // namespace shallows

@@ -38,6 +38,7 @@ bool Simulation::advance_until(double target, const std::function<bool(double, d
     }
     t_ = r.t;
     steps_ += r.steps;
+    if (r.steps > 0) dt_ = r.dt;
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (seconds < 0.1 && batch_ < 4096) batch_ *= 2;
     if (seconds > 0.5 && batch_ > 1) batch_ /= 2;
@@ -56,7 +57,8 @@ void Simulation::restore(double t, index_t steps, const Fields& state, const Max
 void Simulation::advance_steps(index_t n) {
   for (index_t k = 0; k < n; ++k) {
     const double dt_max = problem_.t_end > t_ ? problem_.t_end - t_ : std::numeric_limits<double>::max();
-    t_ += backend_->step(t_, dt_max);
+    dt_ = backend_->step(t_, dt_max);
+    t_ += dt_;
     ++steps_;
   }
 }

@@ -3,6 +3,7 @@
 // Case files: TOML (toml++) with muParser expressions and ESRI ASCII rasters.
 // Every key is documented in docs/case-file.md.
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -57,14 +58,27 @@ struct Case {
   std::vector<std::string> notes;  // what the user should know but is no error (e.g. a mesh in pieces)
 };
 
+// Fields given as values per cell instead of a number, an expression or a
+// raster, by their key ("bathymetry.z", "initial.h", "physics.manning",
+// "rain.rate", ...): on a grid nx * ny values row-major from the southern row
+// (j * nx + i, the order of Problem's fields and of output.nc), on a mesh one
+// per cell of the mesh as read and ordered by mesh.ordering. A key whose field
+// the case lacks is added, as --set would; NaN in bathymetry.z marks an
+// inactive cell, as NODATA in a raster.
+using FieldArrays = std::map<std::string, std::vector<double>>;
+
 // Parses a case file. overrides: "section.key=value" strings (from --set),
 // applied before validation; value is parsed as a TOML value, or taken as a
-// string if that fails. Throws InputError.
-Case load_case(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
+// string if that fails; then arrays, which take the place of their keys'
+// values. Throws InputError naming the key (a size that does not match the
+// cells, a key that is no field).
+Case load_case(const std::filesystem::path& file, const std::vector<std::string>& overrides = {},
+               const FieldArrays& arrays = {});
 
 // Same, from text; relative raster paths resolve against base_dir.
 Case parse_case(std::string_view toml_text, const std::string& source_name,
-                const std::filesystem::path& base_dir, const std::vector<std::string>& overrides = {});
+                const std::filesystem::path& base_dir, const std::vector<std::string>& overrides = {},
+                const FieldArrays& arrays = {});
 
 // The built-in default case (a dam break over a bump with a dry floodplain).
 std::string_view default_case_toml();

@@ -20,6 +20,11 @@ struct OutputResume {
   std::vector<double> frame_times;
 };
 
+// The cell of problem p holding each of settings.gauges, in their order (the
+// cells gauges.csv samples); throws InputError naming a gauge outside the
+// grid or mesh, or a bad or repeated name.
+std::vector<std::size_t> gauge_cells(const Problem& p, const OutputSettings& settings);
+
 class OutputWriter {
  public:
   // z: interior bed (NaN = inactive); h_dry: cells at or below it are written dry.

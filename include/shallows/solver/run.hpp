@@ -2,12 +2,14 @@
 #pragma once
 // A whole run as the command line performs it: case -> outputs + summary.json.
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "shallows/io/case.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/mass_balance.hpp"
+#include "shallows/solver/simulation.hpp"
 
 namespace shallows {
 
@@ -19,6 +21,9 @@ struct RunOptions {
   // (the outputs of the interrupted run are continued); empty: a new run.
   std::filesystem::path restart;
   bool strict = false;   // a missed mass balance is an error (after summary.json), not a warning
+  // Called after every batch of steps with the time reached and the last dt
+  // (a caller's progress display); what it throws ends the run.
+  std::function<void(double, double)> on_batch;
 };
 
 // What became of a passive scalar's mass (its units times m^3, scalar_mass).
@@ -76,5 +81,11 @@ void set_parallel(BackendOptions& backend, const io::ParallelSettings& command_l
 // Runs the case (SIGINT and SIGTERM handled while it runs: see signals.hpp);
 // throws io::InputError for a checkpoint that does not belong to the case.
 RunSummary run_case(const io::Case& c, const RunOptions& options);
+// The same run by a simulation of c.problem the caller made and keeps (a
+// Python session reads its state afterwards): it must not have advanced yet,
+// and options.restart must be empty (std::invalid_argument). options.backend
+// is not used (the simulation's backend runs); its maxima must be tracked for
+// outputs that write them, with c.output.arrival_threshold.
+RunSummary run_case(const io::Case& c, const RunOptions& options, Simulation& sim);
 
 } // namespace shallows

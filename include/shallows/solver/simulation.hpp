@@ -27,6 +27,7 @@ class Simulation {
 
   double time() const { return t_; }
   index_t steps() const { return steps_; }
+  double last_dt() const { return dt_; }  // the length of the last step taken (0 before the first)
   Fields state() const;
   // The current state for output, copied to the host while the run goes on
   // (Backend::snapshot); this Simulation must outlive the snapshot.
@@ -41,6 +42,7 @@ class Simulation {
   Problem problem_;
   std::unique_ptr<Backend> backend_;
   double t_ = 0;
+  double dt_ = 0;
   index_t steps_ = 0;
   index_t batch_ = 1;  // steps per call of Backend::advance
 };

@@ -38,9 +38,20 @@ toml::table parse_toml(std::string_view text, const std::string& source_name) {
 } // namespace
 
 Case parse_case(std::string_view toml_text, const std::string& source_name, const fs::path& base_dir,
-                const std::vector<std::string>& overrides) {
+                const std::vector<std::string>& overrides, const FieldArrays& arrays) {
   toml::table root = parse_toml(toml_text, source_name);
-  const Reader rd(source_name, apply_overrides(root, overrides));
+  std::set<std::string> overridden = apply_overrides(root, overrides);
+  // Each array's key holds a placeholder in the tree, so that its section is
+  // there and its key known; the field reader then takes the values instead.
+  std::vector<std::string> placeholders;
+  for (const auto& kv : arrays) placeholders.push_back(kv.first + "=\"<values per cell>\"");
+  try {
+    apply_overrides(root, placeholders);
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    throw InputError("array" + what.substr(what.find(':')));  // the key's check, named as an array's
+  }
+  const Reader rd(source_name, std::move(overridden), &arrays);
   rd.check_keys(root, "", top_level_keys);
 
   Case c;
@@ -74,10 +85,13 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
 
   build_problem(rd, std::move(reading), p);
   note_dry_inflows(p, c.notes);
+  for (const std::string& key : rd.arrays_not_taken())
+    rd.fail_at(key, "takes no values per cell (fields that do: bathymetry.z, initial.h, eta, hu, hv, u, v, "
+                    "physics.manning, rain.rate, infiltration's parameters, a scalar's initial)");
   return c;
 }
 
-Case load_case(const fs::path& file, const std::vector<std::string>& overrides) {
+Case load_case(const fs::path& file, const std::vector<std::string>& overrides, const FieldArrays& arrays) {
   const std::string source = file.string();
   std::error_code ec;
   if (fs::is_directory(file, ec)) throw InputError(source + ": cannot read case file: is a directory");
@@ -88,7 +102,7 @@ Case load_case(const fs::path& file, const std::vector<std::string>& overrides) 
   if (in.bad()) throw InputError(source + ": read error");
   fs::path base = file.parent_path();
   if (base.empty()) base = ".";
-  return parse_case(ss.str(), source, base, overrides);
+  return parse_case(ss.str(), source, base, overrides, arrays);
 }
 
 } // namespace shallows::io

@@ -75,7 +75,10 @@ std::optional<FieldSpec> field_spec(const Reader& rd, const toml::table& t, std:
   if (!n) return std::nullopt;
   FieldSpec f;
   f.key = dotted(prefix, key);
-  if (n->is_number()) {
+  if (const std::vector<double>* values = rd.array(f.key)) {
+    f.kind = FieldSpec::Kind::array;
+    f.values = values;
+  } else if (n->is_number()) {
     f.kind = FieldSpec::Kind::constant;
     f.value = rd.number(*n, f.key);
   } else if (n->is_string()) {
@@ -120,6 +123,16 @@ std::vector<double> evaluate(const Reader& rd, const FieldSpec& f, const CellCen
       return std::vector<double>(at.size(), f.value);
     case FieldSpec::Kind::expression:
       return eval_expression(rd, f, at);
+    case FieldSpec::Kind::array: {
+      if (f.values->size() != at.size()) {
+        const std::string cells =
+            at.mesh ? std::to_string(at.size()) + " cells"
+                    : std::to_string(at.grid->ny) + " x " + std::to_string(at.grid->nx) + " cells (ny x nx)";
+        rd.fail_at(f.key, "an array of " + std::to_string(f.values->size()) + " values, but the " +
+                              (at.mesh ? "mesh" : "grid") + " has " + cells);
+      }
+      return *f.values;
+    }
     case FieldSpec::Kind::raster:
     default: {
       Raster r = raster ? std::move(*raster) : read_field_raster(rd, f, *at.rasters);

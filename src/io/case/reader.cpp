@@ -51,6 +51,7 @@ std::string trim(std::string_view s) {
 }
 
 std::string Reader::src(std::string_view key) const {
+  if (is_array_key(key)) return "array";
   for (const auto& p : overridden_) {
     if (key == p) return "--set";
     if (key.size() > p.size() && key.substr(0, p.size()) == p && (key[p.size()] == '.' || key[p.size()] == '['))
@@ -66,6 +67,8 @@ void Reader::fail_at(std::string_view key, const std::string& msg) const {
 }
 
 void Reader::fail_type(std::string_view key, std::string_view expected, const toml::node& found) const {
+  // An array's key holds a placeholder in the TOML tree: a key that is no field says what it takes instead.
+  if (is_array_key(key)) fail_at(key, "takes " + std::string(expected) + ", not values per cell");
   fail_at(key, "expected " + std::string(expected) + ", found " + describe(found));
 }
 
@@ -122,6 +125,22 @@ std::optional<std::string> Reader::string(const toml::table& t, std::string_view
 std::string Reader::string(const toml::node& n, const std::string& key) const {
   if (!n.is_string()) fail_type(key, "a string", n);
   return *n.value<std::string>();
+}
+
+const std::vector<double>* Reader::array(std::string_view key) const {
+  if (!arrays_) return nullptr;
+  const auto it = arrays_->find(std::string(key));
+  if (it == arrays_->end()) return nullptr;
+  arrays_taken_.insert(it->first);
+  return &it->second;
+}
+
+std::vector<std::string> Reader::arrays_not_taken() const {
+  std::vector<std::string> out;
+  if (!arrays_) return out;
+  for (const auto& kv : *arrays_)
+    if (!arrays_taken_.count(kv.first)) out.push_back(kv.first);
+  return out;
 }
 
 } // namespace shallows::io::case_reader

@@ -52,8 +52,9 @@ std::string trim(std::string_view s);
 
 class Reader {
  public:
-  Reader(std::string source, std::set<std::string> overridden)
-      : source_(std::move(source)), overridden_(std::move(overridden)) {}
+  // arrays: fields given as values per cell (parse_case); the reader marks those it takes.
+  Reader(std::string source, std::set<std::string> overridden, const FieldArrays* arrays = nullptr)
+      : source_(std::move(source)), overridden_(std::move(overridden)), arrays_(arrays) {}
 
   [[noreturn]] void fail(std::string_view key, const std::string& msg) const;
   // "<src>: <key>: <msg>"
@@ -71,12 +72,21 @@ class Reader {
   std::optional<std::string> string(const toml::table& t, std::string_view prefix, std::string_view key) const;
   std::string string(const toml::node& n, const std::string& key) const;
 
+  // The values given for a field key in parse_case's arrays (marked as taken), or null.
+  const std::vector<double>* array(std::string_view key) const;
+  // The keys of parse_case's arrays that no field reader took.
+  std::vector<std::string> arrays_not_taken() const;
+
  private:
-  // "--set" when the key's value came from an override, else the file.
+  // "--set" when the key's value came from an override, "array" when from
+  // parse_case's arrays, else the file.
   std::string src(std::string_view key) const;
+  bool is_array_key(std::string_view key) const { return arrays_ && arrays_->count(std::string(key)) > 0; }
 
   std::string source_;
   std::set<std::string> overridden_;
+  const FieldArrays* arrays_;
+  mutable std::set<std::string> arrays_taken_;
 };
 
 // ---------------------------------------------------------------- overrides.cpp
@@ -86,13 +96,15 @@ std::set<std::string> apply_overrides(toml::table& root, const std::vector<std::
 
 // ---------------------------------------------------------------- fields.cpp
 
-// A per-cell field as given: a number, an expression or a raster.
+// A per-cell field as given: a number, an expression, a raster, or values per
+// cell handed to parse_case (FieldArrays).
 struct FieldSpec {
-  enum class Kind { constant, expression, raster } kind = Kind::constant;
+  enum class Kind { constant, expression, raster, array } kind = Kind::constant;
   Resample resample = Resample::average;  // a raster at another resolution than the grid
   double value = 0;
   std::string expression;
   fs::path file;  // resolved against the case folder
+  const std::vector<double>* values = nullptr;  // Kind::array: one per cell, owned by parse_case's caller
   std::string key;
 };
 

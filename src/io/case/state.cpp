@@ -30,11 +30,13 @@ void read_bathymetry(const Reader& rd, Domain& d, const CellCentres& at, Problem
   } else if (d.z) {
     p.z = evaluate(rd, *d.z, at, std::move(d.z_raster));
     d.z_raster.reset();
-    if (d.z->kind != FieldSpec::Kind::raster) {
+    if (d.z->kind != FieldSpec::Kind::raster && d.z->kind != FieldSpec::Kind::array) {
       const std::vector<double> all_active(n, 0.0);
       check_finite(rd, d.z->key, p.z, all_active, at, &*d.z);
     } else {
-      // NaN = NODATA = inactive; a raster holds no infinities.
+      // NaN = NODATA = inactive, in a raster as in values per cell; infinities are errors.
+      for (std::size_t k = 0; k < n; ++k)
+        if (std::isinf(p.z[k])) check_finite(rd, d.z->key, p.z, std::vector<double>(n, 0.0), at, &*d.z);
       if (std::all_of(p.z.begin(), p.z.end(), [](double v) { return std::isnan(v); }))
         rd.fail_at("bathymetry.z", "every cell is NODATA: no active cell");
     }

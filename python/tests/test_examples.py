@@ -1,0 +1,16 @@
+"""The package's examples run as tests, shortened."""
+from __future__ import annotations
+
+import dam_break_numpy
+import valley
+
+
+def test_the_numpy_dam_break_example_plots_a_png(tmp_path):
+    png = dam_break_numpy.main(["--end", "0.25", "--nx", "40", "--out", str(tmp_path / "dam.png")])
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_valley_example_runs_and_maps_its_largest_depth(tmp_path):
+    png = valley.main(["--end", "300", "--out", str(tmp_path / "valley.png"), "--output-dir", str(tmp_path / "out")])
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "out" / "output.nc").is_file()

@@ -1,0 +1,62 @@
+"""Meshes from numpy arrays: written as a Gmsh file by the library, read by the case reader, fields per cell."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import shallows
+
+
+def square_mesh(path, n: int = 4):
+    """The unit square as n x n squares, each cut into two triangles; its four sides as named groups."""
+    xs = np.linspace(0.0, 1.0, n + 1)
+    X, Y = np.meshgrid(xs, xs)
+    nodes = np.column_stack([X.ravel(), Y.ravel()])
+    node = lambda i, j: j * (n + 1) + i  # noqa: E731
+    cells = []
+    for j in range(n):
+        for i in range(n):
+            cells.append([node(i, j), node(i + 1, j), node(i + 1, j + 1)])
+            cells.append([node(i, j), node(i + 1, j + 1), node(i, j + 1)])
+    side = lambda pts: np.array([[a, b] for a, b in zip(pts[:-1], pts[1:])])  # noqa: E731
+    r = range(n + 1)
+    boundaries = {"west": side([node(0, j) for j in r]), "east": side([node(n, j) for j in r]),
+                  "south": side([node(i, 0) for i in r]), "north": side([node(i, n) for i in r])}
+    return shallows.write_mesh(path, nodes, np.array(cells), boundaries), len(cells)
+
+
+def test_a_mesh_from_arrays_runs_with_fields_per_cell_in_the_order_of_its_cells(tmp_path):
+    msh, cells = square_mesh(tmp_path / "square.msh")
+    h0 = np.linspace(0.5, 1.0, cells)  # a different depth in every cell
+    case = shallows.Case({
+        "mesh": {"file": str(msh), "ordering": "file"},
+        "initial": {"h": h0},
+        "boundary": {"west": "wall", "east": "wall", "south": "wall", "north": "wall"},
+        "time": {"end": 0.05},
+    })
+    assert case.shape == (cells,) and case.info["on_mesh"]
+    np.testing.assert_array_equal(case.field("h"), h0)
+    sim = shallows.Simulation(case)
+    np.testing.assert_array_equal(sim.h, h0)
+    volume = sim.volume
+    sim.advance(0.05)
+    assert sim.volume == pytest.approx(volume, rel=1e-12)  # walls all round
+    ds = sim.to_xarray()
+    assert ds["h"].dims == ("face",) and ds.sizes["face"] == cells
+
+
+def test_a_lake_on_a_mesh_from_arrays_stays_at_rest(tmp_path):
+    msh, cells = square_mesh(tmp_path / "square.msh")
+    case = shallows.Case({"mesh": {"file": str(msh)}, "bathymetry": {"z": "0.2 * x * y"}, "initial": {"eta": 1.0},
+                          "time": {"end": 0.2}})
+    sim = shallows.Simulation(case).advance(0.2)
+    np.testing.assert_allclose(sim.eta, 1.0, rtol=0, atol=1e-13)
+
+
+def test_a_bad_mesh_array_or_a_wrong_field_shape_names_what_is_wrong(tmp_path):
+    with pytest.raises(ValueError, match=r"cells\[0\]: node index 9 is not in \[0, 3\)"):
+        shallows.write_mesh(tmp_path / "bad.msh", np.zeros((3, 2)), np.array([[0, 1, 9]]))
+    msh, cells = square_mesh(tmp_path / "square.msh")
+    case = shallows.Case({"mesh": {"file": str(msh)}, "initial": {"h": 1.0}, "time": {"end": 1.0}})
+    with pytest.raises(ValueError, match=rf"initial\.h: the mesh has {cells} cells: expected shape \({cells},\)"):
+        case.set("initial.h", np.ones((4, 8)))
