@@ -572,5 +572,23 @@ TEST(CudaMeshForcing, RestartFromTheForcingStateGoesOnBitForBit) {
   EXPECT_EQ(end.boundary.size(), whole.state.boundary.size());
 }
 
+// For compute-sanitizer (tools/gpu-check.sh sanitize): a few steps of every
+// design with every forcing and scalar feature, the accounts and the forcing
+// state read back.
+TEST(CudaSanitizer, SmallMeshRunWithForcingAndScalars) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    for (const bool radar : {false, true}) {
+      const Problem p = forced_dam_break(unit_square(8, RectangleCells::mixed, 3), prec, radar, 3);
+      for (const Design& d : kDesigns) {
+        const ForcedRun r = run_forced(p, "cuda", d, 0.02);
+        EXPECT_GT(r.r.a.steps, 0) << d.label();
+        EXPECT_GT(r.moved.rain, 0.0) << d.label();
+        EXPECT_EQ(r.r.f.hc.size(), 2u) << d.label();
+      }
+    }
+  }
+}
+
 } // namespace
 #endif  // SHALLOWS_HAVE_CUDA
