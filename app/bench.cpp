@@ -565,7 +565,8 @@ void add_bench_options(CLI::App& sub, BenchOptions& o) {
   sub.add_option("--compact", o.compact, "CUDA: with dry skipping, launch warps only for listed chunks (1) or all (0)");
   sub.add_option("--rows", o.rows_per_chunk, "CUDA: rows per chunk (0: automatic)");
   sub.add_option("--windows", o.windows,
-                 "CUDA, s004-t2: time this many windows with skipping on against the wet fraction");
+                 "s004-t2 (CUDA), s004-t2-mesh (CPU, CUDA): time this many windows with dry skipping "
+                 "against the wet fraction");
   sub.add_option("--window-steps", o.window_steps, "Steps per window (--windows)");
   sub.add_flag("--single-steps", o.single_steps,
                "CUDA S004: a launch and a host synchronisation per step, as a rank steps (without the all-reduce)");

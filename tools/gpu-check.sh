@@ -31,6 +31,8 @@
 #   roe3      S003-T3, third order against first order, 50^2..8192^2 (seed 003 Table 3)
 #   mesh      S004-T1 on perturbed triangle meshes of 1M, 4M, 16M cells (MESH_CELLS, millions), numbered
 #             at random, by RCM and by Z-order, cell and edge loops, float and double; S004-T2 at 4M
+#   meshskip  dry skipping on meshes: S004-T2 on 4M triangles (RCM, Z-order), time per step against the wet area,
+#             GPU and CPU (MESHSKIP_CELLS, MESHSKIP_WINDOWS, MESHSKIP_STEPS, MESHSKIP_CPU_STEPS)
 #   meshforcing S004-T1 on 16M triangles (RCM, cell loop), plain and with rain, Green-Ampt and a Manning map
 #             (bench case s004-t1-mesh-forcing), alternately, float and double
 #   profile   Nsight Compute (ncu) on one step kernel launch per kernel and precision at 4096^2
@@ -576,6 +578,18 @@ stage_mesh() {
   bench -c s004-t2-mesh --cells 4 --ordering rcm,morton --loop cell,edge -p float,double -s "$BENCH_SECONDS"
 }
 
+# Dry skipping on meshes: S004-T2 on 4M triangles (MESHSKIP_CELLS, millions), RCM and Z-order, the time per step
+# against the wet area, on the GPU (cell loop) and on this machine's CPU cores (edge loop).
+stage_meshskip() {
+  local args=(-c s004-t2-mesh --windows "${MESHSKIP_WINDOWS:-4}" --cells "${MESHSKIP_CELLS:-4}" --ordering rcm,morton
+    -p float,double)
+  bench "${args[@]}" --window-steps "${MESHSKIP_STEPS:-100}"
+  echo "+ shallows bench -b cpu ${args[*]}" >>"$OUT/bench.log"
+  "$SHALLOWS" bench -b cpu --machine "$(nproc) CPU cores of the GPU machine" --commit "$COMMIT" --append "$ROWS" \
+    "${args[@]}" --window-steps "${MESHSKIP_CPU_STEPS:-20}" 2>&1 | tee -a "$OUT/bench.log"
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || fail "shallows bench -b cpu ${args[*]}"
+}
+
 # The forcing's cost on a mesh: S004-T1 on 16M triangles (RCM, cell loop) plain and with rain, Green-Ampt and
 # a Manning map (s004-t1-mesh-forcing), alternately, two rounds.
 stage_meshforcing() {
@@ -679,6 +693,7 @@ for s in "${STAGES[@]}"; do
     roe3) stage_roe3 ;;
     mesh) stage_mesh ;;
     meshforcing) stage_meshforcing ;;
+    meshskip) stage_meshskip ;;
     mpi) stage_mpi ;;
     scaling) stage_scaling ;;
     mps) stage_mps ;;

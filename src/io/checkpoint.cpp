@@ -316,6 +316,13 @@ std::uint64_t case_fingerprint(const Case& c) {
     h.vector(ts.t);
     h.vector(ts.v);
   }
+  // Only where a mesh's group follows a series, so that other runs keep their fingerprint.
+  if (forcing.has_boundary_series()) {
+    for (const TimeSeries& ts : forcing.groups) {
+      h.vector(ts.t);
+      h.vector(ts.v);
+    }
+  }
   for (const VolumeSource& src : forcing.sources) {
     h.string(src.name);
     h.vector(src.cells);

@@ -36,7 +36,7 @@ constexpr std::array<Row, 10> kTable{{
     {Feature::infiltration, "infiltration", {1, 1, 1, 1, 1, 1}},
     {Feature::manning_map, "Manning maps", {1, 1, 1, 1, 1, 1}},
     {Feature::sources, "point sources and sinks", {1, 1, 1, 1, 1, 1}},
-    {Feature::side_series, "sides that follow a time series", {1, 1, 1, 1, 0, 0}},
+    {Feature::side_series, "sides that follow a time series", {1, 1, 1, 1, 1, 1}},
     {Feature::segments, "boundary segments", {1, 1, 1, 1, 0, 0}},
     {Feature::scalars, "passive scalars", {1, 1, 1, 1, 1, 1}},
     {Feature::checkpoints, "checkpoints and restarts", {1, 1, 0, 0, 1, 1}},
@@ -65,6 +65,8 @@ std::string where_else(Feature f, Place place) {
 }
 
 } // namespace
+
+bool skips_dry_cells(const Problem& problem) { return !problem.forcing.active() && problem.scalars.empty(); }
 
 bool runs(Feature feature, Place place) {
   if (place.mesh && place.ranks) return false;

@@ -376,14 +376,73 @@ TEST(CudaMeshBackend, OptionsAndStats) {
   EXPECT_THROW(make_backend(third, options("cuda", "cell")), std::runtime_error);  // the capability table's refusal
 }
 
+// Dry skipping (dry_blocks.hpp) on the GPU: the bits of the CPU run without
+// it, the same blocks left out as the CPU run with it, and a reloaded state
+// goes on with the same bits.
+TEST(CudaMeshBackend, DrySkippingGivesTheCpuBitsAndLeavesOutTheCpuBlocks) {
+  SHALLOWS_REQUIRE_GPU();
+  const std::map<std::string, BoundaryCondition<double>> bcs{{"north", {BoundaryKind::level, 0.2}}};
+  for (RectangleCells cells : {RectangleCells::triangles, RectangleCells::mixed}) {
+    for (CellOrdering ordering : {CellOrdering::rcm, CellOrdering::morton}) {
+      for (Precision prec : kPrecisions) {
+        const Problem p = test_support::dry_valley(cells, ordering, prec, bcs, 0.03);
+        BackendOptions skip = options("cpu", "edge"), full = skip;
+        full.dry_skip = false;
+        auto cpu_full = make_backend(p, full);
+        auto cpu_skip = make_backend(p, skip);
+        const AdvanceResult a = cpu_full->advance(0.0, kInf, 80);
+        cpu_skip->advance(0.0, kInf, 80);
+        const RunResult cpu = finish(*cpu_full, a);
+        for (const Design& d : kDesigns) {
+          const std::string what = d.label() + " " + precision_name(prec) + ", ordering " +
+                                   std::to_string(static_cast<int>(ordering)) + ", cells " +
+                                   std::to_string(static_cast<int>(cells));
+          auto gpu = gpu_backend(p, d);
+          const RunResult g = finish(*gpu, gpu->advance(0.0, kInf, 80));
+          expect_identical_runs(g, cpu, what);
+          EXPECT_EQ(gpu->cells_computed(), cpu_skip->cells_computed()) << what;
+          EXPECT_LT(gpu->cells_computed(), 80.0 * static_cast<double>(p.mesh->cells())) << what;
+          Fields f;
+          gpu->read_state(f);
+          gpu->load_state(f);
+          const AdvanceResult ga = gpu->advance(g.a.t, kInf, 40);
+          const AdvanceResult ca = cpu_full->advance(a.t, kInf, 40);
+          expect_identical_runs(finish(*gpu, ga), finish(*cpu_full, ca), what + ", after a reload");
+          cpu_full = make_backend(p, full);  // for the next design: again from the start
+          cpu_full->advance(0.0, kInf, 80);
+        }
+      }
+    }
+  }
+}
+
+// Boundary groups that follow time series (an inflow hydrograph, a level
+// that rises and falls): the CPU's bits in every design.
+TEST(CudaMeshBackend, GroupSeriesAgreeWithCpuBitForBit) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision prec : kPrecisions) {
+    Problem p = dam_break(unit_square(24, RectangleCells::mixed), prec, 0.02, CellOrdering::rcm);
+    p.forcing.groups.resize(p.mesh_boundary.size());
+    p.forcing.groups[static_cast<std::size_t>(p.mesh->find_boundary("west"))] = {{0.0, 0.1, 0.3}, {0.2, 0.6, 0.05}};
+    p.forcing.groups[static_cast<std::size_t>(p.mesh->find_boundary("north"))] = {{0.0, 0.2, 0.4}, {0.1, 0.3, 0.0}};
+    const RunResult cpu = run_cpu(p, 0.4);
+    for (const Design& d : kDesigns) {
+      auto b = gpu_backend(p, d);
+      const RunResult g = finish(*b, b->advance(0.0, 0.4, index_t(1) << 40));
+      expect_identical_runs(g, cpu, d.label() + " " + precision_name(prec));
+    }
+  }
+}
+
 // Small enough for compute-sanitizer (memcheck, racecheck, initcheck,
 // synccheck; tools/gpu-check.sh runs the CudaSanitizer.* tests): every
 // design, both precisions, maxima, a snapshot, inactive cells, a mixed mesh
-// (four slots) and a triangle mesh (three).
+// (four slots) and a triangle mesh (three), dry skipping.
 TEST(CudaSanitizer, SmallRunOfEveryMeshDesign) {
   SHALLOWS_REQUIRE_GPU();
   for (Precision prec : kPrecisions) {
-    for (const Problem& p : {masked_dam_break(prec), dam_break(unit_square(7, RectangleCells::mixed), prec, 0.03)}) {
+    for (const Problem& p : {masked_dam_break(prec), dam_break(unit_square(7, RectangleCells::mixed), prec, 0.03),
+                             test_support::dry_valley(RectangleCells::mixed, CellOrdering::morton, prec, {}, 0, 12)}) {
       for (const Design& d : kDesigns) {
         auto b = gpu_backend(p, d);
         b->step(0.0, 1.0);

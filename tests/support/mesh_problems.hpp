@@ -68,6 +68,30 @@ inline Problem sloping_triangle_basin(double x1, double y1, index_t nx, index_t 
   return p;
 }
 
+// A dam break into a dry valley: water west of x = 0.25 up to eta = 0.15 m,
+// land rising to the east (z = 0.2 x: the water stops short of x = 0.75 and
+// the east stays dry), a bump standing out of the water and a pit that
+// fills; h_dry 1 mm; n x n pairs of cells.
+inline Problem dry_valley(RectangleCells cells, CellOrdering ordering, Precision precision,
+                          const std::map<std::string, BoundaryCondition<double>>& bcs, double manning = 0.0,
+                          index_t n = 40) {
+  RectangleMeshSpec spec;
+  spec.nx = spec.ny = n;
+  spec.cells = cells;
+  spec.perturbation = 0.3;
+  spec.shuffle = true;
+  spec.seed = 7;
+  const auto z = [](double x, double y) {
+    const double pit = std::hypot(x - 0.55, y - 0.7) < 0.1 ? -0.3 : 0.0;
+    return 0.2 * x + 0.4 * std::exp(-60 * ((x - 0.4) * (x - 0.4) + (y - 0.3) * (y - 0.3))) + pit;
+  };
+  Problem p = make_mesh_problem(spec, z, [](double x, double) { return x < 0.25 ? 0.15 : -1.0; }, bcs, ordering);
+  p.physics.h_dry = 1e-3;
+  p.physics.n_manning = manning;
+  p.precision = precision;
+  return p;
+}
+
 // S003-T1's bowl with islands (test_support::lake_at_rest) on a mesh: a
 // smooth rough bottom (no random cell noise: the mesh cells are not the
 // grid's), two islands piercing the surface eta = 0.

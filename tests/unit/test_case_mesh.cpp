@@ -152,6 +152,35 @@ TEST_F(MeshCaseTest, SetOverridesBoundaryGroups) {
   }
 }
 
+// A group's discharge or eta from a CSV file: the series goes to
+// Forcing::groups (by group), the condition starts with its first value;
+// the series must last the run and an inflow's discharges be valid.
+TEST_F(MeshCaseTest, GroupsFollowTimeSeries) {
+  std::ofstream(dir_ / "q.csv") << "t,q\n0,0.5\n0.5,2\n2,1\n";
+  std::ofstream(dir_ / "eta.csv") << "t,eta\n0,1.0\n3,1.5\n";
+  const std::string text = "[mesh]\nfile = \"valley.msh\"\n[initial]\nh = 1\n[boundary]\n"
+                           "west = { type = \"inflow\", discharge = \"q.csv\" }\n"
+                           "east = { type = \"level\", eta = \"eta.csv\" }\nnorth = \"open\"\n" + tail;
+  const io::Case c = parse(text);
+  const Problem& p = c.problem;
+  const UnstructuredMesh& m = *p.mesh;
+  const auto group = [&](const char* g) { return static_cast<std::size_t>(m.find_boundary(g)); };
+  ASSERT_EQ(p.forcing.groups.size(), m.boundary_names.size());
+  EXPECT_EQ(p.forcing.groups[group("west")].t, (std::vector<double>{0, 0.5, 2}));
+  EXPECT_EQ(p.forcing.groups[group("west")].v, (std::vector<double>{0.5, 2, 1}));
+  EXPECT_EQ(p.mesh_boundary[group("west")].value, 0.5);
+  EXPECT_EQ(p.forcing.groups[group("east")].v, (std::vector<double>{1.0, 1.5}));
+  EXPECT_EQ(p.mesh_boundary[group("east")].kind, BoundaryKind::level);
+  EXPECT_TRUE(p.forcing.groups[group("north")].empty());
+  EXPECT_TRUE(p.forcing.has_boundary_series());
+
+  std::ofstream(dir_ / "short.csv") << "t,q\n0,0.5\n0.5,2\n";
+  EXPECT_NE(message("[mesh]\nfile = \"valley.msh\"\n[initial]\nh = 1\n[boundary]\n"
+                    "west = { type = \"inflow\", discharge = \"short.csv\" }\n" + tail)
+                .find("boundary.west.discharge: the run lasts until 1 s but the series ends at 0.5 s"),
+            std::string::npos);
+}
+
 TEST_F(MeshCaseTest, ClearErrors) {
   const std::string mesh = "[mesh]\nfile = \"valley.msh\"\n";
   const std::string init = "[initial]\nh = 1\n";

@@ -108,4 +108,35 @@ SHALLOWS_HD Real max(Real a, Real b) { return a < b ? b : a; }
 template <class Real>
 SHALLOWS_HD bool is_nan(Real x) { return x != x; }
 
+// The sign bit clear (+0 and positive values; -0 is not), and all bits zero
+// (+0 only): the tests that tell a dry fixed point (cell_update.hpp).
+SHALLOWS_HD bool sign_clear(float x) {
+#ifdef __CUDA_ARCH__
+  return (__float_as_uint(x) >> 31) == 0u;
+#else
+  return !std::signbit(x);
+#endif
+}
+SHALLOWS_HD bool sign_clear(double x) {
+#ifdef __CUDA_ARCH__
+  return __double_as_longlong(x) >= 0ll;
+#else
+  return !std::signbit(x);
+#endif
+}
+SHALLOWS_HD bool bits_zero(float x) {
+#ifdef __CUDA_ARCH__
+  return __float_as_uint(x) == 0u;
+#else
+  return x == 0.0f && !std::signbit(x);
+#endif
+}
+SHALLOWS_HD bool bits_zero(double x) {
+#ifdef __CUDA_ARCH__
+  return __double_as_longlong(x) == 0ll;
+#else
+  return x == 0.0 && !std::signbit(x);
+#endif
+}
+
 } // namespace shallows::math

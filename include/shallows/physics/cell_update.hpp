@@ -50,4 +50,14 @@ SHALLOWS_HD State<Real> advance_cell(State<Real> q, State<Real> rhs, Real dt, co
   return advance_cell(q, rhs, dt, p, added_depth);
 }
 
+// A dry fixed point: depth in [+0, h_dry], both discharges +0. With a zero
+// rhs (every edge of the cell between two cells at or below h_dry, where the
+// Roe solver returns exact zeros) advance_cell gives it back bit for bit, and
+// its maxima do not grow: a step may leave it out (dry skipping, seed 002
+// "sparse simulations").
+template <class Real>
+SHALLOWS_HD bool dry_fixed_point(State<Real> q, Real h_dry) {
+  return math::sign_clear(q.h) && q.h <= h_dry && math::bits_zero(q.hu) && math::bits_zero(q.hv);
+}
+
 } // namespace shallows

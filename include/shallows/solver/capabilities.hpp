@@ -45,6 +45,10 @@ std::vector<Feature> features_of(const Problem& problem);
 // segments run on grids only so far; this run is on a mesh on the GPU"); empty where it runs.
 std::string refusal(const Problem& problem, Place place);
 
+// Whether a run of `problem` may leave dry cells out of its steps (dry skipping: the GPU grid kernels and the
+// mesh executors): not with forcing or passive scalars, which change cells outside the fluxes.
+bool skips_dry_cells(const Problem& problem);
+
 // A feature's name in messages and in the table ("rain", "passive scalars").
 const char* feature_name(Feature feature);
 

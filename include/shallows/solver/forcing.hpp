@@ -66,9 +66,13 @@ struct Forcing {
   // over time; empty: the condition's constant value. A step takes the value
   // at its start time.
   std::array<TimeSeries, 4> boundary{};
+  // The same for a mesh's boundary groups (Problem::mesh_boundary), by group; empty: none follows one.
+  std::vector<TimeSeries> groups;
 
   bool has_boundary_series() const {
     for (const TimeSeries& s : boundary)
+      if (!s.empty()) return true;
+    for (const TimeSeries& s : groups)
       if (!s.empty()) return true;
     return false;
   }

@@ -156,22 +156,33 @@ class SideAccount {
   DeviceArray<double> rate_, flow_;
 };
 
-// Backend::read_forcing_state and load_forcing_state of a grid executor:
-// its forcing's state, and its sides' account in ForcingState::boundary.
-template <class Real, class Cells>
-void read_forcing_and_sides(const forcing::ForcingDevice<Real, Cells>& forcing, const SideAccount& sides,
-                            ForcingState& out, cudaStream_t stream, int parity = 0) {
-  forcing.read(out, stream, parity);
-  sides.read_into(out, stream);
-}
+// An executor's forcing over its cells and the account of the water through
+// its sides or groups, with the Backend calls that read them and put them
+// back (ForcingState::boundary holds the sides' account). Base: the
+// executor's base (ExecutorBase or GridRankBase), whose stream_ they use.
+template <class Real, class Cells, class Base>
+class WithForcing : public Base {
+ public:
+  ForcingVolumes forcing_volumes() const override { return forcing_.volumes(this->stream_); }
+  void read_forcing_state(ForcingState& out) const override {
+    forcing_.read(out, this->stream_, forcing_parity());
+    sides_.read_into(out, this->stream_);
+  }
+  void load_forcing_state(const ForcingState& in) override {
+    sides_.load(in, this->stream_);
+    ForcingState rest = in;
+    rest.boundary.clear();
+    forcing_.load(rest, this->stream_);
+  }
+  BoundaryFlow boundary_flow() const override { return sides_.total(this->stream_); }
 
-template <class Real, class Cells>
-void load_forcing_and_sides(forcing::ForcingDevice<Real, Cells>& forcing, SideAccount& sides, const ForcingState& in,
-                            cudaStream_t stream) {
-  sides.load(in, stream);
-  ForcingState rest = in;
-  rest.boundary.clear();
-  forcing.load(rest, stream);
-}
+ protected:
+  using Base::Base;
+  // The state buffer whose infiltration the forcing's state follows (the lagged kernel's is the state's).
+  virtual int forcing_parity() const { return 0; }
+
+  forcing::ForcingDevice<Real, Cells> forcing_;
+  SideAccount sides_;
+};
 
 }  // namespace shallows::gpu

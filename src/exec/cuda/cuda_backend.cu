@@ -28,6 +28,7 @@
 #include "read_back.cuh"
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/host_fields.hpp"
+#include "shallows/solver/capabilities.hpp"
 #include "shallows/solver/mass_balance.hpp"
 #include "snapshot_stager.cuh"
 #include "step_kernels.cuh"
@@ -97,29 +98,6 @@ gpu::ChunkGrid make_chunk_grid(const Grid& g, int rows) {
   return cg;
 }
 
-// What the forcing kernels need of a step launch: its t (the
-// launch's, or the input slot's) and dt and the buffer of the state after it
-// (the output slot's), read on the device after the step's kernels.
-template <class Real>
-struct StepClock {
-  const Ctrl* ctrl;
-  int slot;
-  int use_t_in;
-  double t_in;
-  Real* h[2];
-  Real* hu[2];
-  Real* hv[2];
-
-  __device__ gpu::forcing::StepWindow<Real> window() const {
-    const Ctrl& in = ctrl[slot];
-    const Ctrl& out = ctrl[(slot + 1) % 3];
-    // Selects, not h[parity]: an index into the kernel's parameters would copy them to local memory.
-    const bool b = out.parity != 0;
-    return {out.stepped != 0, use_t_in ? t_in : in.t, out.dt, b ? h[1] : h[0], b ? hu[1] : hu[0], b ? hv[1] : hv[0],
-            out.parity};
-  }
-};
-
 // Whether a rank's halo is wide enough for the lagged kernel over k steps
 // between exchanges. The exchange brings the state of H halo rings; the rhs
 // of a halo cell, computed again from it (refresh_ghosts), is valid on H - 1
@@ -166,9 +144,11 @@ std::vector<unsigned> chunks_touched(const gpu::ChunkGrid& cg, const std::vector
 }
 
 template <class Real>
-class CudaExecutor final : public gpu::GridRankBase<Real, Ctrl> {
-  using Base = gpu::GridRankBase<Real, Ctrl>;
+class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRankBase<Real, Ctrl>> {
+  using Base = gpu::WithForcing<Real, GridCells, gpu::GridRankBase<Real, Ctrl>>;
   using Base::ctrl_;
+  using Base::forcing_;
+  using Base::sides_;
   using Base::device_;
   using Base::device_rate_;
   using Base::grid_;
@@ -202,9 +182,9 @@ class CudaExecutor final : public gpu::GridRankBase<Real, Ctrl> {
                   ? KernelKind::plain
                   : parse_kernel(co.kernel)),
         // On ranks too: unpack_box sets the flags of the chunks a halo
-        // touches. Never with forcing: rain falls on dry chunks as well;
-        // nor with scalars: a skipped chunk would not store its mass fluxes.
-        dry_skip_(co.dry_skip && kind_ != KernelKind::plain && !p.forcing.active() && p.scalars.empty()),
+        // touches. Never with forcing (rain falls on dry chunks as well) nor
+        // with scalars (a skipped chunk would not store its mass fluxes).
+        dry_skip_(co.dry_skip && o.dry_skip && kind_ != KernelKind::plain && skips_dry_cells(p)),
         compact_(dry_skip_ && co.compact),
         track_maxima_(o.track_maxima),
         arrival_threshold_(o.arrival_threshold),
@@ -504,19 +484,8 @@ class CudaExecutor final : public gpu::GridRankBase<Real, Ctrl> {
   // order the atomics come: exact to round-off, not bit-identical to the CPU.
   double positivity_volume() const override { return gpu::read_scalar(gain_, stream_) * grid_.dx * grid_.dy; }
 
-  ForcingVolumes forcing_volumes() const override { return forcing_.volumes(stream_); }
-
-  void read_forcing_state(ForcingState& out) const override {
-    // The lagged kernel's infiltration follows the state's buffers.
-    const int parity = march_.strips > 0 ? fetch_ctrl().parity : 0;
-    gpu::read_forcing_and_sides(forcing_, sides_, out, stream_, parity);
-  }
-
-  void load_forcing_state(const ForcingState& in) override {
-    gpu::load_forcing_and_sides(forcing_, sides_, in, stream_);
-  }
-
-  BoundaryFlow boundary_flow() const override { return sides_.total(stream_); }
+  // The lagged kernel's infiltration follows the state's buffers.
+  int forcing_parity() const override { return march_.strips > 0 ? fetch_ctrl().parity : 0; }
 
   // What an unpacked box needs before the next step: the dry flags of its
   // chunks, and (lagged kernel) their rhs, in refresh_ghosts.
@@ -803,7 +772,7 @@ class CudaExecutor final : public gpu::GridRankBase<Real, Ctrl> {
     if (forcing_.active()) forcing_.launch(step_clock(a), stream_, this->sum_reducer());
     if (after_sources_.size() > 0) launch_after_sources((a.slot + 1) % 3);
     if (sides_.kept()) {
-      sides_.add<Real>(ctrl_.get(), (a.slot + 1) % 3, stream_);
+      sides_.template add<Real>(ctrl_.get(), (a.slot + 1) % 3, stream_);
     }
     if (device_rate_) rate_links_.launch(&ctrl_.get()[(a.slot + 1) % 3].rate_bits, stream_);
     if (timeline_) timeline_->end(stream_);
@@ -865,7 +834,7 @@ class CudaExecutor final : public gpu::GridRankBase<Real, Ctrl> {
   }
 
   // The step from slot a.slot as the forcing kernels see it.
-  StepClock<Real> step_clock(const Launch& a) const {
+  gpu::StepClock<Real> step_clock(const Launch& a) const {
     return {ctrl_.get(), a.slot, a.use_t_in, a.t_in, {h_[0].get(), h_[1].get()}, {hu_[0].get(), hu_[1].get()},
             {hv_[0].get(), hv_[1].get()}};
   }
@@ -874,10 +843,10 @@ class CudaExecutor final : public gpu::GridRankBase<Real, Ctrl> {
   // sources, which bring theirs to the new state).
   void launch_scalars_pass(const Launch& a) {
     if (march_.strips > 0) {
-      gpu::lagged_scalars_kernel<Real, StepClock<Real>, true>
+      gpu::lagged_scalars_kernel<Real, gpu::StepClock<Real>, true>
           <<<plain_blocks(), gpu::kBlockThreads, 0, stream_>>>(base_, plain_, mass_, step_clock(a), march_);
     } else {
-      gpu::lagged_scalars_kernel<Real, StepClock<Real>, false>
+      gpu::lagged_scalars_kernel<Real, gpu::StepClock<Real>, false>
           <<<plain_blocks(), gpu::kBlockThreads, 0, stream_>>>(base_, plain_, mass_, step_clock(a), march_);
     }
     SHALLOWS_CUDA_CHECK_LAUNCH("lagged_scalars_kernel");
@@ -1079,12 +1048,9 @@ class CudaExecutor final : public gpu::GridRankBase<Real, Ctrl> {
   DeviceArray<unsigned> list_, list_count_;
   DeviceArray<Real> max_h_, max_speed_;
   DeviceArray<double> arrival_;
-  gpu::forcing::ForcingDevice<Real> forcing_;
   gpu::forcing::MarchForcing<Real> march_{};  // the lagged kernel's forcing (strips = 0: none)
   std::array<TimeSeries, 4> boundary_;  // Forcing::boundary
   bool boundary_series_ = false;
-  // Water in and out through each side (boundary_flow.cuh) when a side is not a wall.
-  gpu::SideAccount sides_;
   // Last: destroyed first, after the destructor has synchronised stream_.
   gpu::SnapshotStager<Real> stager_{grid_};
   mutable gpu::CellGather<Real> gather_;  // read_cells

@@ -6,6 +6,8 @@
 // step starts from the boundary groups' water (boundary_flow.cuh) and the
 // scalars' new concentrations, the update, the scalars' h c, the forcing
 // over the mesh's cells (forcing_kernels.cuh, the grids' code) and the maxima.
+// Without forcing and scalars, blocks of dry cells with dry neighbours are
+// left out of a step (dry_blocks.hpp), as on the CPU.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +28,7 @@
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/exec/mesh_fields.hpp"
+#include "shallows/solver/capabilities.hpp"
 #include "shallows/solver/mass_balance.hpp"
 #include "snapshot_stager.cuh"
 
@@ -114,29 +117,26 @@ unsigned blocks_for(index_t items, int threads) {
   return static_cast<unsigned>(std::max<index_t>(1, (items + threads - 1) / threads));
 }
 
-// The step a launch just took, for the forcing kernels (one state buffer).
 template <class Real>
-struct MeshClock {
-  const Ctrl* ctrl;
-  int slot;
-  int use_t_in;
-  double t_in;
-  Real* h;
-  Real* hu;
-  Real* hv;
+class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::ExecutorBase<Ctrl>> {
+  using Base = gpu::WithForcing<Real, MeshCells, gpu::ExecutorBase<Ctrl>>;
+  using Base::base_stats;
+  using Base::ctrl_;
+  using Base::fetch_ctrl;
+  using Base::forcing_;
+  using Base::host_in_;
+  using Base::not_finite;
+  using Base::open_stream;
+  using Base::prop_;
+  using Base::settle_uploads;
+  using Base::sides_;
+  using Base::slot_;
+  using Base::steps_launched_;
+  using Base::stream_;
 
-  __device__ gpu::forcing::StepWindow<Real> window() const {
-    const Ctrl& in = ctrl[slot];
-    const Ctrl& out = ctrl[(slot + 1) % 3];
-    return {out.stepped != 0, use_t_in ? t_in : in.t, out.dt, h, hu, hv, 0};
-  }
-};
-
-template <class Real>
-class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
  public:
   CudaMeshExecutor(const Problem& p, const BackendOptions& o, MeshLoop loop, int device)
-      : ExecutorBase(device), loop_(loop), track_maxima_(o.track_maxima), cells_(p.mesh ? p.mesh->cells() : 0) {
+      : Base(device), loop_(loop), track_maxima_(o.track_maxima), cells_(p.mesh ? p.mesh->cells() : 0) {
     HostMesh<Real> hm = make_host_mesh<Real>(p);
     if (hm.cells != cells_) throw std::logic_error("CUDA backend: the mesh changed its cell count");
     edges_ = hm.edges;
@@ -323,6 +323,8 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
     }
     if (scalars) start_scalars(p);
     if (open_groups) start_sides(p, hm);
+    if (o.dry_skip && cuda_options(o).dry_skip && skips_dry_cells(p)) start_dry_skip(p, hm);
+    if (p.forcing.has_boundary_series()) start_group_series(p, hm);
     update_params_ = params_;
     if (late_maxima_) update_params_.max_h = update_params_.max_speed = update_params_.arrival = nullptr;
 
@@ -354,6 +356,7 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
     launch_step(a);
     const Ctrl c = fetch_ctrl();
     if (c.status != 0) throw not_finite(t);
+    ++steps_taken_;
     return c.dt;
   }
 
@@ -361,10 +364,12 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
   // one synchronisation per batch.
   CudaAdvance advance(double t, double target, index_t max_steps) override {
     if (!takes_step(t, target, 0, max_steps)) return {t, 0, 0};
-    return gpu::advance_from_slot(
+    const CudaAdvance r = gpu::advance_from_slot(
         t, target, max_steps, &ctrl_.get()[slot_], host_in_, stream_,
         [&] { launch_step(Launch{slot_, 0, 0.0, target, std::numeric_limits<double>::infinity(), max_steps}); },
         [&] { return fetch_ctrl(); }, [&](double at) { return not_finite(at); });
+    steps_taken_ += r.steps;
+    return r;
   }
 
   void read_state(Fields& out) const override {
@@ -396,6 +401,8 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
     put(in.hu, hu_);
     put(in.hv, hv_);
     for (std::size_t s = 0; s < hc_.size(); ++s) put(in.hc[s], hc_[s]);
+    // Nothing is known of the new state: every block is computed in the next step.
+    if (params_.skip.on()) dry_.fill_async(0, stream_);
     settle_uploads();
     slot_ = 0;
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(ctrl_.get(), 0, 3 * sizeof(Ctrl), stream_));
@@ -431,14 +438,16 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
   // Summed on the device (warp_add_nonzero): exact to round-off, not bit-identical to the CPU.
   double positivity_volume() const override { return gpu::read_scalar(gain_, stream_); }
 
-  ForcingVolumes forcing_volumes() const override { return forcing_.volumes(stream_); }
-  void read_forcing_state(ForcingState& out) const override {
-    gpu::read_forcing_and_sides(forcing_, sides_, out, stream_);
+
+  double cells_computed() const override {
+    if (!params_.skip.on()) return static_cast<double>(cells_) * static_cast<double>(steps_taken_);
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::vector<unsigned long long> per_block(update_blocks_);
+    computed_.download(per_block.data(), per_block.size());
+    double sum = 0;
+    for (unsigned long long c : per_block) sum += static_cast<double>(c);
+    return sum;
   }
-  void load_forcing_state(const ForcingState& in) override {
-    gpu::load_forcing_and_sides(forcing_, sides_, in, stream_);
-  }
-  BoundaryFlow boundary_flow() const override { return sides_.total(stream_); }
 
   CudaStats stats() const override {
     CudaStats s = base_stats();
@@ -464,22 +473,20 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
   // concentrations the boundary groups, the rain and the sources bring.
   void start_scalars(const Problem& p) {
     const auto n = static_cast<std::size_t>(cells_);
-    std::vector<Real*> hc, conc, hc_by_parity;
+    std::vector<Real*> hc, conc;
     for (const std::vector<double>& initial : initial_scalars(p)) {
       upload(hc_.emplace_back(), std::vector<Real>(initial.begin(), initial.end()));
       conc_.emplace_back(n);
-      hc.push_back(hc_.back().get());
+      hc.insert(hc.end(), 2, hc_.back().get());  // one state buffer: both parities
       conc.push_back(conc_.back().get());
-      hc_by_parity.insert(hc_by_parity.end(), 2, hc_.back().get());  // one state buffer: both parities
     }
     upload(hc_pointers_, hc);
     upload(conc_pointers_, conc);
-    upload(hc_by_parity_, hc_by_parity);
     mass_flux_ = DeviceArray<Real>(static_cast<std::size_t>(edges_));
     upload(group_c_, group_concentrations<Real>(p));
     scalars_ = {hc_pointers_.get(), conc_pointers_.get(), static_cast<int>(hc_.size()), mass_flux_.get(),
                 group_c_.get(), static_cast<index_t>(p.mesh_boundary.size())};
-    forcing_.set_scalars(hc_by_parity_.get(), scalar_inflow<Real>(p));
+    forcing_.set_scalars(hc_pointers_.get(), scalar_inflow<Real>(p));
   }
 
   // The account of the water through the boundary groups that are not
@@ -505,10 +512,50 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
     sides_ = gpu::SideAccount(true, 2 * groups, groups);
   }
 
+  // Dry skipping: the block graph and flags on the device (no block dry yet:
+  // the first step computes them all), a count of computed cells per update block.
+  void start_dry_skip(const Problem& p, const HostMesh<Real>& hm) {
+    std::vector<bool> open(p.mesh_boundary.size());
+    for (std::size_t g = 0; g < open.size(); ++g) open[g] = p.mesh_boundary[g].kind != BoundaryKind::wall;
+    const DryBlockGraph g = dry_block_graph(cells_, hm.edge_left, hm.edge_right, open);
+    upload(block_start_, g.start);
+    upload(block_neighbours_, g.neighbours);
+    upload(block_open_, g.open);
+    const auto blocks = static_cast<std::size_t>(g.blocks);
+    dry_ = DeviceArray<unsigned char>(blocks);
+    needed_ = DeviceArray<unsigned char>(blocks);
+    computed_ = DeviceArray<unsigned long long>(update_blocks_);
+    dry_.fill_async(0, stream_);
+    needed_.fill_async(1, stream_);
+    computed_.fill_async(0, stream_);
+    params_.skip = {block_start_.get(), block_neighbours_.get(), block_open_.get(), dry_.get(), needed_.get()};
+    params_.computed = computed_.get();
+  }
+
+  // The groups' series on the device and the conditions as read, which
+  // group_conditions_kernel takes the series' values into.
+  void start_group_series(const Problem& p, const HostMesh<Real>& hm) {
+    std::vector<SeriesView> views(hm.boundary.size());
+    for (std::size_t g = 0; g < views.size() && g < p.forcing.groups.size(); ++g) {
+      const TimeSeries& ts = p.forcing.groups[g];
+      upload(series_t_.emplace_back(), ts.t);
+      upload(series_v_.emplace_back(), ts.v);
+      views[g] = {series_t_.back().get(), series_v_.back().get(), static_cast<int>(ts.t.size())};
+    }
+    upload(group_series_, views);
+    upload(constant_boundary_, hm.boundary);
+  }
+
   // One step from slot_ (a no-op on the device once the launch's target or
   // step limit is reached): first pass, then update and maxima.
   void launch_step(const Launch& a) {
     constexpr int threads = gpu::kBlockThreads;  // block_max_to assumes it
+    if (group_series_.size() > 0) {
+      const auto groups = static_cast<int>(group_series_.size());
+      gpu::mesh::group_conditions_kernel<Real><<<blocks_for(groups, 64), 64, 0, stream_>>>(
+          boundary_.get(), constant_boundary_.get(), group_series_.get(), groups, ctrl_.get(), a);
+      SHALLOWS_CUDA_CHECK_LAUNCH("mesh group_conditions_kernel");
+    }
     switch (loop_) {
       case MeshLoop::cell_slots:
         if (slots_ == 3) {
@@ -553,10 +600,11 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
       SHALLOWS_CUDA_CHECK_LAUNCH("mesh scalar_store_kernel");
     }
     if (forcing_.active()) {
-      forcing_.launch(MeshClock<Real>{ctrl_.get(), a.slot, a.use_t_in, a.t_in, h_.get(), hu_.get(), hv_.get()},
+      forcing_.launch(gpu::StepClock<Real>{ctrl_.get(), a.slot, a.use_t_in, a.t_in, {h_.get(), h_.get()},
+                                           {hu_.get(), hu_.get()}, {hv_.get(), hv_.get()}},
                       stream_);
     }
-    if (sides_.kept()) sides_.add<double>(ctrl_.get(), next, stream_);  // the CPU mesh executor's dt, in double
+    if (sides_.kept()) sides_.template add<double>(ctrl_.get(), next, stream_);  // the CPU mesh executor's dt, in double
     if (late_maxima_) {
       gpu::mesh::step_maxima_kernel<Real><<<update_blocks_, gpu::mesh::kUpdateThreads, 0, stream_>>>(params_, next);
       SHALLOWS_CUDA_CHECK_LAUNCH("mesh step_maxima_kernel");
@@ -585,22 +633,29 @@ class CudaMeshExecutor final : public gpu::ExecutorBase<Ctrl> {
   DeviceArray<mesh_index> slot_edge_;
   DeviceArray<Real> fl_h_, fl_hu_, fl_hv_, fr_h_, fr_hu_, fr_hv_, f_speed_;
   DeviceArray<double> max_h_, max_speed_, arrival_;
-  // The forcing over the mesh's cells (their areas on the device), and the maxima after it.
+  // The areas the forcing (forcing_) reads on the device, and the maxima after it.
   DeviceArray<double> area_on_device_;
-  gpu::forcing::ForcingDevice<Real, MeshCells> forcing_;
   bool late_maxima_ = false;
   // Passive scalars: h c and the new concentrations of each, the device
-  // arrays of their pointers (hc_by_parity_: each twice, as the forcing
-  // reads them), the edges' mass fluxes, the boundary groups' concentrations.
+  // arrays of their pointers (hc_pointers_: each twice, MeshScalars), the
+  // edges' mass fluxes, the boundary groups' concentrations.
   std::vector<DeviceArray<Real>> hc_, conc_;
-  DeviceArray<Real*> hc_pointers_, conc_pointers_, hc_by_parity_;
+  DeviceArray<Real*> hc_pointers_, conc_pointers_;
   DeviceArray<Real> mass_flux_, group_c_;
   gpu::mesh::MeshScalars<Real> scalars_{};
-  // The water through the boundary groups that are not walls: their edges, group by group.
-  gpu::SideAccount sides_;
+  // The water through the boundary groups that are not walls (sides_): their edges, group by group.
   DeviceArray<mesh_index> open_edges_;
   DeviceArray<index_t> group_start_;
   unsigned side_groups_ = 0;
+  // Dry skipping (params_.skip): the block graph, the flags, the cells each update block computed.
+  DeviceArray<index_t> block_start_, block_neighbours_;
+  DeviceArray<unsigned char> block_open_, dry_, needed_;
+  DeviceArray<unsigned long long> computed_;
+  index_t steps_taken_ = 0;  // where dry skipping does not count the cells
+  // Boundary groups that follow a time series (Forcing::groups): the series, their views, the conditions as read.
+  std::vector<DeviceArray<double>> series_t_, series_v_;
+  DeviceArray<SeriesView> group_series_;
+  DeviceArray<BoundaryCondition<Real>> constant_boundary_;
   std::vector<double> area_;
   std::vector<Real> bed_;
   // Last: destroyed first, after the destructor has synchronised stream_.

@@ -36,6 +36,11 @@
 //    bits); a gather kernel sums each cell's edges in slot order;
 //    update_kernel. Half the Roe solves of the cell loop, for 7 stored
 //    values per edge: bound by memory bandwidth (0.9 of the bound).
+// Dry skipping (dry_blocks.hpp), where the executor turns it on: the first
+// pass decides each block of 32 cells (a warp) with dry_block_needed and
+// stores the decision, skipped warps go on to their next cells, and the
+// update pass updates the needed blocks only and marks each dry again or not.
+// An edge is evaluated where the block of either of its cells is needed.
 // Slots is the default as the fastest of the three; float runs 8 resident
 // blocks per SM (64 registers, no spills) and double unrolls the slots loop
 // for the same reason (bench/cuda-notes.md, unstructured meshes).
@@ -46,6 +51,7 @@
 
 #include "shallows/mesh/structured/grid.hpp"  // step_kernels.cuh uses it
 #include "shallows/solver/cell_maxima.hpp"
+#include "shallows/mesh/unstructured/dry_blocks.hpp"
 #include "shallows/mesh/unstructured/mesh_edges.hpp"
 #include "shallows/mesh/unstructured/mesh_transport.hpp"
 #include "shallows/physics/cell_update.hpp"
@@ -124,6 +130,10 @@ struct MeshParams {
   double* max_speed;
   double* arrival;
   double arrival_threshold;
+
+  // Dry skipping (skip.start null: off), and the cells each update block computed, summed over the steps.
+  DryBlocks skip;
+  unsigned long long* computed;
 };
 
 // ---------------------------------------------------------------- helpers
@@ -163,6 +173,30 @@ __device__ __forceinline__ EdgeFluctuation<Real> oriented_edge(const CellPrimiti
   return mesh_edge(me_left ? me : other, me_left ? other : me, nx, ny, p);
 }
 
+// Whether the warp's block of cells takes part in this step, decided from the
+// dry flags and stored for the update pass (by lane 0; `cell` is the lane's
+// cell, in the same block of 32 on every lane of the warp).
+template <class Real>
+__device__ __forceinline__ bool decide_block(const MeshParams<Real>& mesh, index_t cell) {
+  if (!mesh.skip.on()) return true;
+  const index_t b = dry_block_of(cell);
+  const bool need = dry_block_needed(mesh.skip, b);
+  if ((threadIdx.x & 31) == 0) mesh.skip.needed[b] = need;
+  return need;
+}
+
+// The boundary groups that follow a time series (Forcing::groups): their
+// conditions at the start of the step the launch takes, as the CPU mesh
+// executor sets them. One thread per group, before the first pass.
+template <class Real>
+__global__ void group_conditions_kernel(BoundaryCondition<Real>* boundary, const BoundaryCondition<Real>* constant,
+                                        const SeriesView* series, int groups, const Ctrl* ctrl, const Launch launch) {
+  const Ctrl c = ctrl[launch.slot];
+  if (!launch_takes_step(c, launch)) return;
+  const int g = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (g < groups) boundary[g] = condition_at_time(constant[g], series[g], launch_time(c, launch));
+}
+
 // ---------------------------------------------------------------- first pass: cells
 
 // mesh_cell_sum on the slots layout: the same edges in the same slot order,
@@ -184,7 +218,7 @@ __device__ __forceinline__ MeshCellSum<Real> slot_cell_sum(const MeshParams<Real
     const Real nx = ldg(mesh.slot_nx + o);
     const Real ny = ldg(mesh.slot_ny + o);
     const Real signed_length = ldg(mesh.slot_length + o);
-    const bool me_left = sign_clear(signed_length);
+    const bool me_left = math::sign_clear(signed_length);
     const CellPrimitive<Real> other =
         nb >= 0 ? neighbour(nb) : boundary_primitive(me, nx, ny, mesh.boundary[boundary_group(nb)], mesh.phys);
     const EdgeFluctuation<Real> f = oriented_edge(me, other, me_left, nx, ny, mesh.phys);
@@ -206,6 +240,7 @@ __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
   unsigned long long best = 0;
   const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
   for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < mesh.cells; i += stride) {
+    if (!decide_block(mesh, i)) continue;
     const auto cell = static_cast<mesh_index>(i);
     MeshCellSum<Real> s;
     if constexpr (kSlots == 0) {
@@ -238,6 +273,9 @@ __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
   if (e >= mesh.edges) return;
   const mesh_index l = ldg(mesh.arrays.edge_left + e);
   const mesh_index r = ldg(mesh.arrays.edge_right + e);
+  if (mesh.skip.on() && !dry_block_needed(mesh.skip, dry_block_of(l)) &&
+      (r < 0 || !dry_block_needed(mesh.skip, dry_block_of(r))))
+    return;
   const Real nx = ldg(mesh.arrays.edge_nx + e);
   const Real ny = ldg(mesh.arrays.edge_ny + e);
   const Real length = ldg(mesh.arrays.edge_length + e);
@@ -265,6 +303,7 @@ __global__ void __launch_bounds__(kBlockThreads) edge_gather_kernel(const MeshPa
   unsigned long long best = 0;
   const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
   for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < mesh.cells; i += stride) {
+    if (!decide_block(mesh, i)) continue;
     MeshCellSum<Real> s;
 #pragma unroll
     for (int k = 0; k < kSlots; ++k) {
@@ -301,8 +340,12 @@ __global__ void __launch_bounds__(kUpdateThreads) update_kernel(const MeshParams
   if (!step_prologue<Real, kResetRate>(mesh, launch, c, dt, t)) return;
   const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   double volume = 0;
+  // The same on every lane of a warp: its cells are one block of 32.
+  const bool skip = mesh.skip.on();
+  const bool needed = !skip || (i - (threadIdx.x & 31) < mesh.cells && mesh.skip.needed[dry_block_of(i)]);
+  bool dry = true;  // the cell a dry fixed point, or inactive, or none
   // No early return: the whole warp adds its gains at the end.
-  if (i < mesh.cells) {
+  if (i < mesh.cells && needed) {
     State<Real> q{mesh.h[i], mesh.hu[i], mesh.hv[i]};
     if (!math::is_nan(mesh.z[i])) {  // inactive: no edges, no update
       Real added_depth;
@@ -317,6 +360,16 @@ __global__ void __launch_bounds__(kUpdateThreads) update_kernel(const MeshParams
     if (mesh.max_h)
       track_cell_maxima(q, t + dt, mesh.phys.h_dry, mesh.arrival_threshold, mesh.max_h[i], mesh.max_speed[i],
                         mesh.arrival[i]);
+    dry = math::is_nan(mesh.z[i]) || dry_fixed_point(q, mesh.phys.h_dry);
+  }
+  if (skip) {
+    const bool all_dry = __all_sync(kFullMask, dry);
+    if (needed && (threadIdx.x & 31) == 0) {
+      const index_t b = dry_block_of(i);
+      mesh.skip.dry[b] = all_dry && !mesh.skip.open[b];
+    }
+    const int cells = __syncthreads_count(needed && i < mesh.cells);
+    if (threadIdx.x == 0) mesh.computed[blockIdx.x] += static_cast<unsigned long long>(cells);
   }
   warp_add_nonzero(mesh.positivity_sum, volume);
 }
@@ -324,7 +377,8 @@ __global__ void __launch_bounds__(kUpdateThreads) update_kernel(const MeshParams
 // ---------------------------------------------------------------- passive scalars
 
 // The passive scalars on a mesh (one state buffer): h c of scalar s in
-// hc[s], its new concentration during a step in conc[s], the edges' mass
+// hc[2 s] (and hc[2 s + 1]: both parities name the one buffer, as the
+// forcing's ScalarArgs read them), its new concentration during a step in conc[s], the edges' mass
 // fluxes, and the concentration boundary group g brings of it at
 // group_c[s groups + g].
 template <class Real>
@@ -361,7 +415,7 @@ __global__ void scalar_concentration_kernel(const MeshParams<Real> mesh, const M
   if (i >= mesh.cells || math::is_nan(mesh.z[i])) return;
   mesh_cell_concentrations(
       mesh.arrays, MeshState<Real>{mesh.h, mesh.hu, mesh.hv}, scalars.mass_flux, static_cast<mesh_index>(i),
-      static_cast<Real>(dt), scalars.count, [&](int s) { return scalars.hc[s]; }, scalars.group_c, scalars.groups,
+      static_cast<Real>(dt), scalars.count, [&](int s) { return scalars.hc[2 * s]; }, scalars.group_c, scalars.groups,
       [&](int s, Real c) { scalars.conc[s][i] = c; });
 }
 
@@ -372,7 +426,7 @@ __global__ void scalar_store_kernel(const MeshParams<Real> mesh, const MeshScala
   if (!mesh.ctrl[slot].stepped) return;
   const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= mesh.cells || math::is_nan(mesh.z[i])) return;
-  for (int s = 0; s < scalars.count; ++s) scalars.hc[s][i] = scalars.conc[s][i] * mesh.h[i];
+  for (int s = 0; s < scalars.count; ++s) scalars.hc[2 * s][i] = scalars.conc[s][i] * mesh.h[i];
 }
 
 // ---------------------------------------------------------------- maxima

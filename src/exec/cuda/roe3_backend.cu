@@ -63,9 +63,9 @@ __global__ void forcing_start_kernel(const Roe3Ctrl* ctrl, double* t0) {
 }
 
 // What the forcing kernels need of the step just taken: its start, its dt,
-// and U^{n+1}.
+// and U^{n+1} (gpu::StepClock's part for the roe3 control slot).
 template <class Real>
-struct StepClock {
+struct Roe3Clock {
   const Roe3Ctrl* ctrl;
   const double* t0;
   Real* h;
@@ -88,9 +88,11 @@ int choose_rows(const Grid& g, int sms, int resident_warps_per_sm) {
 }
 
 template <class Real>
-class CudaRoe3Backend final : public gpu::GridRankBase<Real, Roe3Ctrl> {
-  using Base = gpu::GridRankBase<Real, Roe3Ctrl>;
+class CudaRoe3Backend final : public gpu::WithForcing<Real, GridCells, gpu::GridRankBase<Real, Roe3Ctrl>> {
+  using Base = gpu::WithForcing<Real, GridCells, gpu::GridRankBase<Real, Roe3Ctrl>>;
   using Base::ctrl_;
+  using Base::forcing_;
+  using Base::sides_;
   using Base::fetch_ctrl;
   using Base::grid_;
   using Base::host_in_;
@@ -281,16 +283,6 @@ class CudaRoe3Backend final : public gpu::GridRankBase<Real, Roe3Ctrl> {
   // Summed on the device (warp_add_nonzero): exact to round-off, not bit-identical to the CPU.
   double positivity_volume() const override { return gpu::read_scalar(gain_, stream_) * grid_.dx * grid_.dy; }
 
-  ForcingVolumes forcing_volumes() const override { return forcing_.volumes(stream_); }
-  void read_forcing_state(ForcingState& out) const override {
-    gpu::read_forcing_and_sides(forcing_, sides_, out, stream_);
-  }
-
-  void load_forcing_state(const ForcingState& in) override {
-    gpu::load_forcing_and_sides(forcing_, sides_, in, stream_);
-  }
-
-  BoundaryFlow boundary_flow() const override { return sides_.total(stream_); }
 
   // The ghost cells of U^n from the new halos.
   void refresh_ghosts() override {
@@ -499,7 +491,7 @@ class CudaRoe3Backend final : public gpu::GridRankBase<Real, Roe3Ctrl> {
     end_capture(forcing_.ranked_sources() ? tail_graph_exec_ : graph_exec_);
   }
 
-  StepClock<Real> step_clock() const { return {ctrl_.get(), t0_.get(), h_[0].get(), hu_[0].get(), hv_[0].get()}; }
+  Roe3Clock<Real> step_clock() const { return {ctrl_.get(), t0_.get(), h_[0].get(), hu_[0].get(), hv_[0].get()}; }
 
   void end_capture(cudaGraphExec_t& exec) {
     cudaGraph_t graph = nullptr;
@@ -594,7 +586,6 @@ class CudaRoe3Backend final : public gpu::GridRankBase<Real, Roe3Ctrl> {
   DeviceArray<roe3::BedPoints<Real>> bed_;
   DeviceArray<double> gain_;  // positivity account (depths; times dx dy on reading)
   DeviceArray<double> max_h_, max_speed_, arrival_;
-  gpu::forcing::ForcingDevice<Real> forcing_;
   bool boundary_series_ = false;
   gpu::forcing::SideSeriesDevice side_series_;  // Forcing::boundary on the device
   DeviceArray<SegmentCondition<Real>> segments_;   // Problem::segments (upload_segments)
@@ -606,7 +597,6 @@ class CudaRoe3Backend final : public gpu::GridRankBase<Real, Roe3Ctrl> {
   DeviceArray<Real*> hc_ptrs_, forcing_hc_ptrs_;
   DeviceArray<Real> scalar_side_, scalar_segment_;
   DeviceArray<Real> mass_[4];  // stage 1's edge mass fluxes (ScalarArgs::mass)
-  gpu::SideAccount sides_;   // water through the sides, when one is not a wall
   int side_blocks_ = 0;        // side_rate_kernel's blocks per side
   // Last: destroyed first, after the destructor has synchronised stream_.
   gpu::SnapshotStager<Real> stager_{grid_};

@@ -120,6 +120,30 @@ struct Launch {
   long long max_steps;  // stop after this many steps since t was set
 };
 
+// What the forcing kernels need of a step launch: its t (the launch's, or the
+// input slot's) and dt and the buffer of the state after it (the output
+// slot's), read on the device after the step's kernels. An executor with one
+// state buffer (meshes) gives it as both buffers: its slots keep parity 0.
+template <class Real>
+struct StepClock {
+  const Ctrl* ctrl;
+  int slot;
+  int use_t_in;
+  double t_in;
+  Real* h[2];
+  Real* hu[2];
+  Real* hv[2];
+
+  __device__ forcing::StepWindow<Real> window() const {
+    const Ctrl& in = ctrl[slot];
+    const Ctrl& out = ctrl[(slot + 1) % 3];
+    // Selects, not h[parity]: an index into the kernel's parameters would copy them to local memory.
+    const bool b = out.parity != 0;
+    return {out.stepped != 0, use_t_in ? t_in : in.t, out.dt, b ? h[1] : h[0], b ? hu[1] : hu[0], b ? hv[1] : hv[0],
+            out.parity};
+  }
+};
+
 // Chunks of the march kernels: strips of `width` columns, `rows` rows each.
 struct ChunkGrid {
   int width = 30;       // 32 lanes less a halo lane on each side
@@ -241,17 +265,6 @@ __device__ __forceinline__ double decode_rate<double>(unsigned long long b) {
 template <class Real>
 __device__ __forceinline__ Cell<Real> shfl_down(Cell<Real> c, int d) {
   return {shfl_down(c.h, d), shfl_down(c.hu, d), shfl_down(c.hv, d), shfl_down(c.z, d)};
-}
-
-__device__ __forceinline__ bool bits_zero(float v) { return __float_as_uint(v) == 0u; }
-__device__ __forceinline__ bool bits_zero(double v) { return __double_as_longlong(v) == 0ll; }
-__device__ __forceinline__ bool sign_clear(float v) { return (__float_as_uint(v) >> 31) == 0u; }
-__device__ __forceinline__ bool sign_clear(double v) { return __double_as_longlong(v) >= 0ll; }
-
-// A dry fixed point: a step leaves it bit-identical when all its edges are dry.
-template <class Real>
-__device__ __forceinline__ bool dry_fixed(State<Real> q, Real h_dry) {
-  return sign_clear(q.h) && q.h <= h_dry && bits_zero(q.hu) && bits_zero(q.hv);
 }
 
 template <class Real>
@@ -848,7 +861,7 @@ __device__ __forceinline__ unsigned long long lagged_march(
         hvo[k] = q1.hv;
         // Cells this chunk owns only (the ring is another chunk's); on a rank, its own (the halo's are another's).
         if (!kRanked || grid.owned.contains(i, r)) added_depth_sum += added_depth;
-        dry_all = dry_all && (math::is_nan(z) || dry_fixed(q1, grid.phys.h_dry));
+        dry_all = dry_all && (math::is_nan(z) || dry_fixed_point(q1, grid.phys.h_dry));
         if constexpr (kMaxima) {  // constexpr: the benchmark's instance compiles as without maxima
           // p1's velocity is grow_cell_maxima's (cell_primitive's) for a wet cell.
           double arrived_at;
@@ -1151,7 +1164,7 @@ __device__ __forceinline__ bool chunk_is_dry(const Params<Real>& grid, int parit
     for (index_t j = j0; j < jend && dry; ++j) {
       const index_t k = grid.index(i, j);
       dry = math::is_nan(grid.z[k]) ||
-            dry_fixed(State<Real>{grid.h[parity][k], grid.hu[parity][k], grid.hv[parity][k]}, grid.phys.h_dry);
+            dry_fixed_point(State<Real>{grid.h[parity][k], grid.hu[parity][k], grid.hv[parity][k]}, grid.phys.h_dry);
     }
   }
   if (kWarp) dry = __all_sync(0xffffffffu, dry);

@@ -17,7 +17,8 @@
 // the boundary edges is accounted, for the mass balance. Passive scalars
 // (scalar_transport.hpp) cross each edge with its mass flux, upwind, from
 // the state the step starts from; their h c is then the new concentration
-// times the new depth.
+// times the new depth. Without forcing and scalars, blocks of dry cells with
+// dry neighbours are left out of a step (dry_blocks.hpp): the same bits.
 #include <omp.h>
 
 #include <algorithm>
@@ -33,9 +34,11 @@
 #include "shallows/exec/cpu_backend.hpp"
 #include "shallows/exec/host_fields.hpp"
 #include "shallows/exec/mesh_fields.hpp"
+#include "shallows/mesh/unstructured/dry_blocks.hpp"
 #include "shallows/mesh/unstructured/mesh_transport.hpp"
 #include "shallows/physics/cell_update.hpp"
 #include "shallows/physics/scalar_transport.hpp"
+#include "shallows/solver/capabilities.hpp"
 #include "shallows/solver/mass_balance.hpp"
 #include "shallows/solver/time_step.hpp"
 
@@ -88,6 +91,12 @@ class MeshCpuBackend final : public Backend {
       update_maxima(0.0);
     }
     start_scalars(p);
+    if (o.dry_skip && skips_dry_cells(p)) start_dry_skip(p);
+    if (p.forcing.has_boundary_series()) {
+      group_series_ = p.forcing.groups;
+      group_series_.resize(mesh_.boundary.size());
+      constant_boundary_ = mesh_.boundary;
+    }
   }
 
   std::string name() const override {
@@ -95,6 +104,14 @@ class MeshCpuBackend final : public Backend {
   }
 
   double step(double t, double dt_max) override {
+    // The groups' conditions at the step's start.
+    for (std::size_t g = 0; g < group_series_.size(); ++g)
+      mesh_.boundary[g] = condition_at_time(constant_boundary_[g], group_series_[g].view(), t);
+    if (skip_.on()) {
+      decide_blocks();
+    } else {
+      cells_computed_ += static_cast<double>(mesh_.cells);
+    }
     const double rate = edge_loop_ ? edge_pass() : cell_pass();
     if (!std::isfinite(rate)) throw std::runtime_error("solution is no longer finite at t = " + std::to_string(t) + " s");
     const double dt = cfl_time_step(rate, cfl_, dry_dt_, dt_max);
@@ -132,6 +149,9 @@ class MeshCpuBackend final : public Backend {
     copy(in.hu, mesh_.hu);
     copy(in.hv, mesh_.hv);
     for (std::size_t s = 0; s < hc_.size(); ++s) copy(in.hc[s], hc_[s]);
+    // Nothing is known of the new state: every block is computed in the next step.
+    std::fill(dry_.begin(), dry_.end(), 0);
+    std::fill(fresh_.begin(), fresh_.end(), 0);
   }
 
   void load_maxima(const Maxima& in) override { maxima_.load(in); }
@@ -139,6 +159,8 @@ class MeshCpuBackend final : public Backend {
   double volume() const override { return detail::cell_volume(layout(), mesh_.h.data(), mesh_.z.data(), threads_); }
 
   double positivity_volume() const override { return positivity_volume_; }
+
+  double cells_computed() const override { return cells_computed_; }
 
  private:
   MeshState<Real> state() const { return {mesh_.h.data(), mesh_.hu.data(), mesh_.hv.data()}; }
@@ -148,6 +170,12 @@ class MeshCpuBackend final : public Backend {
     const MeshState<Real> q = state();
 #pragma omp parallel for num_threads(threads_) schedule(static, 4096)
     for (index_t c = 0; c < mesh_.cells; ++c) {
+      if (skip_.on()) {
+        // A block left out keeps the primitives of its state, computed once after its last update.
+        const auto b = static_cast<std::size_t>(dry_block_of(c));
+        if (!needed_[b] && fresh_[b]) continue;
+        fresh_[b] = 1;  // blocks of 32 cells stay with one thread (chunks of 4096)
+      }
       const CellPrimitive<Real> w = mesh_cell_primitive(m, q, static_cast<mesh_index>(c), physics_);
       const auto k = static_cast<std::size_t>(c);
       u_[k] = w.u;
@@ -171,6 +199,7 @@ class MeshCpuBackend final : public Backend {
     bool finite = true;
 #pragma omp parallel for num_threads(threads_) schedule(static) reduction(max : rate) reduction(&& : finite)
     for (index_t c = 0; c < mesh_.cells; ++c) {
+      if (!needed(c)) continue;
       const Real r = rate_[static_cast<std::size_t>(c)];
       finite = finite && std::isfinite(r) && std::isfinite(rhs_h_[static_cast<std::size_t>(c)]);
       rate = std::max(rate, r);
@@ -182,7 +211,8 @@ class MeshCpuBackend final : public Backend {
     const StoredPrimitives<Real> w = primitives();
     const MeshArrays<Real> m = mesh_.arrays();
 #pragma omp parallel for num_threads(threads_) schedule(static, 1024)
-    for (index_t c = 0; c < mesh_.cells; ++c) store(c, mesh_cell_sum(m, w, static_cast<mesh_index>(c), physics_), m);
+    for (index_t c = 0; c < mesh_.cells; ++c)
+      if (needed(c)) store(c, mesh_cell_sum(m, w, static_cast<mesh_index>(c), physics_), m);
     return max_rate();
   }
 
@@ -192,6 +222,7 @@ class MeshCpuBackend final : public Backend {
 #pragma omp parallel for num_threads(threads_) schedule(static, 1024)
     for (index_t e = 0; e < mesh_.edges; ++e) {
       const auto k = static_cast<std::size_t>(e);
+      if (!needed(m.edge_left[k]) && (m.edge_right[k] < 0 || !needed(m.edge_right[k]))) continue;
       const EdgeFluctuation<Real> f = evaluate_mesh_edge(m, w, static_cast<mesh_index>(e), w(m.edge_left[k]), physics_);
       fl_h_[k] = f.to_left.h;
       fl_hu_[k] = f.to_left.hu;
@@ -203,6 +234,7 @@ class MeshCpuBackend final : public Backend {
     }
 #pragma omp parallel for num_threads(threads_) schedule(static, 1024)
     for (index_t c = 0; c < mesh_.cells; ++c) {
+      if (!needed(c)) continue;
       MeshCellSum<Real> s;
       for (int j = 0; j < 4; ++j) {
         const mesh_index e = m.cell_edges[4 * c + j];
@@ -221,30 +253,70 @@ class MeshCpuBackend final : public Backend {
 
   // advance_cell for every active cell; the clamp gains times the cell areas
   // go to the positivity account, summed per block of cells in cell order,
-  // then the blocks in order: the same bits for any thread count.
+  // then the blocks in order: the same bits for any thread count. With dry
+  // skipping, the needed dry blocks only, each marked dry again or not.
   void apply_rhs(Real dt) {
     const PhysicsParams<Real> p = physics_;
-    constexpr index_t block = 4096;
+    constexpr index_t block = 4096;  // a multiple of kDryBlockCells
     const index_t blocks = (mesh_.cells + block - 1) / block;
     block_gain_.assign(static_cast<std::size_t>(blocks), 0.0);
 #pragma omp parallel for num_threads(threads_) schedule(static)
     for (index_t b = 0; b < blocks; ++b) {
       double gained = 0;
-      for (index_t c = b * block; c < std::min(mesh_.cells, (b + 1) * block); ++c) {
-        const auto k = static_cast<std::size_t>(c);
-        if (math::is_nan(mesh_.z[k])) continue;  // inactive: no edges, no update
-        Real added_depth;
-        const State<Real> out = advance_cell(State<Real>{mesh_.h[k], mesh_.hu[k], mesh_.hv[k]},
-                                             State<Real>{rhs_h_[k], rhs_hu_[k], rhs_hv_[k]}, dt, p, added_depth);
-        mesh_.h[k] = out.h;
-        mesh_.hu[k] = out.hu;
-        mesh_.hv[k] = out.hv;
-        if (added_depth > Real(0)) gained += static_cast<double>(added_depth) * mesh_.area[k];
+      const index_t end = std::min(mesh_.cells, (b + 1) * block);
+      for (index_t c0 = b * block; c0 < end; c0 += kDryBlockCells) {
+        const index_t c1 = std::min(end, c0 + kDryBlockCells);
+        if (!needed(c0)) continue;
+        bool dry = true;
+        for (index_t c = c0; c < c1; ++c) {
+          const auto k = static_cast<std::size_t>(c);
+          if (math::is_nan(mesh_.z[k])) continue;  // inactive: no edges, no update
+          Real added_depth;
+          const State<Real> out = advance_cell(State<Real>{mesh_.h[k], mesh_.hu[k], mesh_.hv[k]},
+                                               State<Real>{rhs_h_[k], rhs_hu_[k], rhs_hv_[k]}, dt, p, added_depth);
+          mesh_.h[k] = out.h;
+          mesh_.hu[k] = out.hu;
+          mesh_.hv[k] = out.hv;
+          if (added_depth > Real(0)) gained += static_cast<double>(added_depth) * mesh_.area[k];
+          dry = dry && dry_fixed_point(out, p.h_dry);
+        }
+        if (skip_.on()) {
+          const auto d = static_cast<std::size_t>(dry_block_of(c0));
+          dry_[d] = dry && !skip_.open[d];
+          fresh_[d] = 0;
+        }
       }
       block_gain_[static_cast<std::size_t>(b)] = gained;
     }
     for (double g : block_gain_) positivity_volume_ += g;
   }
+
+  // The blocks of 32 cells, their neighbours and flags: no block is dry yet,
+  // so the first step computes them all.
+  void start_dry_skip(const Problem& p) {
+    std::vector<bool> open(p.mesh_boundary.size());
+    for (std::size_t g = 0; g < open.size(); ++g) open[g] = p.mesh_boundary[g].kind != BoundaryKind::wall;
+    graph_ = dry_block_graph(mesh_.cells, mesh_.edge_left, mesh_.edge_right, open);
+    const auto blocks = static_cast<std::size_t>(graph_.blocks);
+    dry_.assign(blocks, 0);
+    needed_.assign(blocks, 1);
+    fresh_.assign(blocks, 0);
+    skip_ = {graph_.start.data(), graph_.neighbours.data(), graph_.open.data(), dry_.data(), needed_.data()};
+  }
+
+  // This step's blocks, from the dry flags the last update left.
+  void decide_blocks() {
+    index_t cells = 0;
+#pragma omp parallel for num_threads(threads_) schedule(static, 1024) reduction(+ : cells)
+    for (index_t b = 0; b < graph_.blocks; ++b) {
+      const bool need = dry_block_needed(skip_, b);
+      needed_[static_cast<std::size_t>(b)] = need;
+      if (need) cells += std::min(kDryBlockCells, mesh_.cells - b * kDryBlockCells);
+    }
+    cells_computed_ += static_cast<double>(cells);
+  }
+
+  bool needed(index_t c) const { return !skip_.on() || needed_[static_cast<std::size_t>(dry_block_of(c))]; }
 
   // Before the update of a step of dt, from the state it starts from: the
   // water through each boundary edge that is not a wall, dt |Gamma| times
@@ -328,6 +400,15 @@ class MeshCpuBackend final : public Backend {
   // brings, of scalar s and group g at group_c_[s groups + g].
   std::vector<std::vector<Real>> hc_, conc_;
   std::vector<Real> mass_flux_, group_c_;
+  // Dry skipping (skip_.on()): the block graph, each block's flags (dry_blocks.hpp) and whether its stored
+  // primitives are those of its state.
+  DryBlockGraph graph_;
+  std::vector<unsigned char> dry_, needed_, fresh_;
+  DryBlocks skip_{};
+  double cells_computed_ = 0;
+  // Boundary groups that follow a time series (Forcing::groups; empty: none), and their conditions as read.
+  std::vector<TimeSeries> group_series_;
+  std::vector<BoundaryCondition<Real>> constant_boundary_;
 };
 
 } // namespace

@@ -10,8 +10,8 @@
 namespace shallows::io::case_reader {
 namespace {
 
-// series: where a grid side's discharge or eta may be a CSV time series
-// (nullptr on a mesh); the condition's value is then the series' first.
+// series: where the side's or group's discharge or eta goes when it is a CSV
+// time series; the condition's value is then the series' first.
 BoundaryCondition<double> read_boundary(const Reader& rd, const toml::table& b, std::string_view side,
                                         const fs::path& base_dir, TimeSeries* series) {
   BoundaryCondition<double> bc;
@@ -54,7 +54,6 @@ BoundaryCondition<double> read_boundary(const Reader& rd, const toml::table& b, 
   const auto value_of = [&](const char* name, const std::string& what) -> std::optional<double> {
     const toml::node* v = t.get(name);
     if (!v || !v->is_string()) return rd.number(t, key, name);
-    if (!series) rd.fail_at(key + "." + name, "a time series on a mesh boundary group is not supported yet; give a number");
     *series = series_file(rd, key + "." + name, *v, base_dir, 1.0, what, -1.0, std::nullopt);
     return series->v.front();
   };
@@ -101,7 +100,9 @@ void read_boundaries(const Reader& rd, const toml::table& root, const fs::path& 
                                                    clip(name) + "' (its groups: " +
                                                    (groups.empty() ? "none" : groups) + ")");
         }
-        p.mesh_boundary[static_cast<std::size_t>(group)] = read_boundary(rd, *b, name, base_dir, nullptr);
+        p.forcing.groups.resize(mesh->boundary_names.size());
+        p.mesh_boundary[static_cast<std::size_t>(group)] =
+            read_boundary(rd, *b, name, base_dir, &p.forcing.groups[static_cast<std::size_t>(group)]);
         if (!v.is_table()) continue;
         const std::vector<double> given = read_concentrations(rd, *v.as_table(), dotted("boundary", name), p.scalars);
         for (std::size_t q = 0; q < given.size(); ++q) {

@@ -101,7 +101,8 @@ void check_speeds(const Reader& rd, const Problem& p, const std::string& first_k
   };
   if (mesh) {
     for (std::size_t g = 0; g < p.mesh_boundary.size(); ++g)
-      check_inflow(p.mesh_boundary[g], nullptr, mesh->boundary_names[g]);
+      check_inflow(p.mesh_boundary[g], g < p.forcing.groups.size() ? &p.forcing.groups[g] : nullptr,
+                   mesh->boundary_names[g]);
   } else {
     const char* sides[4] = {"west", "east", "south", "north"};
     for (std::size_t s = 0; s < 4; ++s) check_inflow(p.boundary[s], &p.forcing.boundary[s], sides[s]);

@@ -36,13 +36,15 @@ void read_time(const Reader& rd, const toml::table& root, Problem& p) {
   if (!end) rd.fail("time.end", "time.end: missing (end time of the run, s)");
   if (!(*end > 0)) rd.fail_at("time.end", "must be > 0 (s), found " + num(*end));
   p.t_end = *end;
-  for (std::size_t s = 0; s < 4; ++s) {
-    const TimeSeries& ts = p.forcing.boundary[s];
-    const char* sides[4] = {"west", "east", "south", "north"};
-    const std::string key = std::string("boundary.") + sides[s] + (p.boundary[s].kind == BoundaryKind::level ? ".eta" : ".discharge");
+  const auto check_end = [&](const TimeSeries& ts, const BoundaryCondition<double>& bc, const std::string& name) {
+    const std::string key = "boundary." + name + (bc.kind == BoundaryKind::level ? ".eta" : ".discharge");
     if (ts.t.size() > 1 && ts.t.back() < p.t_end)
       rd.fail_at(key, "the run lasts until " + num(p.t_end) + " s but the series ends at " + num(ts.t.back()) + " s");
-  }
+  };
+  const char* sides[4] = {"west", "east", "south", "north"};
+  for (std::size_t s = 0; s < 4; ++s) check_end(p.forcing.boundary[s], p.boundary[s], sides[s]);
+  for (std::size_t g = 0; g < p.forcing.groups.size() && p.mesh; ++g)
+    check_end(p.forcing.groups[g], p.mesh_boundary[g], p.mesh->boundary_names[g]);
   const auto every = rd.number(*tt, "time", "output_every");
   const toml::node* times = tt->get("output_times");
   if (every && times) rd.fail("time.output_times", "time: give either output_every or output_times, not both");

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+#include "shallows/mesh/unstructured/dry_blocks.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace shallows {
+
+DryBlockGraph dry_block_graph(index_t cells, const std::vector<mesh_index>& edge_left,
+                              const std::vector<mesh_index>& edge_right, const std::vector<bool>& group_open) {
+  if (edge_left.size() != edge_right.size()) throw std::invalid_argument("dry_block_graph: edge arrays differ in size");
+  DryBlockGraph g;
+  g.blocks = (cells + kDryBlockCells - 1) / kDryBlockCells;
+  const auto blocks = static_cast<std::size_t>(g.blocks);
+  g.open.assign(blocks, 0);
+  std::vector<std::vector<index_t>> near(blocks);
+  for (std::size_t e = 0; e < edge_left.size(); ++e) {
+    const mesh_index l = edge_left[e], r = edge_right[e];
+    if (l < 0 || l >= cells || r >= cells)
+      throw std::invalid_argument("dry_block_graph: edge " + std::to_string(e) + " names a cell outside the mesh");
+    const index_t bl = dry_block_of(l);
+    if (r < 0) {
+      const auto group = static_cast<std::size_t>(boundary_group(r));
+      if (group >= group_open.size() || group_open[group]) g.open[static_cast<std::size_t>(bl)] = 1;
+      continue;
+    }
+    const index_t br = dry_block_of(r);
+    if (br == bl) continue;
+    near[static_cast<std::size_t>(bl)].push_back(br);
+    near[static_cast<std::size_t>(br)].push_back(bl);
+  }
+  g.start.assign(blocks + 1, 0);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    std::vector<index_t>& v = near[b];
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    g.neighbours.insert(g.neighbours.end(), v.begin(), v.end());
+    g.start[b + 1] = static_cast<index_t>(g.neighbours.size());
+  }
+  return g;
+}
+
+} // namespace shallows
