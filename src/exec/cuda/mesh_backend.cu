@@ -353,10 +353,11 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
 
   double step(double t, double dt_max) override {
     const Launch a{slot_, 1, t, std::numeric_limits<double>::infinity(), dt_max, std::numeric_limits<long long>::max()};
+    const bool skipping = skipping_;
     launch_step(a);
     const Ctrl c = fetch_ctrl();
     if (c.status != 0) throw not_finite(t);
-    ++steps_taken_;
+    stepped(1, skipping);
     return c.dt;
   }
 
@@ -364,12 +365,19 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
   // one synchronisation per batch.
   CudaAdvance advance(double t, double target, index_t max_steps) override {
     if (!takes_step(t, target, 0, max_steps)) return {t, 0, 0};
-    const CudaAdvance r = gpu::advance_from_slot(
+    index_t counted = 0;  // steps of the batches fetched so far
+    return gpu::advance_from_slot(
         t, target, max_steps, &ctrl_.get()[slot_], host_in_, stream_,
         [&] { launch_step(Launch{slot_, 0, 0.0, target, std::numeric_limits<double>::infinity(), max_steps}); },
-        [&] { return fetch_ctrl(); }, [&](double at) { return not_finite(at); });
-    steps_taken_ += r.steps;
-    return r;
+        [&] {
+          const Ctrl c = fetch_ctrl();
+          if (c.status == 0) {
+            stepped(static_cast<index_t>(c.steps) - counted, skipping_);
+            counted = static_cast<index_t>(c.steps);
+          }
+          return c;
+        },
+        [&](double at) { return not_finite(at); });
   }
 
   void read_state(Fields& out) const override {
@@ -444,7 +452,7 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     std::vector<unsigned long long> per_block(update_blocks_);
     computed_.download(per_block.data(), per_block.size());
-    double sum = 0;
+    double sum = all_cells_steps_;
     for (unsigned long long c : per_block) sum += static_cast<double>(c);
     return sum;
   }
@@ -525,11 +533,14 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
     dry_ = DeviceArray<unsigned char>(blocks);
     needed_ = DeviceArray<unsigned char>(blocks);
     computed_ = DeviceArray<unsigned long long>(update_blocks_);
+    any_dry_ = DeviceArray<int>(1);
+    any_dry_.fill_async(0, stream_);
     dry_.fill_async(0, stream_);
     needed_.fill_async(1, stream_);
     computed_.fill_async(0, stream_);
     params_.skip = {block_start_.get(), block_neighbours_.get(), block_open_.get(), dry_.get(), needed_.get()};
     params_.computed = computed_.get();
+    params_.any_dry = any_dry_.get();
   }
 
   // The groups' series on the device and the conditions as read, which
@@ -548,37 +559,65 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
 
   // One step from slot_ (a no-op on the device once the launch's target or
   // step limit is reached): first pass, then update and maxima.
-  void launch_step(const Launch& a) {
+  // After a batch of steps launched in skipping mode or not: the cells they
+  // computed where not skipping; whether some block has been dry, which
+  // starts the skipping steps with the next batch (read where the host has
+  // synchronised anyway).
+  void stepped(index_t steps, bool skipping) {
+    steps_taken_ += steps;
+    if (!params_.skip.on()) return;
+    if (!skipping) all_cells_steps_ += static_cast<double>(cells_) * static_cast<double>(steps);
+    if (!skipping_) {
+      int any = 0;
+      any_dry_.download(&any, 1);
+      skipping_ = any != 0;
+    }
+  }
+
+  // The first pass of the design; kSkip: leave out the blocks not needed.
+  template <bool kSkip>
+  void launch_first_pass(const Launch& a) {
     constexpr int threads = gpu::kBlockThreads;  // block_max_to assumes it
+    switch (loop_) {
+      case MeshLoop::cell_slots:
+        if (slots_ == 3) {
+          gpu::mesh::cell_rhs_kernel<Real, 3, kSkip><<<first_blocks_, threads, 0, stream_>>>(params_, a);
+        } else {
+          gpu::mesh::cell_rhs_kernel<Real, 4, kSkip><<<first_blocks_, threads, 0, stream_>>>(params_, a);
+        }
+        SHALLOWS_CUDA_CHECK_LAUNCH("mesh cell_rhs_kernel");
+        break;
+      case MeshLoop::cell_shared:
+        gpu::mesh::cell_rhs_kernel<Real, 0, kSkip><<<first_blocks_, threads, 0, stream_>>>(params_, a);
+        SHALLOWS_CUDA_CHECK_LAUNCH("mesh cell_rhs_kernel (shared body)");
+        break;
+      case MeshLoop::edge:
+        gpu::mesh::edge_flux_kernel<Real, kSkip><<<first_blocks_, threads, 0, stream_>>>(params_, a);
+        SHALLOWS_CUDA_CHECK_LAUNCH("mesh edge_flux_kernel");
+        if (slots_ == 3) {
+          gpu::mesh::edge_gather_kernel<Real, 3, kSkip><<<gather_blocks_, threads, 0, stream_>>>(params_, a);
+        } else {
+          gpu::mesh::edge_gather_kernel<Real, 4, kSkip><<<gather_blocks_, threads, 0, stream_>>>(params_, a);
+        }
+        SHALLOWS_CUDA_CHECK_LAUNCH("mesh edge_gather_kernel");
+        break;
+    }
+  }
+
+  void launch_step(const Launch& a) {
     if (group_series_.size() > 0) {
       const auto groups = static_cast<int>(group_series_.size());
       gpu::mesh::group_conditions_kernel<Real><<<blocks_for(groups, 64), 64, 0, stream_>>>(
           boundary_.get(), constant_boundary_.get(), group_series_.get(), groups, ctrl_.get(), a);
       SHALLOWS_CUDA_CHECK_LAUNCH("mesh group_conditions_kernel");
     }
-    switch (loop_) {
-      case MeshLoop::cell_slots:
-        if (slots_ == 3) {
-          gpu::mesh::cell_rhs_kernel<Real, 3><<<first_blocks_, threads, 0, stream_>>>(params_, a);
-        } else {
-          gpu::mesh::cell_rhs_kernel<Real, 4><<<first_blocks_, threads, 0, stream_>>>(params_, a);
-        }
-        SHALLOWS_CUDA_CHECK_LAUNCH("mesh cell_rhs_kernel");
-        break;
-      case MeshLoop::cell_shared:
-        gpu::mesh::cell_rhs_kernel<Real, 0><<<first_blocks_, threads, 0, stream_>>>(params_, a);
-        SHALLOWS_CUDA_CHECK_LAUNCH("mesh cell_rhs_kernel (shared body)");
-        break;
-      case MeshLoop::edge:
-        gpu::mesh::edge_flux_kernel<Real><<<first_blocks_, threads, 0, stream_>>>(params_, a);
-        SHALLOWS_CUDA_CHECK_LAUNCH("mesh edge_flux_kernel");
-        if (slots_ == 3) {
-          gpu::mesh::edge_gather_kernel<Real, 3><<<gather_blocks_, threads, 0, stream_>>>(params_, a);
-        } else {
-          gpu::mesh::edge_gather_kernel<Real, 4><<<gather_blocks_, threads, 0, stream_>>>(params_, a);
-        }
-        SHALLOWS_CUDA_CHECK_LAUNCH("mesh edge_gather_kernel");
-        break;
+    if (skipping_) {
+      const index_t blocks = (cells_ + kDryBlockCells - 1) / kDryBlockCells;
+      gpu::mesh::decide_blocks_kernel<Real><<<blocks_for(blocks, 256), 256, 0, stream_>>>(params_, a);
+      SHALLOWS_CUDA_CHECK_LAUNCH("mesh decide_blocks_kernel");
+      launch_first_pass<true>(a);
+    } else {
+      launch_first_pass<false>(a);
     }
     if (sides_.kept()) {
       gpu::mesh_boundary_rate_kernel<Real><<<side_groups_, gpu::forcing::kThreads, 0, stream_>>>(
@@ -592,7 +631,8 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
       gpu::mesh::scalar_concentration_kernel<Real><<<blocks_for(cells_, 256), 256, 0, stream_>>>(params_, scalars_, a);
       SHALLOWS_CUDA_CHECK_LAUNCH("mesh scalar_concentration_kernel");
     }
-    gpu::mesh::update_kernel<Real><<<update_blocks_, gpu::mesh::kUpdateThreads, 0, stream_>>>(update_params_, a);
+    gpu::mesh::update_kernel<Real>
+        <<<update_blocks_, gpu::mesh::kUpdateThreads, 0, stream_>>>(update_params_, a, skipping_);
     SHALLOWS_CUDA_CHECK_LAUNCH("mesh update_kernel");
     const int next = (slot_ + 1) % 3;
     if (!hc_.empty()) {
@@ -651,7 +691,10 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
   DeviceArray<index_t> block_start_, block_neighbours_;
   DeviceArray<unsigned char> block_open_, dry_, needed_;
   DeviceArray<unsigned long long> computed_;
-  index_t steps_taken_ = 0;  // where dry skipping does not count the cells
+  DeviceArray<int> any_dry_;
+  bool skipping_ = false;  // steps leave out the blocks not needed (once any_dry)
+  double all_cells_steps_ = 0;  // cells computed by the steps that were not skipping
+  index_t steps_taken_ = 0;
   // Boundary groups that follow a time series (Forcing::groups): the series, their views, the conditions as read.
   std::vector<DeviceArray<double>> series_t_, series_v_;
   DeviceArray<SeriesView> group_series_;

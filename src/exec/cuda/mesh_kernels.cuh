@@ -36,11 +36,14 @@
 //    bits); a gather kernel sums each cell's edges in slot order;
 //    update_kernel. Half the Roe solves of the cell loop, for 7 stored
 //    values per edge: bound by memory bandwidth (0.9 of the bound).
-// Dry skipping (dry_blocks.hpp), where the executor turns it on: the first
-// pass decides each block of 32 cells (a warp) with dry_block_needed and
-// stores the decision, skipped warps go on to their next cells, and the
-// update pass updates the needed blocks only and marks each dry again or not.
-// An edge is evaluated where the block of either of its cells is needed.
+// Dry skipping (dry_blocks.hpp), where the executor turns it on: the update
+// pass marks each block of 32 cells (a warp) dry or not, and any_dry once a
+// block is dry. From then on (the host looks between batches of steps) each
+// step starts with decide_blocks_kernel (dry_block_needed per block), the
+// first pass's kSkip instances leave out the warps of blocks not needed
+// (an edge is evaluated where the block of either of its cells is needed),
+// and the update pass updates the needed blocks alone. Until then the first
+// pass is the plain one: an all-wet run pays only for the dry marks.
 // Slots is the default as the fastest of the three; float runs 8 resident
 // blocks per SM (64 registers, no spills) and double unrolls the slots loop
 // for the same reason (bench/cuda-notes.md, unstructured meshes).
@@ -131,8 +134,10 @@ struct MeshParams {
   double* arrival;
   double arrival_threshold;
 
-  // Dry skipping (skip.start null: off), and the cells each update block computed, summed over the steps.
+  // Dry skipping (skip.start null: off): the flags, whether a block has been dry since the start, and the
+  // cells each update block computed in skipping steps, summed.
   DryBlocks skip;
+  int* any_dry;
   unsigned long long* computed;
 };
 
@@ -173,16 +178,20 @@ __device__ __forceinline__ EdgeFluctuation<Real> oriented_edge(const CellPrimiti
   return mesh_edge(me_left ? me : other, me_left ? other : me, nx, ny, p);
 }
 
-// Whether the warp's block of cells takes part in this step, decided from the
-// dry flags and stored for the update pass (by lane 0; `cell` is the lane's
-// cell, in the same block of 32 on every lane of the warp).
+// The blocks this step computes, from the dry flags the last update left
+// (skipping steps only, before the first pass): one thread per block.
 template <class Real>
-__device__ __forceinline__ bool decide_block(const MeshParams<Real>& mesh, index_t cell) {
-  if (!mesh.skip.on()) return true;
-  const index_t b = dry_block_of(cell);
-  const bool need = dry_block_needed(mesh.skip, b);
-  if ((threadIdx.x & 31) == 0) mesh.skip.needed[b] = need;
-  return need;
+__global__ void decide_blocks_kernel(const MeshParams<Real> mesh, const Launch launch) {
+  if (!launch_takes_step(mesh.ctrl[launch.slot], launch)) return;
+  const index_t b = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (b < (mesh.cells + kDryBlockCells - 1) / kDryBlockCells) mesh.skip.needed[b] = dry_block_needed(mesh.skip, b);
+}
+
+// Whether cell i's block is computed this step (the same on a warp's lanes).
+template <class Real, bool kSkip>
+__device__ __forceinline__ bool block_computed(const MeshParams<Real>& mesh, index_t i) {
+  if constexpr (kSkip) return mesh.skip.needed[dry_block_of(i)] != 0;
+  return true;
 }
 
 // The boundary groups that follow a time series (Forcing::groups): their
@@ -230,8 +239,9 @@ __device__ __forceinline__ MeshCellSum<Real> slot_cell_sum(const MeshParams<Real
 // The rhs and rate of the state (the first pass of the cell designs):
 // cells in a grid-stride loop (a few blocks per SM, so that few blocks
 // reach the rate's atomicMax), rhs stored, largest rate into slot launch.slot.
-// kSlots: 3 or 4 for the slots layout, 0 for the shared body.
-template <class Real, int kSlots>
+// kSlots: 3 or 4 for the slots layout, 0 for the shared body; kSkip: a
+// skipping step (blocks not needed left out).
+template <class Real, int kSlots, bool kSkip = false>
 __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
     cell_rhs_kernel(const MeshParams<Real> mesh, const Launch launch) {
   const Ctrl c = mesh.ctrl[launch.slot];
@@ -240,7 +250,7 @@ __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
   unsigned long long best = 0;
   const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
   for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < mesh.cells; i += stride) {
-    if (!decide_block(mesh, i)) continue;
+    if (!block_computed<Real, kSkip>(mesh, i)) continue;
     const auto cell = static_cast<mesh_index>(i);
     MeshCellSum<Real> s;
     if constexpr (kSlots == 0) {
@@ -264,7 +274,7 @@ __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
 
 // Each edge once, as evaluate_mesh_edge: the stored products length * F
 // and length * speed (MeshCellSum::add's products; the gather adds them).
-template <class Real>
+template <class Real, bool kSkip = false>
 __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
     edge_flux_kernel(const MeshParams<Real> mesh, const Launch launch) {
   const Ctrl c = mesh.ctrl[launch.slot];
@@ -273,9 +283,7 @@ __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
   if (e >= mesh.edges) return;
   const mesh_index l = ldg(mesh.arrays.edge_left + e);
   const mesh_index r = ldg(mesh.arrays.edge_right + e);
-  if (mesh.skip.on() && !dry_block_needed(mesh.skip, dry_block_of(l)) &&
-      (r < 0 || !dry_block_needed(mesh.skip, dry_block_of(r))))
-    return;
+  if (!block_computed<Real, kSkip>(mesh, l) && (r < 0 || !block_computed<Real, kSkip>(mesh, r))) return;
   const Real nx = ldg(mesh.arrays.edge_nx + e);
   const Real ny = ldg(mesh.arrays.edge_ny + e);
   const Real length = ldg(mesh.arrays.edge_length + e);
@@ -296,14 +304,14 @@ __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
 }
 
 // Each cell sums its edges' stored products in slot order (MeshCpuBackend::edge_pass).
-template <class Real, int kSlots>
+template <class Real, int kSlots, bool kSkip = false>
 __global__ void __launch_bounds__(kBlockThreads) edge_gather_kernel(const MeshParams<Real> mesh, const Launch launch) {
   const Ctrl c = mesh.ctrl[launch.slot];
   if (!launch_takes_step(c, launch)) return;
   unsigned long long best = 0;
   const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
   for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < mesh.cells; i += stride) {
-    if (!decide_block(mesh, i)) continue;
+    if (!block_computed<Real, kSkip>(mesh, i)) continue;
     MeshCellSum<Real> s;
 #pragma unroll
     for (int k = 0; k < kSlots; ++k) {
@@ -332,8 +340,11 @@ __global__ void __launch_bounds__(kBlockThreads) edge_gather_kernel(const MeshPa
 
 // advance_cell for every active cell (MeshCpuBackend::apply_rhs), then the
 // maxima of every cell at t + dt, as the CPU takes them after the step.
+// skipping: a skipping step (the needed blocks alone); with dry skipping on,
+// each updated block is marked dry or not.
 template <class Real>
-__global__ void __launch_bounds__(kUpdateThreads) update_kernel(const MeshParams<Real> mesh, const Launch launch) {
+__global__ void __launch_bounds__(kUpdateThreads)
+    update_kernel(const MeshParams<Real> mesh, const Launch launch, bool skipping) {
   const Ctrl c = mesh.ctrl[launch.slot];
   double dt = 0, t = 0;
   // One state buffer; the next first pass accumulates into the next slot's rate.
@@ -342,7 +353,7 @@ __global__ void __launch_bounds__(kUpdateThreads) update_kernel(const MeshParams
   double volume = 0;
   // The same on every lane of a warp: its cells are one block of 32.
   const bool skip = mesh.skip.on();
-  const bool needed = !skip || (i - (threadIdx.x & 31) < mesh.cells && mesh.skip.needed[dry_block_of(i)]);
+  const bool needed = !skipping || (i - (threadIdx.x & 31) < mesh.cells && mesh.skip.needed[dry_block_of(i)]);
   bool dry = true;  // the cell a dry fixed point, or inactive, or none
   // No early return: the whole warp adds its gains at the end.
   if (i < mesh.cells && needed) {
@@ -364,12 +375,16 @@ __global__ void __launch_bounds__(kUpdateThreads) update_kernel(const MeshParams
   }
   if (skip) {
     const bool all_dry = __all_sync(kFullMask, dry);
-    if (needed && (threadIdx.x & 31) == 0) {
+    if (needed && (threadIdx.x & 31) == 0 && i < mesh.cells) {
       const index_t b = dry_block_of(i);
-      mesh.skip.dry[b] = all_dry && !mesh.skip.open[b];
+      const bool marked = all_dry && !mesh.skip.open[b];
+      mesh.skip.dry[b] = marked;
+      if (marked && *mesh.any_dry == 0) *mesh.any_dry = 1;  // the same value from every writer
     }
-    const int cells = __syncthreads_count(needed && i < mesh.cells);
-    if (threadIdx.x == 0) mesh.computed[blockIdx.x] += static_cast<unsigned long long>(cells);
+    if (skipping) {
+      const int cells = __syncthreads_count(needed && i < mesh.cells);
+      if (threadIdx.x == 0) mesh.computed[blockIdx.x] += static_cast<unsigned long long>(cells);
+    }
   }
   warp_add_nonzero(mesh.positivity_sum, volume);
 }
