@@ -165,7 +165,7 @@ TEST_P(StructureRun, PumpDrainsAReservoirAtItsRateUntilEmpty) {
     EXPECT_NEAR(west, v0 - 0.5 * t, 1e-11 * v0) << t;
     EXPECT_NEAR(east, 0.5 * t, 1e-11 * v0) << t;
     EXPECT_NEAR(r.forcing.structures[1], 0.5 * t, 1e-12 * v0);  // the tally's volume
-    EXPECT_EQ(r.forcing.structures[0], 0.5);                    // its last discharge
+    EXPECT_DOUBLE_EQ(r.forcing.structures[0], 0.5);             // its last discharge
     EXPECT_EQ(r.positivity, 0.0);
     EXPECT_NEAR(r.final, r.initial, 1e-13 * r.initial);
   }
