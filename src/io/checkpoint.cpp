@@ -426,8 +426,9 @@ void write_checkpoint(const Case& c, const Checkpoint& k) {
   }
   if (!p.forcing.structures.empty()) {
     if (k.forcing.structures.size() != 3 * p.forcing.structures.size())
-      throw std::logic_error("write_checkpoint: the forcing state holds " + std::to_string(k.forcing.structures.size()) +
-                             " values for " + std::to_string(p.forcing.structures.size()) + " structures");
+      throw std::logic_error("write_checkpoint: the forcing state holds " +
+                             std::to_string(k.forcing.structures.size()) + " values for " +
+                             std::to_string(p.forcing.structures.size()) + " structures");
     w.value(static_cast<std::uint64_t>(k.forcing.structures.size()));
     w.field<double>(k.forcing.structures);
   }

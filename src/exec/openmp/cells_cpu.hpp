@@ -316,7 +316,8 @@ class CpuForcing {
   // The structures' tallies as ForcingState::structures.
   void read_tallies(ForcingState& out) const {
     out.structures.clear();
-    for (const StructureTally& k : tallies_) out.structures.insert(out.structures.end(), {k.discharge, k.volume, k.running});
+    for (const StructureTally& k : tallies_)
+      out.structures.insert(out.structures.end(), {k.discharge, k.volume, k.running});
   }
 
   // The forcing's inputs as views of its vectors.
