@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <system_error>
 
@@ -97,6 +98,21 @@ std::string format_number(double v, int digits) {
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, digits);
   return std::string(buf, r.ptr);
+}
+
+void cut_csv_rows(const fs::path& part, std::size_t rows) {
+  std::ifstream in(part, std::ios::binary);
+  std::size_t lines = 0, offset = 0;
+  for (char ch; lines < rows + 1 && in.get(ch); ++offset)
+    if (ch == '\n') ++lines;
+  if (lines < rows + 1)
+    throw std::runtime_error("cannot restart: " + part.string() + " holds " +
+                             std::to_string(lines == 0 ? 0 : lines - 1) + " rows, the checkpoint needs " +
+                             std::to_string(rows));
+  in.close();
+  std::error_code ec;
+  fs::resize_file(part, offset, ec);
+  if (ec) throw std::runtime_error("cannot truncate " + part.string() + ": " + ec.message());
 }
 
 }  // namespace shallows::io::detail

@@ -11,7 +11,9 @@
 //   per cell, rain and infiltration per row, volume per source, water in and
 //   out per side: each a u64 count and that many f64), then the passive
 //   scalars (format 3): a u64 count (the problem's), and per scalar its f64
-//   initial mass and h c in the run's precision,
+//   initial mass and h c in the run's precision, then, in a run with hydraulic
+//   structures only, their state (ForcingState::structures: a u64 count and
+//   that many f64),
 //   u64 checksum of everything before it.
 #include "shallows/io/checkpoint.hpp"
 
@@ -263,6 +265,11 @@ Checkpoint read_file(const fs::path& file, const Case& c) {
     k.initial_scalar_mass.push_back(r.value<double>());
     k.state.hc.push_back(precision == 0 ? r.field<float>(n) : r.field<double>(n));
   }
+  if (!p.forcing.structures.empty()) {
+    if (r.value<std::uint64_t>() != 3 * p.forcing.structures.size())
+      throw InputError(file.string() + ": checkpoint is inconsistent (structures)");
+    k.forcing.structures = r.field<double>(3 * p.forcing.structures.size());
+  }
   if (r.at() != size - 8) throw InputError(file.string() + ": checkpoint is inconsistent (bytes left over)");
   return k;
 }
@@ -329,7 +336,19 @@ std::uint64_t case_fingerprint(const Case& c) {
     h.vector(src.discharge.t);
     h.vector(src.discharge.v);
   }
-  // Nothing without scalars or segments, so that such runs keep their fingerprint.
+  // Nothing without structures, scalars or segments, so that such runs keep their fingerprint.
+  for (const Structure& st : forcing.structures) {
+    h.string(st.name);
+    h.value(st.inlet);
+    h.value(st.outlet);
+    h.value(st.spec.kind);
+    h.vector(st.discharge.t);
+    h.vector(st.discharge.v);
+    for (double v : {st.spec.on, st.spec.off, st.spec.width, st.spec.height, st.spec.length, st.spec.invert_in,
+                     st.spec.invert_out, st.spec.n_manning, st.spec.entrance_loss, st.spec.exit_loss})
+      h.value(v);
+    h.value(static_cast<int>(st.spec.shape) + 2 * st.spec.controlled + 4 * st.spec.one_way);
+  }
   for (const PassiveScalar& sc : p.scalars) {
     h.string(sc.name);
     h.vector(sc.c);
@@ -411,6 +430,14 @@ void write_checkpoint(const Case& c, const Checkpoint& k) {
     w.value(k.initial_scalar_mass[s]);
     if (single) w.field<float>(k.state.hc[s]);
     else w.field<double>(k.state.hc[s]);
+  }
+  if (!p.forcing.structures.empty()) {
+    if (k.forcing.structures.size() != 3 * p.forcing.structures.size())
+      throw std::logic_error("write_checkpoint: the forcing state holds " +
+                             std::to_string(k.forcing.structures.size()) + " values for " +
+                             std::to_string(p.forcing.structures.size()) + " structures");
+    w.value(static_cast<std::uint64_t>(k.forcing.structures.size()));
+    w.field<double>(k.forcing.structures);
   }
   const std::uint64_t size = w.out.size() + 8;
   std::memcpy(w.out.data() + 16, &size, 8);

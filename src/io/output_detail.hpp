@@ -68,6 +68,10 @@ class AtomicFile {
 // std::runtime_error when neither exists.
 fs::path reopen_part(const fs::path& final_path);
 
+// A restart: keeps the header and the first `rows` rows of the .part file of
+// an interrupted run's CSV (gauges.csv, structures.csv).
+void cut_csv_rows(const fs::path& part, std::size_t rows);
+
 // A restart: throws std::runtime_error when a frame file the interrupted run
 // wrote before its checkpoint is missing (another output folder?).
 void require_earlier_frame(const fs::path& file);

@@ -83,7 +83,7 @@ class GaugeWriter final : public FormatWriter {
       : ctx_(ctx), cells_(std::move(cells)), sparse_(sparse) {
     const fs::path final_path = ctx.settings.dir / "gauges.csv";
     if (ctx.resuming()) {
-      cut_rows(reopen_part(final_path), ctx.resume_times.size());
+      cut_csv_rows(reopen_part(final_path), ctx.resume_times.size());
       file_ = std::make_unique<AtomicFile>(final_path, true);
       return;
     }
@@ -124,22 +124,6 @@ class GaugeWriter final : public FormatWriter {
   void finish(const Maxima&) override { file_->commit(); }
 
  private:
-  // Keeps the header and the first `rows` rows of an interrupted run's file.
-  static void cut_rows(const fs::path& part, std::size_t rows) {
-    std::ifstream in(part, std::ios::binary);
-    std::size_t lines = 0, offset = 0;
-    for (char ch; lines < rows + 1 && in.get(ch); ++offset)
-      if (ch == '\n') ++lines;
-    if (lines < rows + 1)
-      throw std::runtime_error("cannot restart: " + part.string() + " holds " +
-                               std::to_string(lines == 0 ? 0 : lines - 1) + " rows, the checkpoint needs " +
-                               std::to_string(rows));
-    in.close();
-    std::error_code ec;
-    fs::resize_file(part, offset, ec);
-    if (ec) throw std::runtime_error("cannot truncate " + part.string() + ": " + ec.message());
-  }
-
   const Context& ctx_;
   std::vector<std::size_t> cells_;
   bool sparse_;

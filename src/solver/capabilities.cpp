@@ -29,7 +29,7 @@ struct Row {
 };
 
 // The one statement of what runs where. Meshes run in one process only (no MPI decomposition of meshes).
-constexpr std::array<Row, 10> kTable{{
+constexpr std::array<Row, 11> kTable{{
     {Feature::first_order, "first-order Roe scheme, wet/dry fronts, Manning friction", {1, 1, 1, 1, 1, 1}},
     {Feature::third_order, "third order (roe3)", {1, 1, 1, 1, 0, 0}},
     {Feature::rain, "rain", {1, 1, 1, 1, 1, 1}},
@@ -39,6 +39,7 @@ constexpr std::array<Row, 10> kTable{{
     {Feature::side_series, "sides that follow a time series", {1, 1, 1, 1, 1, 1}},
     {Feature::segments, "boundary segments", {1, 1, 1, 1, 0, 0}},
     {Feature::scalars, "passive scalars", {1, 1, 1, 1, 1, 1}},
+    {Feature::structures, "pumps, gates and culverts", {1, 0, 0, 0, 1, 0}},
     {Feature::checkpoints, "checkpoints and restarts", {1, 1, 0, 0, 1, 1}},
 }};
 
@@ -55,12 +56,15 @@ std::string place_name(Place p) {
   return s;
 }
 
-// Where a feature that does not run at `place` runs instead, said from that place: the way out. (The CPU and
-// the GPU run the same features; ranks and meshes are where they differ.)
+// Where a feature that does not run at `place` runs instead, said from that place: the way out. (Ranks and
+// meshes are where most features differ; structures run on the CPU only.)
 std::string where_else(Feature f, Place place) {
   Place one = place;
   one.ranks = false;
   if (place.ranks && runs(f, one)) return "in one process only so far";
+  Place cpu = one;
+  cpu.gpu = false;
+  if (runs(f, cpu)) return place.ranks ? "on the CPU in one process only so far" : "on the CPU only so far";
   return "on grids only so far";
 }
 
@@ -95,6 +99,7 @@ std::vector<Feature> features_of(const Problem& p) {
   if (f.has_boundary_series() || segments_follow_series(p.segments)) out.push_back(Feature::side_series);
   if (!p.segments.empty()) out.push_back(Feature::segments);
   if (!p.scalars.empty()) out.push_back(Feature::scalars);
+  if (!f.structures.empty()) out.push_back(Feature::structures);
   return out;
 }
 

@@ -105,6 +105,13 @@ void write_summary_json(const std::filesystem::path& dir, const RunSummary& s) {
       }
       f << "\n  ],\n";
     }
+    if (!s.structures.empty()) {
+      f << "  \"structures\": [";
+      for (std::size_t k = 0; k < s.structures.size(); ++k)
+        f << (k ? ",\n" : "\n") << "    {\"name\": " << json_string(s.structures[k].name)
+          << ", \"volume\": " << json_number(s.structures[k].volume) << "}";
+      f << "\n  ],\n";
+    }
     f << "  \"ranks\": " << s.ranks << ",\n"
       << "  \"process_grid\": [" << s.ranks_x << ", " << s.ranks_y << "],\n"
       << "  \"halo_steps\": " << s.halo_steps << ",\n"
@@ -382,6 +389,11 @@ RunSummary run_from(const io::Case& c, const RunOptions& options, Simulation& si
   const std::vector<double> initial_scalar_mass = resume ? resume->initial_scalar_mass : scalar_masses();
   std::optional<AsyncWriter> frames;
   if (writer) frames.emplace(*writer);
+  // structures.csv: written here, a row per frame, whatever the formats (one process: the executors refuse
+  // structures on several ranks).
+  std::optional<io::StructureSeriesWriter> structure_series;
+  if (root && !p.forcing.structures.empty())
+    structure_series.emplace(c.output.dir, p.forcing.structures, resume ? resume->frames : 0);
   std::size_t written = resume ? resume->frames : 0;  // frames queued so far
   // The positivity account of the whole run, an interrupted one's included.
   const auto positivity_so_far = [&] {
@@ -400,6 +412,11 @@ RunSummary run_from(const io::Case& c, const RunOptions& options, Simulation& si
       Snapshot snapshot = cells_only ? Snapshot(sim.backend().read_cells(writer ? writer->gauge_cells() : no_cells))
                                      : sim.snapshot();
       if (frames) frames->write(frame_times[written], std::move(snapshot), account);
+    }
+    if (structure_series) {
+      ForcingState accounts;
+      sim.backend().read_forcing_accounts(accounts);
+      structure_series->write(frame_times[written], accounts.structures);
     }
     ++written;
   };
@@ -457,6 +474,7 @@ RunSummary run_from(const io::Case& c, const RunOptions& options, Simulation& si
       checkpoint();
       frames->drain();
       writer->finish(keep_frames ? sim.maxima() : Maxima{});  // valid files, taken up again by --restart (one rank)
+      if (structure_series) structure_series->finish();
     }
   }
   if (stop != 0) {
@@ -474,6 +492,7 @@ RunSummary run_from(const io::Case& c, const RunOptions& options, Simulation& si
   const auto finish_start = Clock::now();
   const Maxima maxima = keep_frames ? sim.maxima() : Maxima{};  // collective on several ranks
   if (writer) writer->finish(maxima);
+  if (structure_series) structure_series->finish();
   s.steps = sim.steps();
   s.final_volume = sim.volume();
   s.finish_seconds = seconds_since(finish_start);
@@ -484,6 +503,12 @@ RunSummary run_from(const io::Case& c, const RunOptions& options, Simulation& si
   s.forcing = sim.backend().forcing_volumes();
   s.boundary = sim.backend().boundary_flow();
   s.mass_balance = mass_balance(p, s.initial_volume, s.final_volume, s.positivity_volume, s.forcing, s.boundary);
+  if (!p.forcing.structures.empty()) {
+    ForcingState accounts;
+    sim.backend().read_forcing_accounts(accounts);
+    for (std::size_t k = 0; k < p.forcing.structures.size(); ++k)
+      s.structures.push_back({p.forcing.structures[k].name, accounts.structure_volume(k)});
+  }
   const std::vector<double> final_scalar_mass = scalar_masses();
   for (std::size_t k = 0; k < final_scalar_mass.size(); ++k) {
     const double m0 = initial_scalar_mass[k], m1 = final_scalar_mass[k];
@@ -521,6 +546,8 @@ RunSummary run_from(const io::Case& c, const RunOptions& options, Simulation& si
     }
     if (s.boundary.kept())
       std::printf("through the sides: %.6g m^3 in, %.6g m^3 out\n", s.boundary.in, s.boundary.out);
+    for (const StructureSummary& m : s.structures)
+      std::printf("structure %s moved %.6g m^3 from its inlet to its outlet\n", m.name.c_str(), m.volume);
     for (const ScalarSummary& m : s.scalars)
       std::printf("%s: mass %.6g at the start, %.6g at the end\n", m.name.c_str(), m.initial_mass, m.final_mass);
     // Unchecked only where water crosses the boundary and the executor keeps no account of it (mass_balance).

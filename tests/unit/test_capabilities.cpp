@@ -110,6 +110,41 @@ TEST(Capabilities, TheBackendFactoryRefusesThroughTheTable) {
   EXPECT_EQ(message_of(p, o), "unknown backend 'gpu' (valid: cpu, cuda, auto)");
 }
 
+Structure pump_between(index_t inlet, index_t outlet) {
+  Structure s;
+  s.name = "station";
+  s.inlet = inlet;
+  s.outlet = outlet;
+  s.discharge = TimeSeries::constant(1.0);
+  return s;
+}
+
+// Structures run on the CPU, grids and meshes, in one process: the GPU and ranks refuse them, never run without them.
+TEST(Capabilities, StructuresRunOnTheCpuInOneProcessAndAreRefusedElsewhere) {
+  Problem p = flat_grid();
+  p.forcing.structures.push_back(pump_between(0, 63));
+  EXPECT_EQ(features_of(p), (std::vector<Feature>{Feature::first_order, Feature::structures}));
+  EXPECT_EQ(refusal(p, {false, false, false}), "");
+  EXPECT_EQ(refusal(p, {false, true, false}),
+            "pumps, gates and culverts run on the CPU only so far; this run is on a grid on the GPU");
+  EXPECT_EQ(refusal(p, {false, false, true}),
+            "pumps, gates and culverts run in one process only so far; this run is on a grid on "
+            "the CPU on several MPI ranks");
+  EXPECT_EQ(refusal(p, {false, true, true}),
+            "pumps, gates and culverts run on the CPU in one process only so far; this run is on "
+            "a grid on the GPU on several MPI ranks");
+  Problem m = flat_mesh();
+  m.forcing.structures.push_back(pump_between(0, 5));
+  EXPECT_EQ(refusal(m, {true, false, false}), "");
+  EXPECT_EQ(refusal(m, {true, true, false}),
+            "pumps, gates and culverts run on the CPU only so far; this run is on a mesh on the GPU");
+  BackendOptions o;
+  o.kind = "cuda";
+  EXPECT_NE(message_of(p, o), "");  // refused (or no CUDA in this build): never a run without the pump
+  o.kind = "auto";
+  EXPECT_EQ(message_of(p, o), "");  // the CPU
+}
+
 // docs/features.md holds the table as `shallows features` prints it.
 TEST(Capabilities, TheDocsTableIsTheTable) {
   std::ifstream in(std::string(SHALLOWS_SOURCE_DIR) + "/docs/features.md");

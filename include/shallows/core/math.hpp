@@ -98,6 +98,12 @@ SHALLOWS_HD double log1p_ratio(double a, double b) {
 SHALLOWS_HD float abs(float x) { return ::fabsf(x); }
 SHALLOWS_HD double abs(double x) { return ::fabs(x); }
 
+// libm's and CUDA's, which may differ in the last bit: for the structures'
+// discharge laws (physics/structures.hpp), which run on the CPU only so far.
+SHALLOWS_HD double pow(double x, double y) { return ::pow(x, y); }
+SHALLOWS_HD double acos(double x) { return ::acos(x); }
+SHALLOWS_HD double sin(double x) { return ::sin(x); }
+
 template <class Real>
 SHALLOWS_HD Real min(Real a, Real b) { return b < a ? b : a; }
 template <class Real>

@@ -25,6 +25,29 @@ struct OutputResume {
 // grid or mesh, or a bad or repeated name.
 std::vector<std::size_t> gauge_cells(const Problem& p, const OutputSettings& settings);
 
+// structures.csv: at each output time, each structure's discharge over its
+// last step (m^3/s) and the volume it has moved so far (m^3), columns
+// <name>_discharge, <name>_volume in the order of Problem::forcing.structures.
+class StructureSeriesWriter {
+ public:
+  // resume_rows > 0: a restart, whose interrupted file is reopened and cut
+  // back to its first resume_rows rows.
+  StructureSeriesWriter(const std::filesystem::path& dir, const std::vector<Structure>& structures,
+                        std::size_t resume_rows = 0);
+  ~StructureSeriesWriter();
+  StructureSeriesWriter(const StructureSeriesWriter&) = delete;
+  StructureSeriesWriter& operator=(const StructureSeriesWriter&) = delete;
+
+  // One row; state: ForcingState::structures.
+  void write(double time, const std::vector<double>& state);
+  // Closes and renames the file.
+  void finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 class OutputWriter {
  public:
   // z: interior bed (NaN = inactive); h_dry: cells at or below it are written dry.

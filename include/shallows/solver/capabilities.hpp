@@ -21,6 +21,7 @@ enum class Feature {
   side_series,
   segments,
   scalars,
+  structures,
   checkpoints,
 };
 

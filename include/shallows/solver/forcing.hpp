@@ -11,6 +11,7 @@
 
 #include "shallows/core/config.hpp"
 #include "shallows/physics/forcing.hpp"
+#include "shallows/physics/structures.hpp"
 
 namespace shallows {
 
@@ -57,11 +58,23 @@ struct VolumeSource {
   TimeSeries discharge;        // m^3/s; > 0 brings water in
 };
 
+// A hydraulic structure between two cells ([[structure]]: a pump, a gate, a
+// culvert; physics/structures.hpp). spec.discharge is left empty here: the
+// executor points it at its own copy of `discharge`.
+struct Structure {
+  std::string name;             // as the case names it: summary.json, structures.csv, messages
+  index_t inlet = 0, outlet = 0;  // the problem's cells holding the ends
+  StructureSpec spec;
+  TimeSeries discharge;         // pumps and gates: m^3/s from the inlet to the outlet
+};
+
 struct Forcing {
   Rain rain;
   Infiltration infiltration;
   std::vector<double> manning;  // per cell (s/m^(1/3)); empty: physics.n_manning everywhere
   std::vector<VolumeSource> sources;
+  // Applied after the sources, in their order.
+  std::vector<Structure> structures;
   // Grid sides (indexed by Side) whose inflow discharge or level eta changes
   // over time; empty: the condition's constant value. A step takes the value
   // at its start time.
@@ -84,7 +97,7 @@ struct Forcing {
 
   // Whether anything beyond the boundary conditions' constant values acts.
   bool active() const {
-    return forces_cells() || !sources.empty() || has_boundary_series();
+    return forces_cells() || !sources.empty() || !structures.empty() || has_boundary_series();
   }
 };
 
@@ -127,6 +140,13 @@ struct ForcingState {
   // a mesh: per boundary group), where the executor keeps that account
   // (Backend::boundary_flow).
   std::vector<double> boundary;
+  // Per structure (Forcing::structures), its StructureTally: discharge of the
+  // last step, volume so far, running; empty without structures.
+  std::vector<double> structures;
+
+  // The volume structure k moved from its inlet to its outlet so far (m^3).
+  double structure_volume(std::size_t k) const { return structures[3 * k + 1]; }
+  double structure_discharge(std::size_t k) const { return structures[3 * k]; }
 
   // The accounts summed in row and source order; area: a cell's area.
   ForcingVolumes volumes(double area) const {

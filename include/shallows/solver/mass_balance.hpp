@@ -3,7 +3,8 @@
 // The mass balance of a run: behind walls, the volume changes only by what
 // the positivity fixes add (Backend::positivity_volume) and what the forcing
 // moves (rain in, infiltration out, sources; Backend::forcing_volumes), up to
-// round-off.
+// round-off. Hydraulic structures (Forcing::structures) move water between
+// two cells of the domain, what one loses the other gains: no term of their own.
 #include <string>
 
 #include "shallows/solver/problem.hpp"

@@ -34,6 +34,12 @@ struct ScalarSummary {
   double relative_mass_change = 0;  // (final - initial) / initial; final where initial is 0
 };
 
+// The water a hydraulic structure moved from its inlet to its outlet over the run (m^3; < 0: the other way).
+struct StructureSummary {
+  std::string name;
+  double volume = 0;
+};
+
 struct RunSummary {
   std::string case_name;
   std::string backend;
@@ -63,6 +69,7 @@ struct RunSummary {
   BoundaryFlow boundary;         // m^3 through the sides (Backend::boundary_flow; NaN: not kept)
   MassBalance mass_balance;
   std::vector<ScalarSummary> scalars;  // Problem::scalars order
+  std::vector<StructureSummary> structures;  // Problem::forcing.structures order
   // Several MPI ranks (exec/mpi): the process grid, the halo, each rank's
   // timings (on rank 0). One rank: ranks = 1 and no timings.
   int ranks = 1;

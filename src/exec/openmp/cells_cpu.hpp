@@ -22,6 +22,7 @@
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/physics/cell_forcing.hpp"
 #include "shallows/physics/scalar_transport.hpp"
+#include "shallows/physics/structures.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/cell_layout.hpp"
 #include "shallows/solver/cell_maxima.hpp"
@@ -129,6 +130,18 @@ class CpuForcing {
     state_.rain_rows.assign(static_cast<std::size_t>(cells_of_.groups()), 0.0);
     state_.infiltration_rows.assign(static_cast<std::size_t>(cells_of_.groups()), 0.0);
     state_.sources.assign(forcing_.sources.size(), 0.0);
+    for (Structure& st : forcing_.structures) {
+      StructureSpec spec = st.spec;
+      spec.discharge = st.discharge.view();  // forcing_'s own copy: it lives as long as this
+      specs_.push_back(spec);
+      const auto end = [&](index_t cell) {
+        return StructureEnd{cells_of_.state_index(cell), cells_of_.area(cell), p.z[static_cast<std::size_t>(cell)]};
+      };
+      inlets_.push_back(end(st.inlet));
+      outlets_.push_back(end(st.outlet));
+    }
+    tallies_.assign(forcing_.structures.size(), StructureTally{});
+    read_tallies(state_);
   }
 
   // The forcing of the step from t to t + dt on the padded state a and the
@@ -138,6 +151,7 @@ class CpuForcing {
              const PhysicsParams<Real>& p, const Backend::SumReducer& reduce) {
     if (cells_) apply_cells(a, hc, t, dt, p);
     for (std::size_t s = 0; s < forcing_.sources.size(); ++s) apply_source(a, hc, s, t, dt, p, reduce);
+    if (!specs_.empty()) apply_structures_of_step(a, hc, t, dt, p);
   }
 
   // The infiltrated depth of a rectangle of cells, for halo exchange
@@ -170,22 +184,28 @@ class CpuForcing {
     return sides_kept() ? BoundaryFlow::of_pairs(state_.boundary.data(), state_.boundary.size() / 2) : BoundaryFlow{};
   }
 
-  void read(ForcingState& out) const { out = state_; }
+  void read(ForcingState& out) const {
+    out = state_;
+    read_tallies(out);
+  }
   void read_accounts(ForcingState& out) const {
     out.infiltration.clear();
     out.rain_rows = state_.rain_rows;
     out.infiltration_rows = state_.infiltration_rows;
     out.sources = state_.sources;
     out.boundary = state_.boundary;
+    read_tallies(out);
   }
 
   void load(const ForcingState& in) {
     const auto sized = [](const std::vector<double>& a, const std::vector<double>& b) { return a.size() == b.size(); };
     check_load_size(sized(in.infiltration, state_.infiltration) && sized(in.rain_rows, state_.rain_rows) &&
                         sized(in.infiltration_rows, state_.infiltration_rows) && sized(in.sources, state_.sources) &&
-                        sized(in.boundary, state_.boundary),
+                        sized(in.boundary, state_.boundary) && in.structures.size() == 3 * tallies_.size(),
                     "load_forcing_state");
     state_ = in;
+    for (std::size_t k = 0; k < tallies_.size(); ++k)
+      tallies_[k] = {in.structures[3 * k], in.structures[3 * k + 1], in.structures[3 * k + 2]};
   }
 
  private:
@@ -276,6 +296,30 @@ class CpuForcing {
     state_.sources[s] += moved * cells_of_.account_scale();
   }
 
+  // The structures, in order, after the sources (apply_structures): one
+  // thread, since each may move water that the next one sees.
+  void apply_structures_of_step(const StateArrays<Real>& a, std::vector<std::vector<Real>>& hc, double t, double dt,
+                                const PhysicsParams<Real>& p) {
+    hc_views_.clear();
+    for (std::vector<Real>& v : hc) hc_views_.push_back(v.data());
+    StructureCells<Real> cells;
+    cells.h = a.h;
+    cells.hu = a.hu;
+    cells.hv = a.hv;
+    cells.hc = hc_views_.data();
+    cells.scalars = static_cast<int>(hc_views_.size());
+    cells.h_dry = p.h_dry;
+    apply_structures(specs_.data(), inlets_.data(), outlets_.data(), tallies_.data(), static_cast<int>(specs_.size()),
+                     cells, t, dt, static_cast<double>(p.g));
+  }
+
+  // The structures' tallies as ForcingState::structures.
+  void read_tallies(ForcingState& out) const {
+    out.structures.clear();
+    for (const StructureTally& k : tallies_)
+      out.structures.insert(out.structures.end(), {k.discharge, k.volume, k.running});
+  }
+
   // The forcing's inputs as views of its vectors.
   ForcingInputs inputs() const {
     const Rain& rain = forcing_.rain;
@@ -313,6 +357,11 @@ class CpuForcing {
   // The concentration of the rain (per scalar) and of each source's water (ScalarInflow::source).
   std::vector<double> scalar_rain_, scalar_source_;
   std::vector<double> source_buffer_;  // apply_source's weights and depths
+  // The structures' parameters (their series viewing forcing_'s), ends and tallies.
+  std::vector<StructureSpec> specs_;
+  std::vector<StructureEnd> inlets_, outlets_;
+  std::vector<StructureTally> tallies_;
+  std::vector<Real*> hc_views_;
 };
 
 }  // namespace shallows::detail

@@ -234,7 +234,6 @@ void read_sources(const Reader& rd, const toml::node& n, const fs::path& base_di
                   double max_speed, Problem& p) {
   const toml::array* a = n.as_array();
   if (!a) rd.fail_type("source", "an array of tables [[source]] with x, y and discharge", n);
-  const Grid& g = p.grid;
   std::vector<std::string> names;
   for (std::size_t k = 0; k < a->size(); ++k) {
     const std::string at = "source[" + std::to_string(k) + "]";
@@ -254,26 +253,7 @@ void read_sources(const Reader& rd, const toml::node& n, const fs::path& base_di
     const auto x = rd.number(*t, at, "x");
     const auto y = rd.number(*t, at, "y");
     if (!x || !y) rd.fail_at(at, s.name + " needs both x and y (m)");
-    const std::string point = s.name + " at (" + num(*x) + ", " + num(*y) + ")";
-    index_t c = -1;
-    if (const UnstructuredMesh* m = where.mesh) {
-      c = cells_holding(*m, {*x}, {*y})[0];
-      if (c < 0) {
-        const Box b = mesh_box(*m);
-        rd.fail_at(at, point + " is outside the mesh " + m->source + " (in no cell; bounding box [" + num(b.x0) +
-                           ", " + num(b.x1) + "] x [" + num(b.y0) + ", " + num(b.y1) + "])");
-      }
-      if (std::isnan(p.z[static_cast<std::size_t>(c)]))
-        rd.fail_at(at, point + " lies in the inactive element " + std::to_string(m->cell_tag[static_cast<std::size_t>(c)]) +
-                           " (bathymetry.z is NODATA there)");
-    } else {
-      c = cell_at(g, *x, *y);
-      if (c < 0)
-        rd.fail_at(at, point + " is outside the domain [" + num(g.x0) + ", " + num(g.x1()) + "] x [" + num(g.y0) +
-                           ", " + num(g.y1()) + "]");
-      if (std::isnan(p.z[static_cast<std::size_t>(c)]))
-        rd.fail_at(at, point + " lies in the inactive cell " + cell_ij(g, c) + " (bathymetry.z is NODATA there)");
-    }
+    const index_t c = active_cell_at(rd, at, s.name + " at (" + num(*x) + ", " + num(*y) + ")", *x, *y, where, p);
     s.cells = {c};
     const toml::node* q = t->get("discharge");
     if (!q) rd.fail_at(at, s.name + " needs its discharge (m^3/s, a number or a CSV file \"q.csv\")");
@@ -291,6 +271,31 @@ void read_sources(const Reader& rd, const toml::node& n, const fs::path& base_di
 }
 
 } // namespace
+
+index_t active_cell_at(const Reader& rd, const std::string& key, const std::string& point, double x, double y,
+                       const CellCentres& where, const Problem& p) {
+  index_t c = -1;
+  if (const UnstructuredMesh* m = where.mesh) {
+    c = cells_holding(*m, {x}, {y})[0];
+    if (c < 0) {
+      const Box b = mesh_box(*m);
+      rd.fail_at(key, point + " is outside the mesh " + m->source + " (in no cell; bounding box [" + num(b.x0) +
+                          ", " + num(b.x1) + "] x [" + num(b.y0) + ", " + num(b.y1) + "])");
+    }
+    if (std::isnan(p.z[static_cast<std::size_t>(c)]))
+      rd.fail_at(key, point + " lies in the inactive element " +
+                          std::to_string(m->cell_tag[static_cast<std::size_t>(c)]) + " (bathymetry.z is NODATA there)");
+    return c;
+  }
+  const Grid& g = p.grid;
+  c = cell_at(g, x, y);
+  if (c < 0)
+    rd.fail_at(key, point + " is outside the domain [" + num(g.x0) + ", " + num(g.x1()) + "] x [" + num(g.y0) + ", " +
+                        num(g.y1()) + "]");
+  if (std::isnan(p.z[static_cast<std::size_t>(c)]))
+    rd.fail_at(key, point + " lies in the inactive cell " + cell_ij(g, c) + " (bathymetry.z is NODATA there)");
+  return c;
+}
 
 void check_source_discharge(const Reader& rd, const std::string& key, const VolumeSource& s, const Problem& p,
                             const UnstructuredMesh* mesh, double max_speed) {
@@ -317,6 +322,7 @@ void read_forcing(const Reader& rd, const toml::table& root, const fs::path& bas
   }
   if (const toml::table* i = rd.table(root, "", "infiltration")) read_infiltration(rd, *i, base_dir, at, p);
   if (const toml::node* s = root.get("source")) read_sources(rd, *s, base_dir, at, r.max_speed, p);
+  if (const toml::node* s = root.get("structure")) read_structures(rd, *s, base_dir, at, p);
   if (at.mesh) return;  // segments: refused with the mesh's boundaries
   if (const toml::table* b = rd.table(root, "", "boundary"))
     if (const toml::node* s = b->get("segment")) read_segments(rd, *s, base_dir, p, r);

@@ -289,6 +289,18 @@ void read_forcing(const Reader& rd, const toml::table& root, const fs::path& bas
 void check_source_discharge(const Reader& rd, const std::string& key, const VolumeSource& s, const Problem& p,
                             const UnstructuredMesh* mesh, double max_speed);
 
+// The active cell (grid or mesh) holding the point (x, y) named `point` in
+// messages ("source 'well' at (1, 2)"); an error at key where it is outside
+// the domain or in an inactive cell.
+index_t active_cell_at(const Reader& rd, const std::string& key, const std::string& point, double x, double y,
+                       const CellCentres& where, const Problem& p);
+
+// ---------------------------------------------------------------- structures.cpp
+
+// [[structure]] into p.forcing.structures, after [time] (a series must last the run).
+void read_structures(const Reader& rd, const toml::node& n, const fs::path& base_dir, const CellCentres& at,
+                     Problem& p);
+
 // ---------------------------------------------------------------- output.cpp, parallel.cpp
 
 // [output], with gauges inside the grid or the mesh's bounding box.

@@ -29,7 +29,8 @@ const std::vector<Section>& sections() {
 } // namespace
 
 const Keys top_level_keys{"name", "domain", "mesh", "bathymetry", "initial", "boundary", "physics",
-                          "numerics", "time", "output", "rain", "infiltration", "source", "scalar", "parallel"};
+                          "numerics", "time", "output", "rain", "infiltration", "source", "structure", "scalar",
+                          "parallel"};
 
 const Section* find_section(std::string_view name) {
   for (const auto& s : sections())

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Hydraulic structures that join two cells (issue 41): pumps and gates, which
+// deliver a set discharge, and culverts, whose discharge follows the head
+// across them. Each step, after the update and the forcing, every structure
+// in order takes a volume from the cell holding its inlet and gives it to the
+// cell holding its outlet (apply_structures). Arithmetic in double whatever
+// the run's precision, as the forcing's, so that the volume an end loses is
+// the volume the other gains to round-off. Plain views of host or device
+// arrays: a CUDA kernel calls apply_structures with one thread.
+// docs/structures.md holds the formulations and the rules.
+#include "shallows/core/math.hpp"
+#include "shallows/physics/forcing.hpp"
+
+namespace shallows {
+
+enum class StructureKind : int { pump, gate, culvert };
+enum class CulvertShape : int { circular, box };
+
+// A structure's parameters (the case's [[structure]] table, in SI units).
+struct StructureSpec {
+  StructureKind kind = StructureKind::pump;
+  // Pumps and gates: the discharge from inlet to outlet (m^3/s, >= 0), and
+  // where `controlled`, the inlet levels (m) that start (eta >= on) and stop
+  // (eta < off, off <= on) it.
+  SeriesView discharge;
+  bool controlled = false;
+  double on = 0, off = 0;
+  // Culverts: the barrel (a circle of diameter `height`, or a box `width` x
+  // `height`), its length, the invert levels at the inlet and the outlet, its
+  // Manning coefficient, the entrance and exit loss coefficients, and whether
+  // a flap lets water through from the inlet to the outlet only.
+  CulvertShape shape = CulvertShape::circular;
+  double width = 0, height = 0, length = 0;
+  double invert_in = 0, invert_out = 0;
+  double n_manning = 0, entrance_loss = 0.5, exit_loss = 1.0;
+  bool one_way = false;
+};
+
+// A pump's or a gate's state after seeing the inlet level eta: running from
+// the step where eta >= on until the step where eta < off (hysteresis); an
+// uncontrolled one always runs.
+SHALLOWS_HD bool pump_running(const StructureSpec& s, double eta_in, bool was_running) {
+  if (!s.controlled) return true;
+  return was_running ? !(eta_in < s.off) : eta_in >= s.on;
+}
+
+// A pump's or a gate's mean discharge (m^3/s) over [t, t + dt]: the series'
+// integral over the step divided by dt while it runs, so that a run's volume
+// is the series' integral over the time it ran, whatever the steps.
+SHALLOWS_HD double pump_discharge(const StructureSpec& s, double t, double dt, bool running) {
+  if (!running || !(dt > 0)) return 0;
+  return series_integral(s.discharge, t, t + dt) / dt;
+}
+
+// The flow area (m^2) and hydraulic radius (m) of a culvert's barrel flowing
+// at depth y (0 < y <= height): a circular segment, or a box open on top
+// below its height and closed at it.
+struct BarrelFlow {
+  double area = 0, radius = 0;
+};
+
+SHALLOWS_HD BarrelFlow barrel_flow(const StructureSpec& s, double y) {
+  const double d = s.height;
+  y = math::min(math::max(y, 0.0), d);
+  if (!(y > 0)) return {};
+  if (s.shape == CulvertShape::box) {
+    const double area = s.width * y;
+    const double wetted = y < d ? s.width + 2 * y : 2 * (s.width + d);
+    return {area, area / wetted};
+  }
+  // theta: the angle the water surface's chord subtends at the centre.
+  const double theta = 2 * math::acos(math::max(-1.0, 1 - 2 * y / d));
+  const double area = d * d / 8 * (theta - math::sin(theta));
+  return {area, area / (d * theta / 2)};
+}
+
+// Inlet control (Boyd 1987, "Head-discharge relations for culverts", as ANUGA's
+// Boyd box and pipe operators use it): the smaller of the unsubmerged (weir)
+// and submerged (orifice) discharges at the upstream head hw above the inlet
+// invert (m). Box of width B, height D: 0.544 sqrt(g) B hw^1.5 and
+// 0.702 sqrt(g) B D^0.89 hw^0.61; pipe of diameter D: 0.421 sqrt(g) D^0.87
+// hw^1.63 and 0.530 sqrt(g) D^1.87 hw^0.63.
+SHALLOWS_HD double culvert_inlet_control(const StructureSpec& s, double hw, double g) {
+  if (!(hw > 0)) return 0;
+  const double sg = math::sqrt(g), d = s.height;
+  if (s.shape == CulvertShape::box)
+    return math::min(0.544 * sg * s.width * math::pow(hw, 1.5),
+                     0.702 * sg * s.width * math::pow(d, 0.89) * math::pow(hw, 0.61));
+  return math::min(0.421 * sg * math::pow(d, 0.87) * math::pow(hw, 1.63),
+                   0.530 * sg * math::pow(d, 1.87) * math::pow(hw, 0.63));
+}
+
+// Outlet control: the energy equation along the barrel (HDS-5, FHWA 2012,
+// eq. 3.2 with the friction loss of eq. 3.4 in SI), the head difference dh
+// (m) spent on the entrance and exit losses and the friction of a barrel of
+// length L flowing at depth y:
+//   Q = A sqrt(2 g dh / (k_en + k_ex + 2 g n^2 L / R^(4/3))),
+// with the full barrel's A and R where it flows full (y = height).
+SHALLOWS_HD double culvert_outlet_control(const StructureSpec& s, double y, double dh, double g) {
+  if (!(dh > 0)) return 0;
+  const BarrelFlow f = barrel_flow(s, y);
+  if (!(f.area > 0)) return 0;
+  const double friction = 2 * g * s.n_manning * s.n_manning * s.length / math::pow(f.radius, 4.0 / 3.0);
+  const double losses = s.entrance_loss + s.exit_loss + friction;
+  if (!(losses > 0)) return 0;
+  return f.area * math::sqrt(2 * g * dh / losses);
+}
+
+// A culvert's discharge (m^3/s; > 0 from the inlet to the outlet) at the
+// levels eta_in, eta_out of the cells at its ends: water flows from the
+// higher level to the lower, at the smaller of the inlet-control and
+// outlet-control discharges. The upstream head hw is the upstream level above
+// its invert; the barrel flows at depth min(hw, height), full where hw and the
+// downstream level above its invert reach the height; the head spent in it is
+// the upstream level less the downstream one (the downstream invert where the
+// water is below it: a free outfall). None where the upstream level is at or
+// below its invert, and none from the outlet to the inlet through a flap.
+SHALLOWS_HD double culvert_discharge(const StructureSpec& s, double eta_in, double eta_out, double g) {
+  const bool forward = eta_in >= eta_out;
+  if (!forward && s.one_way) return 0;
+  const double up = forward ? eta_in : eta_out, down = forward ? eta_out : eta_in;
+  const double invert_up = forward ? s.invert_in : s.invert_out, invert_down = forward ? s.invert_out : s.invert_in;
+  const double hw = up - invert_up;
+  if (!(hw > 0)) return 0;
+  const double tw = down - invert_down;
+  const double y = hw >= s.height && tw >= s.height ? s.height : math::min(hw, s.height);
+  const double dh = up - math::max(down, invert_down);
+  const double q = math::min(culvert_inlet_control(s, hw, g), culvert_outlet_control(s, y, dh, g));
+  return forward ? q : -q;
+}
+
+// The discharge of structure s (m^3/s, > 0 from the inlet to the outlet) over
+// the step [t, t + dt] at the levels of its end cells (eta = h + z), before the
+// volume limits of structure_volume; `running`: a pump's or gate's state for
+// the step (pump_running).
+SHALLOWS_HD double structure_discharge(const StructureSpec& s, double eta_in, double eta_out, double t, double dt,
+                                       double g, bool running) {
+  if (s.kind == StructureKind::culvert) return culvert_discharge(s, eta_in, eta_out, g);
+  return pump_discharge(s, t, dt, running);
+}
+
+// The volume (m^3, > 0 from the inlet to the outlet) a structure moves over a
+// step of dt at discharge q: never more than the giving cell holds (its
+// depth times its area); a culvert's, whose flow follows the levels, never
+// more than brings the two cells to one level (equalising: (eta_give -
+// eta_take) / (1 / area_give + 1 / area_take)), so that it cannot overshoot
+// and swing back however long the step. A pump pushes uphill: only what the
+// inlet holds limits it.
+SHALLOWS_HD double structure_volume(const StructureSpec& s, double q, double dt, double h_in, double area_in,
+                                    double eta_in, double h_out, double area_out, double eta_out) {
+  if (q == 0) return 0;
+  const bool forward = q > 0;
+  double v = math::abs(q) * dt;
+  v = math::min(v, math::max(forward ? h_in * area_in : h_out * area_out, 0.0));
+  if (s.kind == StructureKind::culvert) {
+    const double level = forward ? eta_in - eta_out : eta_out - eta_in;
+    v = math::min(v, math::max(level, 0.0) / (1 / area_in + 1 / area_out));
+  }
+  return forward ? v : -v;
+}
+
+// One end of a structure: the state index of the cell holding it, the cell's
+// area (m^2) and bed (m).
+struct StructureEnd {
+  index_t state = 0;
+  double area = 0;
+  double z = 0;
+};
+
+// What a structure carries from step to step, in double so that checkpoints
+// keep it: the discharge of its last step (m^3/s, the volume it moved over
+// the step's dt), the volume moved since the start of the run (m^3, inlet to
+// outlet positive) and a pump's state (1 running, 0 stopped).
+struct StructureTally {
+  double discharge = 0;
+  double volume = 0;
+  double running = 0;
+};
+
+// The state arrays the structures move water between (by state index): the
+// depth and discharges, and each passive scalar's h c (hc[m], m < scalars).
+template <class Real>
+struct StructureCells {
+  Real* h = nullptr;
+  Real* hu = nullptr;
+  Real* hv = nullptr;
+  Real* const* hc = nullptr;
+  int scalars = 0;
+  Real h_dry = 0;
+};
+
+// The structures' pass over a step of dt from t, after the update and the
+// forcing: for each structure in order, its discharge at the levels its ends
+// have now (structure_discharge), the volume limited (structure_volume), taken
+// from the inlet's cell (its discharge and scalars leaving with their share)
+// and given to the outlet's cell at rest (sourced_discharge), with the
+// scalars' mass at the giving cell's concentration; tally[k] updated.
+template <class Real>
+SHALLOWS_HD void apply_structures(const StructureSpec* specs, const StructureEnd* inlets, const StructureEnd* outlets,
+                                  StructureTally* tally, int count, const StructureCells<Real>& a, double t,
+                                  double dt, double g) {
+  for (int k = 0; k < count; ++k) {
+    const StructureSpec& s = specs[k];
+    const StructureEnd in = inlets[k], out = outlets[k];
+    const double h_in = static_cast<double>(a.h[in.state]), h_out = static_cast<double>(a.h[out.state]);
+    const double eta_in = h_in + in.z, eta_out = h_out + out.z;
+    bool running = tally[k].running != 0;
+    if (s.kind != StructureKind::culvert) running = pump_running(s, eta_in, running);
+    tally[k].running = running ? 1.0 : 0.0;
+    const double q = structure_discharge(s, eta_in, eta_out, t, dt, g, running);
+    const double v = structure_volume(s, q, dt, h_in, in.area, eta_in, h_out, out.area, eta_out);
+    tally[k].discharge = dt > 0 ? v / dt : 0.0;
+    if (v == 0) continue;
+    tally[k].volume += v;
+    // The giving and the taking cell.
+    const StructureEnd give = v > 0 ? in : out, take = v > 0 ? out : in;
+    const double moved = math::abs(v);
+    const double h_give = v > 0 ? h_in : h_out, h_take = v > 0 ? h_out : h_in;
+    // The giver's last water, exactly: its depth less v / area may round to a film.
+    const double d_give = moved >= h_give * give.area ? -h_give : -moved / give.area;
+    const double d_take = moved / take.area;
+    for (int m = 0; m < a.scalars; ++m) {
+      Real* hc = a.hc[m];
+      const double c = h_give > 0 ? static_cast<double>(hc[give.state]) / h_give : 0.0;
+      hc[give.state] = static_cast<Real>(static_cast<double>(hc[give.state]) + c * d_give);
+      hc[take.state] = static_cast<Real>(static_cast<double>(hc[take.state]) + c * d_take);
+    }
+    const Real hn_give = static_cast<Real>(h_give + d_give), hn_take = static_cast<Real>(h_take + d_take);
+    a.h[give.state] = hn_give;
+    a.h[take.state] = hn_take;
+    sourced_discharge(h_give, d_give, hn_give, a.h_dry, a.hu[give.state], a.hv[give.state]);
+    sourced_discharge(h_take, d_take, hn_take, a.h_dry, a.hu[take.state], a.hv[take.state]);
+  }
+}
+
+}  // namespace shallows

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+// The structures' discharge laws (physics/structures.hpp) against hand
+// computations: a full culvert by the energy equation, inlet control by
+// Boyd's relations, a flap, a pump's rate and its on/off levels, the volume
+// limits, and the pass that moves the water.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "shallows/physics/structures.hpp"
+
+namespace shallows {
+namespace {
+
+constexpr double g = 9.81;
+constexpr double pi = 3.14159265358979323846;
+
+StructureSpec pipe(double diameter, double length, double n, double invert_in, double invert_out) {
+  StructureSpec s;
+  s.kind = StructureKind::culvert;
+  s.shape = CulvertShape::circular;
+  s.width = s.height = diameter;
+  s.length = length;
+  s.n_manning = n;
+  s.invert_in = invert_in;
+  s.invert_out = invert_out;
+  s.entrance_loss = 0.5;
+  s.exit_loss = 1.0;
+  return s;
+}
+
+StructureSpec box(double width, double height, double length, double n) {
+  StructureSpec s = pipe(height, length, n, 0.0, 0.0);
+  s.shape = CulvertShape::box;
+  s.width = width;
+  return s;
+}
+
+TEST(StructureCulvert, FullFlowFollowsTheEnergyEquation) {
+  // A long pipe, both ends drowned: outlet control, Q = A sqrt(2 g dH / (k_en + k_ex + 2 g n^2 L / R^(4/3))).
+  const StructureSpec s = pipe(1.0, 100.0, 0.013, 0.0, 0.0);
+  const double area = pi / 4, radius = 0.25, dh = 0.5;
+  const double friction = 2 * g * 0.013 * 0.013 * 100.0 / std::pow(radius, 4.0 / 3.0);
+  const double want = area * std::sqrt(2 * g * dh / (0.5 + 1.0 + friction));
+  EXPECT_NEAR(want, 1.29553, 1e-5);  // by hand: 0.785398 sqrt(9.81 / 3.605387)
+  EXPECT_NEAR(culvert_discharge(s, 3.0, 2.5, g), want, 1e-12 * want);
+  // Inlet control would pass more here: the outlet's law governs.
+  EXPECT_GT(culvert_inlet_control(s, 3.0, g), want);
+}
+
+TEST(StructureCulvert, FullBoxFollowsTheEnergyEquation) {
+  const StructureSpec s = box(2.0, 1.0, 50.0, 0.015);
+  const double area = 2.0, radius = 2.0 / 6.0, dh = 0.2;
+  const double friction = 2 * g * 0.015 * 0.015 * 50.0 / std::pow(radius, 4.0 / 3.0);
+  const double want = area * std::sqrt(2 * g * dh / (1.5 + friction));
+  EXPECT_NEAR(culvert_discharge(s, 2.2, 2.0, g), want, 1e-12 * want);
+}
+
+TEST(StructureCulvert, ShortBarrelAtLowHeadIsUnderInletControl) {
+  // A short smooth box with 0.5 m over its inlet invert and a free outfall: Boyd's unsubmerged relation,
+  // 0.544 sqrt(g) B hw^1.5 = 1.20481 m^3/s, below what the barrel would carry (2.46 m^3/s by the energy equation).
+  const StructureSpec s = box(2.0, 1.0, 10.0, 0.012);
+  const double want = 0.544 * std::sqrt(g) * 2.0 * std::pow(0.5, 1.5);
+  EXPECT_NEAR(want, 1.20481, 1e-5);
+  EXPECT_NEAR(culvert_discharge(s, 0.5, -1.0, g), want, 1e-12 * want);
+  EXPECT_GT(culvert_outlet_control(s, 0.5, 0.5, g), 2.4);
+}
+
+TEST(StructureCulvert, DrownedInletUsesTheSubmergedRelation) {
+  // A pipe with 3 m over its inlet and a free outfall 20 m below: Boyd's submerged relation for pipes.
+  const StructureSpec s = pipe(0.6, 5.0, 0.012, 0.0, -20.0);
+  const double want = 0.530 * std::sqrt(g) * std::pow(0.6, 1.87) * std::pow(3.0, 0.63);
+  EXPECT_NEAR(culvert_inlet_control(s, 3.0, g), want, 1e-12 * want);
+  EXPECT_NEAR(culvert_discharge(s, 3.0, -20.0, g), want, 1e-12 * want);
+}
+
+TEST(StructureCulvert, FlowsEitherWayUnlessOneWay) {
+  StructureSpec s = pipe(1.0, 100.0, 0.013, 0.0, 0.0);
+  const double forward = culvert_discharge(s, 3.0, 2.5, g);
+  EXPECT_GT(forward, 0);
+  EXPECT_EQ(culvert_discharge(s, 2.5, 3.0, g), -forward);  // the same law read backwards
+  s.one_way = true;
+  EXPECT_EQ(culvert_discharge(s, 3.0, 2.5, g), forward);
+  EXPECT_EQ(culvert_discharge(s, 2.5, 3.0, g), 0.0);
+}
+
+TEST(StructureCulvert, NoFlowBelowTheInvertsOrAtEqualLevels) {
+  const StructureSpec s = pipe(1.0, 10.0, 0.013, 1.0, 0.9);
+  EXPECT_EQ(culvert_discharge(s, 0.95, 0.5, g), 0.0);   // the upstream water below its invert
+  EXPECT_EQ(culvert_discharge(s, 0.5, 0.85, g), 0.0);   // both below
+  EXPECT_EQ(culvert_discharge(s, 2.0, 2.0, g), 0.0);    // one level
+  EXPECT_GT(culvert_discharge(s, 1.2, 0.5, g), 0.0);    // a free outfall
+}
+
+TEST(StructureCulvert, PartlyFullPipeHasTheSegmentsAreaAndRadius) {
+  const StructureSpec s = pipe(2.0, 10.0, 0.013, 0.0, 0.0);
+  const BarrelFlow half = barrel_flow(s, 1.0);
+  EXPECT_NEAR(half.area, pi / 2, 1e-12);
+  EXPECT_NEAR(half.radius, 0.5, 1e-12);  // (pi D^2 / 8) / (pi D / 2) = D / 4
+  const BarrelFlow full = barrel_flow(s, 2.0);
+  EXPECT_NEAR(full.area, pi, 1e-12);
+  EXPECT_NEAR(full.radius, 0.5, 1e-12);
+}
+
+TEST(StructurePump, DeliversItsRateAndTheSeriesMeanOverAStep) {
+  StructureSpec s;
+  double q = 2.0;
+  s.discharge = {&q, &q, 1};  // a constant (the time is not read)
+  EXPECT_EQ(pump_discharge(s, 0.0, 0.3, true), 2.0);
+  EXPECT_EQ(pump_discharge(s, 0.0, 0.3, false), 0.0);
+  const double t[2] = {0.0, 10.0}, v[2] = {0.0, 10.0};
+  s.discharge = {t, v, 2};
+  EXPECT_DOUBLE_EQ(pump_discharge(s, 2.0, 2.0, true), 3.0);  // the mean of 2 and 4
+}
+
+TEST(StructurePump, StartsAtOnAndStopsBelowOff) {
+  StructureSpec s;
+  s.controlled = true;
+  s.on = 1.5;
+  s.off = 1.0;
+  EXPECT_FALSE(pump_running(s, 1.2, false));
+  EXPECT_TRUE(pump_running(s, 1.5, false));
+  EXPECT_TRUE(pump_running(s, 1.2, true));   // hysteresis: runs on between the levels
+  EXPECT_TRUE(pump_running(s, 1.0, true));
+  EXPECT_FALSE(pump_running(s, 0.99, true));
+  s.controlled = false;
+  EXPECT_TRUE(pump_running(s, -100.0, false));
+}
+
+TEST(StructureVolume, NeverMoreThanTheGivingCellHolds) {
+  StructureSpec pump;
+  // 2 m^3/s for 10 s from a 4 m^2 cell with 3 m: 12 m^3, not 20.
+  EXPECT_EQ(structure_volume(pump, 2.0, 10.0, 3.0, 4.0, 5.0, 0.0, 4.0, 9.0), 12.0);
+  EXPECT_EQ(structure_volume(pump, 2.0, 1.0, 3.0, 4.0, 5.0, 0.0, 4.0, 9.0), 2.0);  // uphill: the rate
+  // A culvert stops at one level: levels 3 and 1 over cells of 4 and 12 m^2 meet after 2 / (1/4 + 1/12) = 6 m^3.
+  const StructureSpec c = pipe(1.0, 10.0, 0.013, 0.0, 0.0);
+  EXPECT_DOUBLE_EQ(structure_volume(c, 100.0, 1.0, 3.0, 4.0, 3.0, 1.0, 12.0, 1.0), 6.0);
+  EXPECT_DOUBLE_EQ(structure_volume(c, -100.0, 1.0, 1.0, 12.0, 1.0, 3.0, 4.0, 3.0), -6.0);
+}
+
+TEST(StructurePass, MovesTheVolumeAndBringsItToRest) {
+  // Cells: 0 the pump's inlet (10 m^2, moving), 1 its outlet (5 m^2, moving).
+  std::vector<double> h{2.0, 1.0}, hu{0.4, 0.3}, hv{0.2, -0.1}, c0{0.2, 0.0};
+  double* hc[1] = {c0.data()};
+  StructureSpec s;
+  double q = 1.5;
+  s.discharge = {&q, &q, 1};
+  const StructureEnd in{0, 10.0, 0.0}, out{1, 5.0, 3.0};
+  StructureTally tally;
+  StructureCells<double> a{h.data(), hu.data(), hv.data(), hc, 1, 1e-6};
+  apply_structures(&s, &in, &out, &tally, 1, a, 0.0, 2.0, g);
+  EXPECT_DOUBLE_EQ(h[0], 2.0 - 3.0 / 10.0);
+  EXPECT_DOUBLE_EQ(h[1], 1.0 + 3.0 / 5.0);
+  EXPECT_DOUBLE_EQ(hu[0], 0.4 * 1.7 / 2.0);  // leaves with its share of the discharge
+  EXPECT_EQ(hu[1], 0.3);                     // arrives at rest
+  EXPECT_DOUBLE_EQ(c0[1], 0.1 * 3.0 / 5.0);  // concentration 0.1 carried
+  EXPECT_DOUBLE_EQ(c0[0], 0.2 - 0.1 * 0.3);
+  EXPECT_EQ(tally.volume, 3.0);
+  EXPECT_EQ(tally.discharge, 1.5);
+  EXPECT_EQ(tally.running, 1.0);
+  // Until the inlet is empty: its last water, exactly, and no discharge left there.
+  for (int k = 0; k < 10; ++k) apply_structures(&s, &in, &out, &tally, 1, a, 2.0 * (k + 1), 2.0, g);
+  EXPECT_EQ(h[0], 0.0);
+  EXPECT_EQ(hu[0], 0.0);
+  EXPECT_DOUBLE_EQ(tally.volume, 20.0);
+  EXPECT_EQ(tally.discharge, 0.0);
+}
+
+}  // namespace
+}  // namespace shallows
