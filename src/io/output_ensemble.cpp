@@ -402,8 +402,8 @@ void write_ensemble_files(const fs::path& dir, const Case& reference, const Ense
     if (asks("geotiff") && !ctx.mesh) detail::write_geotiff_map(ctx, dir / (name + ".tif"), map, false);
     if (asks("png")) {
       fs::create_directories(dir / "png");
-      detail::write_png_map(ctx, dir / "png" / (name + ".png"), map,
-                            "P(max depth > " + detail::format_number(ensemble.thresholds[t]) + " m)", "fraction");
+      const std::string title = "fraction of members deeper than " + detail::format_number(ensemble.thresholds[t]);
+      detail::write_png_map(ctx, dir / "png" / (name + ".png"), map, title + " m", "fraction");
     }
   }
 }
