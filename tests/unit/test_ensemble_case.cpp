@@ -2,7 +2,10 @@
 // [ensemble]: the three forms, the sampler, the errors, rain.scale.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <tuple>
@@ -182,4 +185,37 @@ TEST(EnsembleCase, RainScaleMultipliesTheRates) {
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(), "--set: rain.scale: must be >= 0, found -1");
   }
+}
+
+TEST(EnsembleCase, MemberResultReadsBackAndATruncatedOneIsNotDone) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("shallows-ens-result-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  shallows::io::MemberResult r;
+  const double nan = std::nan("");
+  r.maxima = {{0.5, nan, 2.0}, {1.0, 0.0, 3.5}, {10.0, nan, 20.0}};
+  r.initial_volume = 1.25;
+  r.final_volume = 2.5;
+  r.mass_balance_residual = nan;
+  r.wall_seconds = 0.75;
+  r.steps = 123;
+  r.fingerprint = 0x0123456789abcdefULL;
+  const fs::path file = dir / "0000.done";
+  shallows::io::write_member_result(file, r);
+  const auto back = shallows::io::read_member_result(file);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->maxima.max_h[0], 0.5);
+  EXPECT_TRUE(std::isnan(back->maxima.max_h[1]));
+  EXPECT_EQ(back->maxima.max_speed, r.maxima.max_speed);
+  EXPECT_EQ(back->maxima.arrival_time[2], 20.0);
+  EXPECT_EQ(back->final_volume, 2.5);
+  EXPECT_TRUE(std::isnan(back->mass_balance_residual));
+  EXPECT_EQ(back->steps, 123);
+  EXPECT_EQ(back->fingerprint, r.fingerprint);
+  // A file cut short (a copy interrupted) or absent is no result: the member runs again.
+  const std::uintmax_t size = fs::file_size(file);
+  fs::resize_file(file, size - 1);
+  EXPECT_FALSE(shallows::io::read_member_result(file).has_value());
+  EXPECT_FALSE(shallows::io::read_member_result(dir / "0001.done").has_value());
+  fs::remove_all(dir);
 }
