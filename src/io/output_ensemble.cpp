@@ -86,7 +86,8 @@ void write_csv(const fs::path& dir, const Context& ctx, const Ensemble& e, const
       const MemberResult& x = r.result;
       field(out, detail::format_number(x.initial_volume, 17));
       field(out, detail::format_number(x.final_volume, 17));
-      field(out, std::isnan(x.mass_balance_residual) ? std::string() : detail::format_number(x.mass_balance_residual, 6));
+      const double residual = x.mass_balance_residual;
+      field(out, std::isnan(residual) ? std::string() : detail::format_number(residual, 6));
       field(out, detail::format_number(x.wall_seconds, 4));
       field(out, std::to_string(x.steps));
       for (const std::size_t c : gauges) field(out, detail::format_number(x.maxima.max_h[c], 10));

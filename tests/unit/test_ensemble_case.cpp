@@ -90,10 +90,10 @@ product = { "rain.scale" = [0.5, 1, 2], "physics.manning" = [0.02, 0.04] }
 }
 
 TEST(EnsembleCase, LatinHypercubeHitsEachStratumOncePerKeyAndRepeatsForASeed) {
-  const std::string text = base + R"(
-[ensemble]
-sample = { count = 50, seed = 7, method = "lhs", "physics.manning" = { uniform = [0.02, 0.06] }, "rain.scale" = { uniform = [0.5, 2.0] } }
-)";
+  // TOML inline tables stay on one line.
+  const std::string text = base + "[ensemble]\nsample = { count = 50, seed = 7, method = \"lhs\", "
+                                  "\"physics.manning\" = { uniform = [0.02, 0.06] }, "
+                                  "\"rain.scale\" = { uniform = [0.5, 2.0] } }\n";
   const Ensemble e = read_ensemble(text, "case.toml");
   ASSERT_EQ(e.members.size(), 50u);
   for (const auto& [key, a, b] : {std::tuple{"physics.manning", 0.02, 0.06}, std::tuple{"rain.scale", 0.5, 2.0}}) {
