@@ -17,14 +17,18 @@
 #include "shallows/io/gmsh.hpp"
 #include "shallows/mesh/unstructured/generator.hpp"
 #include "shallows/solver/capabilities.hpp"
+#include "shallows/io/ensemble.hpp"
 #include "shallows/solver/run.hpp"
+#include "shallows/solver/run_ensemble.hpp"
 
 namespace {
 
 struct RunCommand {
   std::string case_file, output_dir, precision, backend = "cpu", restart;
   int threads = 0;
-  bool quiet = false, strict = false;
+  int member = -1;  // --member N: that member of [ensemble] alone
+  int jobs = 1;
+  bool quiet = false, strict = false, dry_run = false;
   std::vector<std::string> sets;
   shallows::io::ParallelSettings parallel;  // 0: not given (the case's [parallel], else the defaults, decide)
 };
@@ -33,7 +37,31 @@ int run_command(const RunCommand& r) {
   using namespace shallows;
   std::vector<std::string> sets = r.sets;
   if (!r.precision.empty()) sets.push_back("numerics.precision=\"" + r.precision + "\"");
+  // An [ensemble] is checked whole before anything runs; --member N runs one member as a plain run.
+  const io::Ensemble ensemble = r.case_file.empty() ? io::Ensemble{} : io::load_ensemble(r.case_file);
+  if (ensemble.empty() && (r.member >= 0 || r.dry_run))
+    throw io::InputError((r.case_file.empty() ? std::string("<built-in>") : r.case_file) +
+                         ": --member and --dry-run need an [ensemble] section (docs/ensembles.md)");
+  if (r.dry_run) {
+    std::fputs(list_members(ensemble).c_str(), stdout);
+    return 0;
+  }
+  if (!ensemble.empty() && r.member < 0) {
+    EnsembleOptions options;
+    options.run.backend.kind = r.backend;
+    options.run.backend.threads = r.threads;
+    options.run.strict = r.strict;
+    options.run.restart = r.restart;
+    options.sets = sets;
+    options.output_dir = r.output_dir;
+    options.jobs = r.jobs;
+    options.quiet = r.quiet;
+    const EnsembleSummary s = run_ensemble(r.case_file, ensemble, options);
+    if (s.stopped_by != 0) return 128 + s.stopped_by;
+    return s.failed > 0 ? 2 : 0;  // 2: some members failed (ensemble.csv says which and why)
+  }
   io::Case c = r.case_file.empty() ? io::parse_case(io::default_case_toml(), "<built-in>", ".", sets)
+               : r.member >= 0     ? load_member_case(r.case_file, ensemble, static_cast<std::size_t>(r.member), sets)
                                    : io::load_case(r.case_file, sets);
   if (!r.output_dir.empty()) c.output.dir = r.output_dir;
   if (mpi::rank() == 0) {
@@ -112,6 +140,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 16));
   run->add_option("--restart", r.restart,
                   "Go on from a checkpoint: its file, or the output folder holding it (output.checkpoint_every)");
+  run->add_option("--member", r.member, "A case with [ensemble]: run member N (0-based) alone, as a plain run")
+      ->check(CLI::NonNegativeNumber);
+  run->add_flag("--dry-run", r.dry_run, "A case with [ensemble]: list the members and their values, run nothing");
+  run->add_option("-j,--jobs", r.jobs,
+                  "A case with [ensemble]: members run side by side on the CPU, each on threads / jobs threads "
+                  "(default 1)")
+      ->check(CLI::Range(1, 1 << 16));
   run->add_flag("--strict", r.strict,
                 "Fail (exit status 1) when the mass balance behind walls misses its tolerance, instead of warning");
 

@@ -15,6 +15,7 @@ set(shallows_test_costs
   "2 ^Q/SeedLevels[.]S000T[12].*/Q2"
   "2 ^Schemes/ForcingRun[.]GreenAmptUnderPondingFollowsTheAnalyticSolution/roe3"
   "2 ^SeedCases[.]S003T1LakesFromRastersStayAtRest$"
+  "2 ^EnsembleRuns[.](GridMembers|Resumed)"
   "1 ^WellBalancedRoe3[.](LakeAtRest|MassConserved|InactiveCells)")
 foreach(test IN LISTS shallows_discovered_tests)
   foreach(entry IN LISTS shallows_test_costs)

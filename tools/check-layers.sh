@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The layer rules of docs/architecture.md: which folder may include which. Each line of RULES is a
 # folder (headers under include/shallows/ and sources under src/ alike) and the shallows folders its
-# files may include; the run driver (solver/run.*, the backend factory) and app/ may include anything.
+# files may include; the run driver (solver/run.*, solver/run_ensemble.*, the backend factory) and app/ may include anything.
 # Prints every include that breaks a rule and "N passed, N failed" (folders) last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +16,7 @@ RULES=(
   "io:$numerics|mesh|solver|io"
   "exec:$numerics|mesh|solver|exec"
 )
-DRIVER='^(src/solver/(run|backend)\.cpp|include/shallows/solver/run\.hpp)$'
+DRIVER='^(src/solver/(run|run_ensemble|backend)\.cpp|include/shallows/solver/(run|run_ensemble)\.hpp)$'
 passed=0 failed=0
 for rule in "${RULES[@]}"; do
   folder=${rule%%:*} allowed=${rule#*:}

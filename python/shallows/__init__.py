@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from ._shallows import CaseError
 
 __version__: str = _shallows.__version__
 __all__ = ["Case", "CaseError", "Simulation", "open_output", "read_summary", "write_mesh", "cuda_available",
-           "features"]
+           "features", "run_ensemble"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -60,6 +60,20 @@ def cuda_available() -> bool:
 def features() -> str:
     """What runs where (grid or mesh, CPU or GPU, ranks), as ``shallows features`` prints it (Markdown)."""
     return str(_shallows.features())
+
+
+def run_ensemble(path: PathLike, sets: Optional[Sequence[str]] = None, output: Optional[PathLike] = None,
+                 jobs: int = 1, threads: int = 0, backend: str = "cpu", quiet: bool = True) -> dict:
+    """Runs the members of a case file's ``[ensemble]`` as ``shallows run path`` does (docs/ensembles.md).
+
+    ``sets``: ``"key=value"`` overrides applied before each member's values (``--set``); ``output``: the
+    folder (default: the case's ``output.dir``); ``jobs`` members side by side on the CPU, each on
+    ``threads / jobs`` threads. Members done already are not run again. Returns the counts ``members``,
+    ``ran``, ``skipped`` and ``failed``; the results are in ``ensemble.nc`` and ``ensemble.csv`` of the
+    folder. Ctrl-C stops the members and raises ``KeyboardInterrupt`` (a rerun goes on).
+    """
+    return dict(_shallows.run_ensemble(os.fspath(path), list(sets or []), os.fspath(output or ""), int(jobs),
+                                       int(threads), str(backend), bool(quiet)))
 
 
 class Case:

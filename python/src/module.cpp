@@ -27,12 +27,14 @@
 #include <vector>
 
 #include "shallows/io/case.hpp"
+#include "shallows/io/ensemble.hpp"
 #include "shallows/io/gmsh.hpp"
 #include "shallows/io/output.hpp"
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/capabilities.hpp"
 #include "shallows/solver/run.hpp"
+#include "shallows/solver/run_ensemble.hpp"
 #include "shallows/solver/simulation.hpp"
 
 namespace py = pybind11;
@@ -508,6 +510,37 @@ void write_mesh(const fs::path& file, const py::handle& nodes_in, const py::hand
   write_gmsh(file, g, binary);
 }
 
+// An ensemble as `shallows run case.toml` runs it (solver/run_ensemble.hpp); the GIL released while it runs.
+py::dict run_ensemble_py(const std::filesystem::path& file, const std::vector<std::string>& sets,
+                         const std::filesystem::path& output, int jobs, int threads, const std::string& backend,
+                         bool quiet) {
+  const io::Ensemble ensemble = io::load_ensemble(file);
+  if (ensemble.empty()) throw io::InputError(file.string() + ": no [ensemble] section (docs/ensembles.md)");
+  EnsembleOptions options;
+  options.run.backend.kind = backend;
+  options.run.backend.threads = threads;
+  options.sets = sets;
+  options.output_dir = output;
+  options.jobs = jobs;
+  options.quiet = quiet;
+  options.progress = !quiet;
+  EnsembleSummary s;
+  {
+    py::gil_scoped_release release;
+    s = run_ensemble(file, ensemble, options);
+  }
+  if (s.stopped_by != 0) {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
+  py::dict d;
+  d["members"] = s.members;
+  d["ran"] = s.ran;
+  d["skipped"] = s.skipped;
+  d["failed"] = s.failed;
+  return d;
+}
+
 } // namespace
 
 PYBIND11_MODULE(_shallows, m) {
@@ -564,6 +597,8 @@ PYBIND11_MODULE(_shallows, m) {
 
   m.def("write_mesh", &write_mesh, py::arg("path"), py::arg("nodes"), py::arg("cells"), py::arg("boundaries"),
         py::arg("binary"));
+  m.def("run_ensemble", &run_ensemble_py, py::arg("path"), py::arg("sets"), py::arg("output"), py::arg("jobs"),
+        py::arg("threads"), py::arg("backend"), py::arg("quiet"));
   m.def("cuda_available", &cuda_available, "Whether this build has the CUDA backend and a GPU answers.");
   m.def("features", &features_table, "What runs where (Markdown), as `shallows features` prints it.");
   m.attr("__version__") = SHALLOWS_VERSION;

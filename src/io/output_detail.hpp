@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -147,6 +148,13 @@ std::unique_ptr<FormatWriter> make_netcdf_writer(const Context& ctx);
 std::unique_ptr<FormatWriter> make_vtk_writer(const Context& ctx);
 std::unique_ptr<FormatWriter> make_png_writer(const Context& ctx);
 std::unique_ptr<FormatWriter> make_geotiff_writer(const Context& ctx);
+// A map of one value per grid cell as a GeoTIFF (north up, the case's coordinate system; inactive -> NoData);
+// depth: values at or below the dry threshold are written 0.
+void write_geotiff_map(const Context& ctx, const fs::path& final_path, const std::vector<double>& values, bool depth);
+// A PNG map of one value per cell over the hill-shaded bed (cells at or below the dry threshold show the bed),
+// its colour bar labelled `label` from 0 to the largest value.
+void write_png_map(const Context& ctx, const fs::path& final_path, const std::vector<double>& values,
+                   const std::string& title, const std::string& label);
 // cells: gauge_cells(ctx), found once (a pass over a large mesh).
 // sparse: the frames hold the gauges' cells alone, in gauge order (OutputWriter::gauge_cells).
 std::unique_ptr<FormatWriter> make_gauge_writer(const Context& ctx, std::vector<std::size_t> cells, bool sparse);
@@ -154,6 +162,10 @@ std::unique_ptr<FormatWriter> make_gauge_writer(const Context& ctx, std::vector<
 // Index of the cell holding each gauge; throws InputError naming a gauge that
 // is outside the domain, unnamed, named twice or named with CSV separators.
 std::vector<std::size_t> gauge_cells(const Context& ctx);
+
+// NetCDF-C is not thread-safe: every use of it holds this lock, so that runs side by side in one process (an
+// ensemble's members) may write their files.
+std::recursive_mutex& netcdf_mutex();
 
 // "%.10g"-style formatting without locale surprises; NaN -> "nan".
 std::string format_number(double v, int digits = 10);

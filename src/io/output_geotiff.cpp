@@ -25,6 +25,10 @@ std::unique_ptr<FormatWriter> make_geotiff_writer(const Context&) {
       "choose netcdf/vtk/png)");
 }
 
+void write_geotiff_map(const Context&, const fs::path& final_path, const std::vector<double>&, bool) {
+  throw InputError("cannot write " + final_path.string() + ": this build has no GDAL");
+}
+
 #else
 
 namespace {
@@ -47,52 +51,53 @@ class GeotiffWriter final : public FormatWriter {
     const std::vector<double>* fields[] = {&m.max_h, &m.max_speed, &m.arrival_time, &last_h_};
     for (std::size_t k = 0; k < 4; ++k) {
       if (fields[k]->size() != ctx_.cells()) continue;  // no frame written (nothing to map)
-      write_map(ctx_.settings.dir / map_names[k], *fields[k], k == 3);
+      write_geotiff_map(ctx_, ctx_.settings.dir / map_names[k], *fields[k], k == 3);
     }
   }
 
  private:
-  // Rows north first, as GIS expects; inactive -> NaN; a depth at or below
-  // the dry threshold is written 0 in the final depth (docs/outputs.md).
-  void write_map(const fs::path& final_path, const std::vector<double>& v, bool depth) const {
-    const Grid& g = ctx_.grid;
-    const auto nx = static_cast<std::size_t>(g.nx), ny = static_cast<std::size_t>(g.ny);
-    std::vector<float> rows(nx * ny);
-    for (std::size_t j = 0; j < ny; ++j) {
-      for (std::size_t i = 0; i < nx; ++i) {
-        const std::size_t c = j * nx + i;
-        double x = v[c];
-        if (ctx_.inactive[c]) x = std::numeric_limits<double>::quiet_NaN();
-        else if (depth && x <= ctx_.h_dry) x = 0;
-        rows[(ny - 1 - j) * nx + i] = static_cast<float>(x);
-      }
-    }
-    const fs::path part = part_path(final_path);
-    GDALDriverH driver = GDALGetDriverByName("GTiff");
-    if (!driver) throw std::runtime_error("GDAL has no GTiff driver");
-    const char* options[] = {"COMPRESS=DEFLATE", nullptr};
-    CPLErrorReset();
-    GDALDatasetH ds = GDALCreate(driver, part.c_str(), static_cast<int>(g.nx), static_cast<int>(g.ny), 1,
-                                 GDT_Float32, const_cast<char**>(options));
-    if (!ds) throw std::runtime_error("cannot create " + part.string() + ": " + CPLGetLastErrorMsg());
-    double gt[6] = {g.x0, g.dx, 0, g.y1(), 0, -g.dy};
-    bool ok = GDALSetGeoTransform(ds, gt) == CE_None;
-    if (!ctx_.settings.crs_wkt.empty()) ok = ok && GDALSetProjection(ds, ctx_.settings.crs_wkt.c_str()) == CE_None;
-    GDALRasterBandH band = GDALGetRasterBand(ds, 1);
-    ok = ok && GDALSetRasterNoDataValue(band, std::numeric_limits<double>::quiet_NaN()) == CE_None;
-    ok = ok && GDALRasterIO(band, GF_Write, 0, 0, static_cast<int>(g.nx), static_cast<int>(g.ny), rows.data(),
-                            static_cast<int>(g.nx), static_cast<int>(g.ny), GDT_Float32, 0, 0) == CE_None;
-    GDALClose(ds);  // flushes
-    if (!ok || CPLGetLastErrorType() >= CE_Failure)
-      throw std::runtime_error("cannot write " + part.string() + ": " + CPLGetLastErrorMsg());
-    commit_part(part, final_path);
-  }
-
   const Context& ctx_;
   std::vector<double> last_h_;
 };
 
 }  // namespace
+
+// Rows north first, as GIS expects; inactive -> NaN; a depth at or below
+// the dry threshold is written 0 in the final depth (docs/outputs.md).
+void write_geotiff_map(const Context& ctx, const fs::path& final_path, const std::vector<double>& v, bool depth) {
+  GDALAllRegister();  // idempotent; an ensemble writes maps without a run's writer
+  const Grid& g = ctx.grid;
+  const auto nx = static_cast<std::size_t>(g.nx), ny = static_cast<std::size_t>(g.ny);
+  std::vector<float> rows(nx * ny);
+  for (std::size_t j = 0; j < ny; ++j) {
+    for (std::size_t i = 0; i < nx; ++i) {
+      const std::size_t c = j * nx + i;
+      double x = v[c];
+      if (ctx.inactive[c]) x = std::numeric_limits<double>::quiet_NaN();
+      else if (depth && x <= ctx.h_dry) x = 0;
+      rows[(ny - 1 - j) * nx + i] = static_cast<float>(x);
+    }
+  }
+  const fs::path part = part_path(final_path);
+  GDALDriverH driver = GDALGetDriverByName("GTiff");
+  if (!driver) throw std::runtime_error("GDAL has no GTiff driver");
+  const char* options[] = {"COMPRESS=DEFLATE", nullptr};
+  CPLErrorReset();
+  GDALDatasetH ds = GDALCreate(driver, part.c_str(), static_cast<int>(g.nx), static_cast<int>(g.ny), 1,
+                               GDT_Float32, const_cast<char**>(options));
+  if (!ds) throw std::runtime_error("cannot create " + part.string() + ": " + CPLGetLastErrorMsg());
+  double gt[6] = {g.x0, g.dx, 0, g.y1(), 0, -g.dy};
+  bool ok = GDALSetGeoTransform(ds, gt) == CE_None;
+  if (!ctx.settings.crs_wkt.empty()) ok = ok && GDALSetProjection(ds, ctx.settings.crs_wkt.c_str()) == CE_None;
+  GDALRasterBandH band = GDALGetRasterBand(ds, 1);
+  ok = ok && GDALSetRasterNoDataValue(band, std::numeric_limits<double>::quiet_NaN()) == CE_None;
+  ok = ok && GDALRasterIO(band, GF_Write, 0, 0, static_cast<int>(g.nx), static_cast<int>(g.ny), rows.data(),
+                          static_cast<int>(g.nx), static_cast<int>(g.ny), GDT_Float32, 0, 0) == CE_None;
+  GDALClose(ds);  // flushes
+  if (!ok || CPLGetLastErrorType() >= CE_Failure)
+    throw std::runtime_error("cannot write " + part.string() + ": " + CPLGetLastErrorMsg());
+  commit_part(part, final_path);
+}
 
 std::unique_ptr<FormatWriter> make_geotiff_writer(const Context& ctx) { return std::make_unique<GeotiffWriter>(ctx); }
 

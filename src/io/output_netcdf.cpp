@@ -19,6 +19,11 @@
 
 namespace shallows::io::detail {
 
+std::recursive_mutex& netcdf_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
 #if !defined(SHALLOWS_HAVE_NETCDF)
 
 std::unique_ptr<FormatWriter> make_netcdf_writer(const Context&) {
@@ -87,6 +92,7 @@ struct NcHandle {
   NcHandle(const NcHandle&) = delete;
   NcHandle& operator=(const NcHandle&) = delete;
   ~NcHandle() {
+    const std::lock_guard lock(netcdf_mutex());
     if (id >= 0) nc_close(id);
   }
 };
@@ -96,6 +102,7 @@ class NetcdfWriter final : public FormatWriter {
   explicit NetcdfWriter(const Context& ctx)
       : ctx_(ctx), final_(ctx.settings.dir / "output.nc"), part_(part_path(final_)),
         doubles_(ctx.settings.precision == Precision::double_precision) {
+    const std::lock_guard lock(netcdf_mutex());
     if (ctx.resuming()) {
       reopen();
       return;
@@ -184,6 +191,7 @@ class NetcdfWriter final : public FormatWriter {
   }
 
   void write(const Frame& f) override {
+    const std::lock_guard lock(netcdf_mutex());
     const std::vector<float>* fields[6] = {&f.h, &f.hu, &f.hv, &f.u, &f.v, &f.eta};
     const std::size_t n = ctx_.cells();
     std::vector<std::size_t> start(count_.size(), 0);
@@ -234,6 +242,7 @@ class NetcdfWriter final : public FormatWriter {
   }
 
   void finish(const Maxima& m) override {
+    const std::lock_guard lock(netcdf_mutex());
     const double h_dry = ctx_.h_dry;
     std::vector<double> max_h(m.max_h), max_speed(m.max_speed);
     for (std::size_t k = 0; k < max_h.size(); ++k)

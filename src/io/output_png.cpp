@@ -33,6 +33,11 @@ std::unique_ptr<FormatWriter> make_png_writer(const Context&) {
       "(rebuild with libpng-dev installed, or choose netcdf/vtk)");
 }
 
+void write_png_map(const Context&, const fs::path& final_path, const std::vector<double>&, const std::string&,
+                   const std::string&) {
+  throw InputError("cannot write " + final_path.string() + ": this build has no PNG support");
+}
+
 #else
 
 namespace {
@@ -338,7 +343,8 @@ std::string fixed(double v, int decimals) {
 // depth: per cell; wet where depth > h_dry. title: the line at the top.
 // pixel_cell: on a mesh, the cell under each map pixel (pixel_cells); empty on a grid.
 Canvas render(const Context& ctx, const PngLayout& L, const std::vector<std::uint8_t>& shade,
-              const std::vector<mesh_index>& pixel_cell, const std::vector<double>& depth, const std::string& title) {
+              const std::vector<mesh_index>& pixel_cell, const std::vector<double>& depth, const std::string& title,
+              const std::string& label = "depth (m)") {
   Canvas c(L.width, L.height);
 
   double vmax = 0;
@@ -401,7 +407,7 @@ Canvas render(const Context& ctx, const PngLayout& L, const std::vector<std::uin
 
   // Title and colour bar.
   c.text(L.map_x, L.title_y, title, ink);
-  c.text(L.bar_x, L.map_y, "depth (m)", ink);
+  c.text(L.bar_x, L.map_y, label, ink);
   for (int y = L.bar_top; y < L.bar_bottom; ++y) {
     const double t = double(L.bar_bottom - 1 - y) / double(L.bar_bottom - 1 - L.bar_top);
     c.fill(L.bar_x, y, bar_width, 1, depth_colour(t));
@@ -482,6 +488,18 @@ class PngWriter final : public FormatWriter {
 };
 
 }  // namespace
+
+void write_png_map(const Context& ctx, const fs::path& final_path, const std::vector<double>& values,
+                   const std::string& title, const std::string& label) {
+  const PngLayout layout = ctx.mesh ? [&] {
+    const Box b = mesh_box(*ctx.mesh);
+    return png_layout(b.x1 - b.x0, b.y1 - b.y0);
+  }()
+                                    : png_layout(ctx.grid);
+  std::vector<mesh_index> pixel_cell;
+  if (ctx.mesh) pixel_cell = pixel_cells(*ctx.mesh, mesh_box(*ctx.mesh), layout.map_w, layout.map_h);
+  write_png(final_path, render(ctx, layout, hillshade(ctx), pixel_cell, values, title, label));
+}
 
 PngLayout png_layout(const Grid& g) { return png_layout(double(g.nx) * g.dx, double(g.ny) * g.dy); }
 

@@ -2,6 +2,8 @@
 // NetCDF rain stacks (radar rainfall) through the NetCDF C library.
 #include "shallows/io/rain_stack.hpp"
 
+#include "output_detail.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -254,6 +256,7 @@ Axis axis(const fs::path& file, const std::string& name, const std::vector<doubl
 
 RainStack read_rain_stack(const fs::path& file, const std::string& variable, const std::string& time_variable,
                           double t_end) {
+  const std::lock_guard lock(detail::netcdf_mutex());
   const NcFile nc(file);
   RainStack s;
   s.path = file;

@@ -306,7 +306,7 @@ RunSummary run_case(const io::Case& c, const RunOptions& options) {
   const bool checkpoints = c.output.checkpoint_every > 0 || c.output.checkpoint_wall > 0;
   // Maxima are kept for the formats' files (gauges write none) and for a checkpoint (its restart goes on with them).
   const bool keep_maxima = io::OutputWriter::writes_maxima(c.output) || checkpoints;
-  backend_options.track_maxima = backend_options.track_maxima && keep_maxima;
+  backend_options.track_maxima = backend_options.track_maxima && (keep_maxima || options.maxima);
   if (mpi::size() > 1 && (checkpoints || !options.restart.empty()) &&
       !runs_on_cpu_or_gpu(Feature::checkpoints, p.on_mesh(), true))
     throw io::InputError("checkpoints and --restart run on one MPI rank only (output.checkpoint_every, "
@@ -448,7 +448,7 @@ RunSummary run_from(const io::Case& c, const RunOptions& options, Simulation& si
     // A second signal during the checkpoint below exits at once. On several
     // ranks (no checkpoints there) a signal ends the job as by default.
     std::optional<StopSignals> signals;
-    if (mpi::size() == 1) signals.emplace();
+    if (mpi::size() == 1 && options.handle_signals) signals.emplace();
     {
       Progress progress(options.progress && root);
       while (written < frame_times.size()) {
@@ -490,9 +490,10 @@ RunSummary run_from(const io::Case& c, const RunOptions& options, Simulation& si
   s.output_wait_seconds += seconds_since(draining);
 
   const auto finish_start = Clock::now();
-  const Maxima maxima = keep_frames ? sim.maxima() : Maxima{};  // collective on several ranks
+  const Maxima maxima = keep_frames || options.maxima ? sim.maxima() : Maxima{};  // collective on several ranks
   if (writer) writer->finish(maxima);
   if (structure_series) structure_series->finish();
+  if (options.maxima) *options.maxima = maxima;
   s.steps = sim.steps();
   s.final_volume = sim.volume();
   s.finish_seconds = seconds_since(finish_start);

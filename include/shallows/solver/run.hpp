@@ -24,6 +24,11 @@ struct RunOptions {
   // Called after every batch of steps with the time reached and the last dt
   // (a caller's progress display); what it throws ends the run.
   std::function<void(double, double)> on_batch;
+  // false: the caller has installed StopSignals (an ensemble of runs side by side); the run still stops on a
+  // signal received (StopSignals::received), but neither installs handlers nor runs the test hook.
+  bool handle_signals = true;
+  // Where given: receives the run's maxima at its end (kept whatever the output formats ask for).
+  Maxima* maxima = nullptr;
 };
 
 // What became of a passive scalar's mass (its units times m^3, scalar_mass).

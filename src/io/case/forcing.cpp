@@ -149,6 +149,16 @@ void read_rain(const Reader& rd, const toml::table& r, const fs::path& base_dir,
   }
 }
 
+// rain.scale: a factor on every rate of [rain] (a design storm scaled up or
+// down, an ensemble's member), applied where the rates are kept.
+void scale_rain(const Reader& rd, const toml::table& r, Rain& rain) {
+  const std::optional<double> f = rd.number(r, "rain", "scale");
+  if (!f) return;
+  if (*f < 0) rd.fail_at("rain.scale", "must be >= 0, found " + num(*f));
+  std::vector<double>& rates = rain.has_frames() ? rain.frames : rain.scale.empty() ? rain.rate.v : rain.scale;
+  for (double& v : rates) v *= *f;
+}
+
 // [infiltration]: a model and its parameters, each a number (uniform) or a field.
 void read_infiltration(const Reader& rd, const toml::table& t, const fs::path& base_dir, const CellCentres& at,
                        Problem& p) {
@@ -317,6 +327,7 @@ void read_forcing(const Reader& rd, const toml::table& root, const fs::path& bas
                   Problem& p, Reading& r) {
   if (const toml::table* rain = rd.table(root, "", "rain")) {
     read_rain(rd, *rain, base_dir, at, p);
+    scale_rain(rd, *rain, p.forcing.rain);
     const std::vector<double> c = read_concentrations(rd, *rain, "rain", p.scalars);
     for (std::size_t k = 0; k < c.size(); ++k) p.scalars[k].rain = c[k];
   }

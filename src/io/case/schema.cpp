@@ -19,7 +19,7 @@ const std::vector<Section>& sections() {
       {"numerics", {"scheme", "cfl", "precision"}},
       {"time", {"end", "output_every", "output_times"}},
       {"output", {"dir", "format", "gauges", "arrival_threshold", "precision", "checkpoint_every", "checkpoint_wall"}},
-      {"rain", {"rate", "concentration"}},
+      {"rain", {"rate", "scale", "concentration"}},
       {"infiltration", {"model", "conductivity", "suction", "deficit", "initial_loss", "loss_rate"}},
       {"parallel", {"ranks_x", "ranks_y", "halo_steps"}},
   };
@@ -30,7 +30,7 @@ const std::vector<Section>& sections() {
 
 const Keys top_level_keys{"name", "domain", "mesh", "bathymetry", "initial", "boundary", "physics",
                           "numerics", "time", "output", "rain", "infiltration", "source", "structure", "scalar",
-                          "parallel"};
+                          "parallel", "ensemble"};
 
 const Section* find_section(std::string_view name) {
   for (const auto& s : sections())

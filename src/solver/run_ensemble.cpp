@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: MIT
+// The ensemble runner: each member is a plain run (run_case) of its own case
+// into DIR/members/NNNN/, so its outputs are those of `--member N`. Members
+// run side by side on CPU threads (jobs), one after another on a GPU;
+// run_members is the one place that chooses, where a batched executor would
+// take a list of members instead.
+#include "shallows/solver/run_ensemble.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "shallows/exec/mpi/context.hpp"
+#include "shallows/solver/ensemble_statistics.hpp"
+#include "shallows/solver/signals.hpp"
+
+namespace shallows {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+fs::path done_file(const fs::path& dir, std::size_t member) {
+  fs::path d = member_dir(dir, member);
+  return d.replace_filename(d.filename().string() + ".done");
+}
+
+// What a member's result must match to be taken as done: the case file's text, the command line's --set and the
+// member's values (FNV-1a). Another [ensemble] or case file runs the member again.
+std::uint64_t member_fingerprint(const std::string& case_text, const std::vector<std::string>& sets,
+                                 const io::EnsembleMember& member) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  const auto mix = [&h](const std::string& s) {
+    for (const unsigned char ch : s) h = (h ^ ch) * 0x100000001b3ULL;
+    h = (h ^ 0xff) * 0x100000001b3ULL;  // a separator no text holds
+  };
+  mix(case_text);
+  for (const std::string& s : sets) mix(s);
+  for (const std::string& s : member.overrides()) mix(s);
+  return h;
+}
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The ensemble's progress on stderr: a line rewritten in place on a terminal, a line per member otherwise.
+class EnsembleProgress {
+ public:
+  EnsembleProgress(bool enabled, std::size_t total, std::size_t skipped)
+      : enabled_(enabled), tty_(isatty(STDERR_FILENO)), total_(total), done_(skipped), skipped_(skipped) {}
+  ~EnsembleProgress() {
+    if (enabled_ && tty_ && shown_) std::fprintf(stderr, "\n");
+  }
+  void member_done(bool failed) {
+    ++done_;
+    failed_ += failed ? 1 : 0;
+    if (!enabled_) return;
+    const std::size_t ran = done_ - skipped_;
+    const double elapsed = seconds_since(start_);
+    const double eta = ran > 0 ? elapsed / static_cast<double>(ran) * static_cast<double>(total_ - done_) : 0;
+    std::fprintf(stderr, "%sensemble: %zu/%zu members done (%zu failed, %zu done before), ETA %.0f s%s",
+                 tty_ ? "\r" : "", done_, total_, failed_, skipped_, eta, tty_ ? "   " : "\n");
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  // A message on a line of its own.
+  void say(const std::string& msg) {
+    if (tty_ && shown_) std::fprintf(stderr, "\n");
+    shown_ = false;
+    std::fprintf(stderr, "shallows: %s\n", msg.c_str());
+  }
+
+ private:
+  bool enabled_, tty_;
+  std::size_t total_, done_, skipped_, failed_ = 0;
+  bool shown_ = false;
+  Clock::time_point start_ = Clock::now();
+};
+
+struct Shared {
+  Shared(const fs::path& file, const io::Ensemble& e, const EnsembleOptions& o)
+      : case_file(file), ensemble(e), options(o) {}
+  const fs::path& case_file;
+  const io::Ensemble& ensemble;
+  const EnsembleOptions& options;
+  fs::path dir;
+  std::size_t cells = 0;
+  std::string case_text;
+  std::mutex load;  // cases are read one at a time (GDAL, NetCDF and muParser set-up)
+  std::mutex test_hook;
+  StopSignals* signals = nullptr;
+};
+
+struct MemberOutcome {
+  io::MemberReport report;
+  bool stopped = false;
+};
+
+// One member: its case read, its folder emptied, the plain run, then its result (the done marker).
+MemberOutcome run_member(Shared& sh, std::size_t m, int threads) {
+  MemberOutcome out;
+  const auto start = Clock::now();
+  try {
+    std::optional<io::Case> c;
+    {
+      const std::lock_guard lock(sh.load);
+      c.emplace(load_member_case(sh.case_file, sh.ensemble, m, sh.options.sets));
+    }
+    if (static_cast<std::size_t>(c->problem.cells()) != sh.cells)
+      throw io::InputError("its case has " + std::to_string(c->problem.cells()) + " cells, the ensemble's " +
+                           std::to_string(sh.cells) + ": members share one grid or mesh");
+    const fs::path folder = member_dir(sh.dir, m);
+    fs::remove_all(folder);
+    c->output.dir = folder;
+    RunOptions run = sh.options.run;
+    run.backend.threads = threads;
+    run.progress = false;
+    run.quiet = true;
+    run.handle_signals = false;
+    Maxima maxima;
+    run.maxima = &maxima;
+    if (sh.signals)
+      run.on_batch = [&sh](double t, double) {
+        const std::lock_guard lock(sh.test_hook);
+        sh.signals->test_hook(t);
+      };
+    const RunSummary s = run_case(*c, run);
+    if (s.stopped_by != 0) {
+      out.stopped = true;
+      return out;
+    }
+    io::MemberResult& r = out.report.result;
+    r.maxima = std::move(maxima);
+    r.initial_volume = s.initial_volume;
+    r.final_volume = s.final_volume;
+    r.mass_balance_residual = s.mass_balance.checked ? s.mass_balance.relative_residual : std::nan("");
+    r.wall_seconds = seconds_since(start);
+    r.steps = s.steps;
+    r.fingerprint = member_fingerprint(sh.case_text, sh.options.sets, sh.ensemble.members[m]);
+    io::write_member_result(done_file(sh.dir, m), r);
+    out.report.ok = true;
+  } catch (const std::exception& e) {
+    out.report.message = e.what();
+  }
+  return out;
+}
+
+// The members of `todo`, side by side on `jobs` threads (each with threads / jobs CPU threads) or, on a GPU, one
+// after another; done(member, outcome) as each ends. Stops taking members on a signal.
+void run_members(Shared& sh, const std::vector<std::size_t>& todo,
+                 const std::function<void(std::size_t, const MemberOutcome&)>& done) {
+  const bool gpu = sh.options.run.backend.kind == "cuda";
+  const auto jobs = static_cast<std::size_t>(
+      std::clamp<long>(gpu ? 1 : sh.options.jobs, 1, static_cast<long>(std::max<std::size_t>(todo.size(), 1))));
+  int threads = sh.options.run.backend.threads;
+  if (jobs > 1) {
+    const int all = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    threads = std::max(1, all / static_cast<int>(jobs));
+  }
+  std::atomic<std::size_t> next{0};
+  std::mutex report;
+  const auto work = [&] {
+    for (;;) {
+      if (StopSignals::received() != 0) return;
+      const std::size_t k = next++;
+      if (k >= todo.size()) return;
+      const MemberOutcome o = run_member(sh, todo[k], threads);
+      const std::lock_guard lock(report);
+      done(todo[k], o);
+    }
+  };
+  std::vector<std::thread> workers;
+  for (std::size_t j = 1; j < jobs; ++j) workers.emplace_back(work);
+  work();
+  for (std::thread& t : workers) t.join();
+}
+
+} // namespace
+
+fs::path member_dir(const fs::path& dir, std::size_t member) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%04zu", member);
+  return dir / "members" / name;
+}
+
+io::Case load_member_case(const fs::path& case_file, const io::Ensemble& ensemble, std::size_t member,
+                          const std::vector<std::string>& sets) {
+  if (member >= ensemble.members.size())
+    throw io::InputError("--member " + std::to_string(member) + ": the ensemble has " +
+                         std::to_string(ensemble.members.size()) + " members (0 to " +
+                         std::to_string(ensemble.members.size() - 1) + ")");
+  std::vector<std::string> all = sets;
+  const std::vector<std::string> own = ensemble.members[member].overrides();
+  all.insert(all.end(), own.begin(), own.end());
+  return io::load_case(case_file, all);
+}
+
+std::string list_members(const io::Ensemble& ensemble) {
+  std::string out = std::to_string(ensemble.members.size()) + " members (" + ensemble.form + ")";
+  for (std::size_t m = 0; m < ensemble.members.size(); ++m) {
+    const io::EnsembleMember& member = ensemble.members[m];
+    char head[32];
+    std::snprintf(head, sizeof head, "\nmember %04zu:", m);
+    out += head;
+    for (const io::EnsembleValue& v : member.values) out += " --set '" + v.key + "=" + v.toml + "'";
+    if (member.weight != 1) {
+      char w[40];
+      std::snprintf(w, sizeof w, " (weight %g)", member.weight);
+      out += w;
+    }
+  }
+  return out + "\n";
+}
+
+EnsembleSummary run_ensemble(const fs::path& case_file, const io::Ensemble& ensemble,
+                             const EnsembleOptions& options) {
+  if (mpi::size() > 1) throw io::InputError("[ensemble]: an ensemble runs in one process, not under mpirun (yet)");
+  if (!options.run.restart.empty())
+    throw io::InputError("--restart goes on with one run: give it with --member N");
+  EnsembleSummary summary;
+  summary.members = ensemble.members.size();
+  // The first member whose case reads gives the grid or mesh, the bed and the gauges of the ensemble's files.
+  std::optional<io::Case> reference;
+  std::string first_error;
+  for (std::size_t m = 0; m < ensemble.members.size() && !reference; ++m) {
+    try {
+      reference.emplace(load_member_case(case_file, ensemble, m, options.sets));
+    } catch (const io::InputError& e) {
+      if (first_error.empty()) first_error = "members[" + std::to_string(m) + "]: " + e.what();
+    }
+  }
+  if (!reference) throw io::InputError("[ensemble]: no member's case can be read; " + first_error);
+
+  Shared sh(case_file, ensemble, options);
+  sh.dir = options.output_dir.empty() ? reference->output.dir : options.output_dir;
+  sh.cells = static_cast<std::size_t>(reference->problem.cells());
+  sh.case_text = read_text(case_file);
+  std::vector<io::MemberReport> reports(ensemble.members.size());
+  std::vector<std::size_t> todo;
+  for (std::size_t m = 0; m < ensemble.members.size(); ++m) {
+    std::optional<io::MemberResult> r = io::read_member_result(done_file(sh.dir, m));
+    if (r && r->maxima.max_h.size() == sh.cells &&
+        r->fingerprint == member_fingerprint(sh.case_text, options.sets, ensemble.members[m])) {
+      reports[m].ok = true;
+      reports[m].result = std::move(*r);
+      ++summary.skipped;
+    } else {
+      todo.push_back(m);
+    }
+  }
+
+  {
+    StopSignals signals;
+    sh.signals = &signals;
+    EnsembleProgress progress(options.progress, ensemble.members.size(), summary.skipped);
+    run_members(sh, todo, [&](std::size_t m, const MemberOutcome& o) {
+      if (o.stopped) return;
+      reports[m] = o.report;
+      ++summary.ran;
+      if (!o.report.ok) {
+        ++summary.failed;
+        progress.say("member " + std::to_string(m) + " failed: " + o.report.message);
+      }
+      progress.member_done(!o.report.ok);
+    });
+    summary.stopped_by = StopSignals::received();
+  }
+  if (summary.stopped_by != 0) {
+    std::fprintf(stderr,
+                 "shallows: ensemble stopped by a signal after %zu of %zu members; run the same command again to go "
+                 "on (the members done are kept)\n",
+                 summary.skipped + summary.ran, summary.members);
+    return summary;
+  }
+
+  std::vector<const Maxima*> ok;
+  std::vector<double> weights;
+  for (std::size_t m = 0; m < reports.size(); ++m)
+    if (reports[m].ok) {
+      ok.push_back(&reports[m].result.maxima);
+      weights.push_back(ensemble.members[m].weight);
+    }
+  std::optional<EnsembleStatistics> stats;
+  if (!ok.empty()) stats = ensemble_statistics(ok, weights, ensemble.thresholds, ensemble.percentiles);
+  io::write_ensemble_files(sh.dir, *reference, ensemble, reports, stats ? &*stats : nullptr);
+  if (!options.quiet) {
+    std::printf("ensemble %s: %zu members, %zu run now, %zu done before, %zu failed\n", reference->name.c_str(),
+                summary.members, summary.ran, summary.skipped, summary.failed);
+    std::printf("outputs in %s (ensemble.nc, ensemble.csv, members/)\n", sh.dir.string().c_str());
+  }
+  return summary;
+}
+
+} // namespace shallows

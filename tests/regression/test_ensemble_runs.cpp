@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: MIT
+// Ensembles through the command line: each member's folder holds the bytes of
+// that member run alone (--member N), on a grid and a mesh, with members side
+// by side on threads; a resumed ensemble writes the bytes of an uninterrupted
+// one; a failing member is reported and the others go on.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "support/cli_runs.hpp"
+#include "support/output_files.hpp"
+
+namespace {
+
+using shallows::test_support::read;
+using shallows::test_support::Result;
+using shallows::test_support::shell;
+using shallows::test_support::slurp;
+using shallows::test_support::split;
+using shallows::test_support::temp_dir;
+
+namespace fs = std::filesystem;
+
+const std::string kEnv = "SOURCE_DATE_EPOCH=1700000000";
+
+// A dam break with rain and a gauge on 24 x 4 cells; the ensemble varies Manning and the rain. Members side by
+// side run on 1 thread each (-j 2 -t 2), alone on 2: the bytes do not depend on the thread count.
+const std::string kGridCase = R"(
+name = "dam"
+[domain]
+nx = 24
+ny = 4
+x = [0.0, 12.0]
+y = [0.0, 2.0]
+[bathymetry]
+z = "0.05 * x"
+[initial]
+eta = "x < 4 ? 1.5 : 0"
+[boundary]
+west = "wall"
+east = "open"
+[physics]
+manning = 0.03
+[rain]
+rate = 360.0
+[time]
+end = 2.0
+output_every = 1.0
+[output]
+format = ["netcdf", "vtk", "png", "geotiff"]
+gauges = [{ name = "mid", x = 6.0, y = 1.0 }]
+[ensemble]
+product = { "physics.manning" = [0.01, 0.05], "rain.scale" = [0.0, 2.0] }
+thresholds = [0.05, 0.2]
+)";
+
+// The files below dir (relative paths) and their bytes, summary.json left out (it holds wall times).
+std::map<std::string, std::string> files_below(const fs::path& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file() && e.path().filename() != "summary.json")
+      out[fs::relative(e.path(), dir).string()] = slurp(e.path());
+  return out;
+}
+
+void expect_same_files(const fs::path& a, const fs::path& b) {
+  const auto fa = files_below(a), fb = files_below(b);
+  ASSERT_FALSE(fa.empty()) << a;
+  std::vector<std::string> na, nb;
+  for (const auto& kv : fa) na.push_back(kv.first);
+  for (const auto& kv : fb) nb.push_back(kv.first);
+  ASSERT_EQ(na, nb) << a << " and " << b;
+  for (const auto& [name, bytes] : fa) EXPECT_TRUE(bytes == fb.at(name)) << name << " differs: " << a << " " << b;
+}
+
+fs::path write_case(const fs::path& dir, const std::string& text) {
+  const fs::path file = dir / "case.toml";
+  std::ofstream(file) << text;
+  return file;
+}
+
+} // namespace
+
+TEST(EnsembleRuns, DryRunListsTheMembersAsSetOptions) {
+  const fs::path dir = temp_dir("ens-dry");
+  const fs::path file = write_case(dir, kGridCase);
+  const Result r = shell("run " + file.string() + " --dry-run");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output, "4 members (product)\n"
+                      "member 0000: --set 'physics.manning=0.01' --set 'rain.scale=0.0'\n"
+                      "member 0001: --set 'physics.manning=0.01' --set 'rain.scale=2.0'\n"
+                      "member 0002: --set 'physics.manning=0.05' --set 'rain.scale=0.0'\n"
+                      "member 0003: --set 'physics.manning=0.05' --set 'rain.scale=2.0'\n");
+  EXPECT_FALSE(fs::exists(dir / "output"));
+}
+
+TEST(EnsembleRuns, GridMembersAreTheBytesOfEachMemberRunAloneWithMembersOnTwoThreads) {
+  const fs::path dir = temp_dir("ens-grid");
+  const fs::path file = write_case(dir, kGridCase);
+  const Result r = shell(kEnv, "run " + file.string() + " -o " + (dir / "ens").string() + " -j 2 -t 2 -q");
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (int m = 0; m < 4; ++m) {
+    const fs::path alone = dir / ("alone" + std::to_string(m));
+    const Result a =
+        shell(kEnv, "run " + file.string() + " --member " + std::to_string(m) + " -o " + alone.string() + " -q -t 2");
+    ASSERT_EQ(a.code, 0) << a.output;
+    char name[8];
+    std::snprintf(name, sizeof name, "%04d", m);
+    expect_same_files(dir / "ens" / "members" / name, alone);
+    EXPECT_TRUE(fs::exists(dir / "ens" / "members" / (std::string(name) + ".done")));
+  }
+  for (const char* f : {"ensemble.nc", "ensemble.csv", "exceedance_0.05m.tif", "exceedance_0.2m.tif",
+                        "png/exceedance_0.05m.png", "png/exceedance_0.2m.png"})
+    EXPECT_TRUE(fs::exists(dir / "ens" / f)) << f;
+  // ensemble.csv: a row per member, its values, status ok and the gauge's peak depth.
+  const std::vector<std::string> rows = split(read(dir / "ens" / "ensemble.csv"), '\n');
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[0], "member,physics.manning,rain.scale,weight,status,initial_volume,final_volume,"
+                     "mass_balance_residual,wall_seconds,steps,peak_depth_mid");
+  EXPECT_EQ(rows[2].rfind("1,0.01,2,1,ok,", 0), 0u) << rows[2];
+  for (std::size_t k = 1; k < 5; ++k) EXPECT_EQ(split(rows[k], ',')[4], "ok") << rows[k];
+}
+
+TEST(EnsembleRuns, MeshMembersAreTheBytesOfEachMemberRunAlone) {
+  const fs::path dir = temp_dir("ens-mesh");
+  const fs::path mesh = fs::path(SHALLOWS_SOURCE_DIR) / "tests" / "data" / "gmsh" / "plate-22.msh";
+  const fs::path file = write_case(dir, "[mesh]\nfile = \"" + mesh.string() + R"("
+[bathymetry]
+z = 0.0
+[initial]
+eta = "x < 0.5 ? 0.3 : 0.1"
+[boundary]
+left = "wall"
+right = "open"
+walls = "wall"
+pier = "wall"
+[physics]
+manning = 0.02
+[time]
+end = 0.5
+output_every = 0.25
+[output]
+format = ["netcdf", "vtk"]
+[ensemble]
+members = [ { "physics.manning" = 0.01 }, { "initial.eta" = "x < 0.8 ? 0.4 : 0.1", weight = 2 } ]
+)");
+  const Result r = shell(kEnv, "run " + file.string() + " -o " + (dir / "ens").string() + " -q");
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (int m = 0; m < 2; ++m) {
+    const fs::path alone = dir / ("alone" + std::to_string(m));
+    const Result a =
+        shell(kEnv, "run " + file.string() + " --member " + std::to_string(m) + " -o " + alone.string() + " -q");
+    ASSERT_EQ(a.code, 0) << a.output;
+    expect_same_files(dir / "ens" / "members" / ("000" + std::to_string(m)), alone);
+  }
+  EXPECT_TRUE(fs::exists(dir / "ens" / "ensemble.nc"));
+  const std::vector<std::string> rows = split(read(dir / "ens" / "ensemble.csv"), '\n');
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], "member,initial.eta,physics.manning,weight,status,initial_volume,final_volume,"
+                     "mass_balance_residual,wall_seconds,steps");
+  EXPECT_EQ(rows[1].rfind("0,,0.01,1,ok,", 0), 0u) << rows[1];
+  EXPECT_EQ(rows[2].rfind("1,x < 0.8 ? 0.4 : 0.1,,2,ok,", 0), 0u) << rows[2];
+}
+
+TEST(EnsembleRuns, ResumedEnsembleWritesTheBytesOfAnUninterruptedOne) {
+  const fs::path dir = temp_dir("ens-resume");
+  const fs::path file = write_case(dir, kGridCase);
+  const std::string run = "run " + file.string() + " -q -t 1 -o ";
+  ASSERT_EQ(shell(kEnv, run + (dir / "whole").string()).code, 0);
+  // Interrupted by SIGINT inside a member (simulated time 1 s of the first member to get there).
+  const Result stopped = shell(kEnv + " SHALLOWS_TEST_SIGNAL=2@1.0", run + (dir / "resumed").string());
+  EXPECT_EQ(stopped.code, 130) << stopped.output;
+  EXPECT_NE(stopped.output.find("run the same command again to go on"), std::string::npos) << stopped.output;
+  EXPECT_FALSE(fs::exists(dir / "resumed" / "ensemble.nc"));
+  EXPECT_FALSE(fs::exists(dir / "resumed" / "members" / "0000.done"));
+  // A member that had ended before the interruption, as a longer ensemble would leave it.
+  fs::create_directories(dir / "resumed" / "members");
+  fs::copy_file(dir / "whole" / "members" / "0002.done", dir / "resumed" / "members" / "0002.done");
+  fs::copy(dir / "whole" / "members" / "0002", dir / "resumed" / "members" / "0002", fs::copy_options::recursive);
+  const Result resumed = shell(kEnv, "run " + file.string() + " -t 1 -o " + (dir / "resumed").string());
+  ASSERT_EQ(resumed.code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("4 members, 3 run now, 1 done before, 0 failed"), std::string::npos)
+      << resumed.output;
+  EXPECT_TRUE(slurp(dir / "whole" / "ensemble.nc") == slurp(dir / "resumed" / "ensemble.nc"));
+  for (const char* m : {"0000", "0001", "0002", "0003"})
+    expect_same_files(dir / "whole" / "members" / m, dir / "resumed" / "members" / m);
+  // A rerun of a complete ensemble runs nothing and rebuilds the same file.
+  const Result again = shell(kEnv, "run " + file.string() + " -t 1 -o " + (dir / "resumed").string());
+  EXPECT_NE(again.output.find("4 members, 0 run now, 4 done before"), std::string::npos) << again.output;
+  EXPECT_TRUE(slurp(dir / "whole" / "ensemble.nc") == slurp(dir / "resumed" / "ensemble.nc"));
+}
+
+TEST(EnsembleRuns, AFailingMemberIsReportedAndTheOthersGoOn) {
+  const fs::path dir = temp_dir("ens-fail");
+  std::string text = kGridCase;
+  text.replace(text.find("product = "), text.find("thresholds") - text.find("product = "),
+               "members = [ { \"physics.manning\" = 0.02 }, { \"bathymetry.z\" = { file = \"missing.asc\" } }, "
+               "{ \"physics.manning\" = 0.04 } ]\n");
+  const fs::path file = write_case(dir, text);
+  const Result r = shell(kEnv, "run " + file.string() + " -q -t 1 -o " + (dir / "out").string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("member 1 failed: "), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(dir / "out" / "members" / "0000.done"));
+  EXPECT_FALSE(fs::exists(dir / "out" / "members" / "0001.done"));
+  EXPECT_TRUE(fs::exists(dir / "out" / "members" / "0002.done"));
+  const std::vector<std::string> rows = split(read(dir / "out" / "ensemble.csv"), '\n');
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].rfind("member,bathymetry.z,physics.manning,weight,status,", 0), 0u) << rows[0];
+  EXPECT_EQ(rows[1].rfind("0,,0.02,1,ok,", 0), 0u) << rows[1];
+  EXPECT_NE(rows[2].find(",1,failed: "), std::string::npos) << rows[2];
+  EXPECT_NE(rows[2].find("missing.asc"), std::string::npos) << rows[2];
+  EXPECT_EQ(rows[3].rfind("2,,0.04,1,ok,", 0), 0u) << rows[3];
+}
+
+TEST(EnsembleRuns, BadKeysStopTheEnsembleBeforeAnyMemberRuns) {
+  const fs::path dir = temp_dir("ens-bad");
+  std::string text = kGridCase;
+  text.replace(text.find("\"rain.scale\" = [0.0"), 12, "\"rain.scal\"");
+  const fs::path file = write_case(dir, text);
+  const Result r = shell("run " + file.string() + " -o " + (dir / "out").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.output, "shallows: error: " + file.string() +
+                          ": [ensemble] product: unknown key 'rain.scal' (did you mean 'rain.scale'?)\n");
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  const fs::path plain = dir / "plain.toml";
+  std::ofstream(plain) << kGridCase.substr(0, kGridCase.find("[ensemble]"));
+  const Result m = shell("run " + plain.string() + " --member 0");
+  EXPECT_EQ(m.code, 1);
+  EXPECT_EQ(m.output, "shallows: error: " + plain.string() +
+                          ": --member and --dry-run need an [ensemble] section (docs/ensembles.md)\n");
+  const fs::path good = write_case(dir, kGridCase);
+  const Result out_of_range = shell("run " + good.string() + " --member 4");
+  EXPECT_EQ(out_of_range.output, "shallows: error: --member 4: the ensemble has 4 members (0 to 3)\n");
+}
+
+#if defined(SHALLOWS_HAVE_NETCDF)
+// The example cases/valley-ensemble (12 members) at 100 m cells for its first half hour, the DEM from its ESRI
+// ASCII twin: ensemble.nc's exceedance is the fraction of its max_depth members above each threshold.
+TEST(EnsembleRuns, ValleyEnsembleExceedanceCountsTheMembersAboveEachThreshold) {
+  using shallows::test_support::nc_ok;
+  const fs::path dir = temp_dir("ens-valley");
+  const fs::path file = fs::path(SHALLOWS_SOURCE_DIR) / "cases" / "valley-ensemble" / "case.toml";
+  const Result r = shell(kEnv, "run " + file.string() + " -q -t 2 -o " + (dir / "out").string() +
+                                   " --set domain.nx=20 --set domain.ny=15 --set time.end=1800"
+                                   " --set time.output_every=900 --set 'output.format=[\"netcdf\"]'"
+                                   " --set 'bathymetry.z={ file = \"../valley/dem.asc\", resample = \"average\" }'");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(split(read(dir / "out" / "ensemble.csv"), '\n').size(), 13u);
+  int nc = 0;
+  nc_ok(nc_open((dir / "out" / "ensemble.nc").c_str(), NC_NOWRITE, &nc));
+  const auto values = [&](const char* name, std::size_t n) {
+    int var = 0;
+    nc_ok(nc_inq_varid(nc, name, &var));
+    std::vector<double> v(n);
+    nc_ok(nc_get_var_double(nc, var, v.data()));
+    return v;
+  };
+  const std::size_t cells = 20 * 15, members = 12;
+  const std::vector<double> depth = values("max_depth", members * cells);
+  const std::vector<double> exceedance = values("exceedance", 3 * cells);
+  const std::vector<double> manning = values("physics.manning", members);
+  const std::vector<double> scale = values("rain.scale", members);
+  nc_close(nc);
+  EXPECT_EQ(manning, (std::vector<double>{0.03, 0.03, 0.03, 0.03, 0.05, 0.05, 0.05, 0.05, 0.08, 0.08, 0.08, 0.08}));
+  EXPECT_EQ(scale, (std::vector<double>{0.5, 1, 1.5, 2, 0.5, 1, 1.5, 2, 0.5, 1, 1.5, 2}));
+  const double thresholds[] = {0.1, 0.5, 1.0};
+  std::size_t wet_somewhere = 0;
+  for (std::size_t t = 0; t < 3; ++t)
+    for (std::size_t c = 0; c < cells; ++c) {
+      std::size_t above = 0;
+      for (std::size_t m = 0; m < members; ++m) above += depth[m * cells + c] > thresholds[t] ? 1 : 0;
+      ASSERT_EQ(exceedance[t * cells + c], static_cast<double>(above) / 12.0) << t << " " << c;
+      wet_somewhere += t == 0 && above > 0 ? 1 : 0;
+    }
+  EXPECT_GT(wet_somewhere, 0u);  // the river at least
+}
+#endif
