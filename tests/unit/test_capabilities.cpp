@@ -71,9 +71,8 @@ TEST(Capabilities, MeshesRunInOneProcessFirstOrderWithForcingAndScalars) {
     EXPECT_FALSE(runs(Feature::first_order, {true, gpu, true}));
     EXPECT_FALSE(runs(Feature::third_order, {true, gpu, false}));
     EXPECT_FALSE(runs(Feature::segments, {true, gpu, false}));
-    EXPECT_FALSE(runs(Feature::side_series, {true, gpu, false}));
     for (const Feature f : {Feature::rain, Feature::infiltration, Feature::manning_map, Feature::sources,
-                            Feature::scalars, Feature::checkpoints})
+                            Feature::side_series, Feature::scalars, Feature::checkpoints})
       EXPECT_TRUE(runs(f, {true, gpu, false})) << feature_name(f);
   }
 }
