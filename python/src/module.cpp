@@ -45,6 +45,13 @@ namespace {
 
 using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
+// A run that a signal stopped (RunSummary::stopped_by) as Python's KeyboardInterrupt.
+void raise_if_stopped(int stopped_by) {
+  if (stopped_by == 0) return;
+  PyErr_SetNone(PyExc_KeyboardInterrupt);
+  throw py::error_already_set();
+}
+
 // ---------------------------------------------------------------- Python values as TOML
 
 std::string text_of(const py::handle& v) { return py::str(py::repr(v)).cast<std::string>(); }
@@ -290,10 +297,7 @@ class PySimulation {
       py::gil_scoped_release release;
       s = run_case(case_, options, *sim_);
     }
-    if (s.stopped_by != 0) {
-      PyErr_SetNone(PyExc_KeyboardInterrupt);
-      throw py::error_already_set();
-    }
+    raise_if_stopped(s.stopped_by);
     py::dict d;
     d["case"] = s.case_name;
     d["backend"] = s.backend;
@@ -529,10 +533,7 @@ py::dict run_ensemble_py(const std::filesystem::path& file, const std::vector<st
     py::gil_scoped_release release;
     s = run_ensemble(file, ensemble, options);
   }
-  if (s.stopped_by != 0) {
-    PyErr_SetNone(PyExc_KeyboardInterrupt);
-    throw py::error_already_set();
-  }
+  raise_if_stopped(s.stopped_by);
   py::dict d;
   d["members"] = s.members;
   d["ran"] = s.ran;

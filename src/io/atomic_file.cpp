@@ -2,7 +2,10 @@
 // Files written under "<name>.part" and renamed when complete.
 #include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <stdexcept>
 #include <system_error>
@@ -91,6 +94,17 @@ void write_file_atomic(const fs::path& final_path, std::string_view bytes) {
   AtomicFile f(final_path);
   f.write(bytes);
   f.commit();
+}
+
+std::string utc_now() {
+  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch && *epoch)
+    t = static_cast<std::time_t>(std::atoll(epoch));
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 std::string format_number(double v, int digits) {

@@ -170,4 +170,8 @@ std::recursive_mutex& netcdf_mutex();
 // "%.10g"-style formatting without locale surprises; NaN -> "nan".
 std::string format_number(double v, int digits = 10);
 
+// Now in UTC, ISO 8601, for the files' history; SOURCE_DATE_EPOCH (reproducible-builds.org), where set, stands
+// for now: two runs then write the same bytes.
+std::string utc_now();
+
 }  // namespace shallows::io::detail

@@ -101,18 +101,6 @@ void write_csv(const fs::path& dir, const Context& ctx, const Ensemble& e, const
 
 #if defined(SHALLOWS_HAVE_NETCDF)
 
-// SOURCE_DATE_EPOCH (reproducible-builds.org), where set, stands for now, as in output.nc.
-std::string utc_now() {
-  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch && *epoch)
-    t = static_cast<std::time_t>(std::atoll(epoch));
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 class EnsembleNetcdf {
  public:
   explicit EnsembleNetcdf(const fs::path& file) : part_(detail::part_path(file)) {
@@ -269,7 +257,7 @@ void write_netcdf(const fs::path& dir, const Context& ctx, const Ensemble& e, co
   nc.text(NC_GLOBAL, "title", "shallows ensemble");
   nc.text(NC_GLOBAL, "source", "shallows " SHALLOWS_VERSION);
   nc.text(NC_GLOBAL, "Conventions", "CF-1.8");
-  nc.text(NC_GLOBAL, "history", utc_now() + " created by shallows " SHALLOWS_VERSION);
+  nc.text(NC_GLOBAL, "history", detail::utc_now() + " created by shallows " SHALLOWS_VERSION);
   nc.text(NC_GLOBAL, "ensemble_form", e.form);
   nc.text(NC_GLOBAL, "members_ok", std::to_string(ok) + " of " + std::to_string(nm));
   nc.text(NC_GLOBAL, "comment",

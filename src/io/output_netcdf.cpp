@@ -71,19 +71,6 @@ constexpr std::array<AccountSpec, 7> account_vars{{
     {"boundary_outflow_volume", "water that left through the sides since the start"},
 }};
 
-// SOURCE_DATE_EPOCH (reproducible-builds.org), where set, stands for now:
-// two runs then write the same bytes.
-std::string utc_now() {
-  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch && *epoch)
-    t = static_cast<std::time_t>(std::atoll(epoch));
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 // Closes the file if the writer dies unfinished (also when its constructor
 // throws): what was synced stays readable as output.nc.part.
 struct NcHandle {
