@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages shallows builds with (when run as root on
-# Debian/Ubuntu and something is missing), then configures build/ and builds
+# Installs the Debian packages shallows builds and runs with (tools/packages.sh
+# run: when run as root on Debian/Ubuntu and something is missing; the tests'
+# packages come with tools/test.sh), then configures build/ and builds
 # what running needs: the library, the shallows command and the Python
 # package (build/python: the system's python3 finds it with
 # PYTHONPATH=build/python). tools/test.sh builds the tests into the same build/.
@@ -18,24 +19,7 @@ args=()
 for a in "$@"; do
   if [ "$a" = --cuda ]; then cuda=ON; else args+=("$a"); fi
 done
-packages=(cmake ninja-build g++ pkg-config libtomlplusplus-dev libmuparser-dev libcli11-dev
-          libnetcdf-dev netcdf-bin libgdal-dev libpng-dev libgtest-dev libgmock-dev libopenmpi-dev openmpi-bin
-          pybind11-dev python3-dev python3-numpy python3-xarray python3-netcdf4 python3-pytest python3-matplotlib)
-if command -v dpkg-query >/dev/null; then
-  missing=()
-  for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if ((${#missing[@]})); then
-    if [ "$(id -u)" -ne 0 ]; then
-      echo "missing packages: ${missing[*]} (run as root or: sudo apt-get install ${missing[*]})" >&2
-      exit 1
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q
-    apt-get install -y -q --no-install-recommends "${missing[@]}"
-  fi
-fi
+tools/packages.sh run
 # nvcc is often installed outside PATH.
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
 if [ -z "$cuda" ]; then
@@ -43,6 +27,8 @@ if [ -z "$cuda" ]; then
   if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then cuda=AUTO; else cuda=OFF; fi
 fi
 echo "setup: CUDA backend $cuda (SHALLOWS_CUDA=ON or --cuda builds it without a GPU)"
+# A first configure leaves the tests out (tools/test.sh turns them on), so that it needs no test package.
+[ -f build/CMakeCache.txt ] || args=(-DSHALLOWS_TESTS=OFF ${args[@]+"${args[@]}"})
 cmake --preset release -DSHALLOWS_CUDA="$cuda" ${args[@]+"${args[@]}"}
 targets=(shallows_cli)
 python=OFF

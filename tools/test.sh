@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the tests into build/ (configured by tools/setup.sh, which this runs
-# first where build/ is missing) and runs them, but for the long convergence
+# Installs the tests' packages where missing (tools/packages.sh test), builds
+# the tests into build/ (configured by tools/setup.sh, which this runs first
+# where build/ is missing) and runs them, but for the long convergence
 # studies and MPI rank sweeps (label slow). Tests that need a GPU skip
 # themselves, visibly, where none is present.
 #
@@ -10,6 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f build/CMakeCache.txt ] || tools/setup.sh
+tools/packages.sh test
 if grep -q '^SHALLOWS_TESTS:BOOL=OFF' build/CMakeCache.txt; then cmake build -DSHALLOWS_TESTS=ON; fi
 cmake --build build
 labels=(-LE slow)
