@@ -523,9 +523,7 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
   // Dry skipping: the block graph and flags on the device (no block dry yet:
   // the first step computes them all), a count of computed cells per update block.
   void start_dry_skip(const Problem& p, const HostMesh<Real>& hm) {
-    std::vector<bool> open(p.mesh_boundary.size());
-    for (std::size_t g = 0; g < open.size(); ++g) open[g] = p.mesh_boundary[g].kind != BoundaryKind::wall;
-    const DryBlockGraph g = dry_block_graph(cells_, hm.edge_left, hm.edge_right, open);
+    const DryBlockGraph g = dry_block_graph(cells_, hm.edge_left, hm.edge_right, p.mesh_boundary);
     upload(block_start_, g.start);
     upload(block_neighbours_, g.neighbours);
     upload(block_open_, g.open);

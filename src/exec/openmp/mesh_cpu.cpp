@@ -294,9 +294,7 @@ class MeshCpuBackend final : public Backend {
   // The blocks of 32 cells, their neighbours and flags: no block is dry yet,
   // so the first step computes them all.
   void start_dry_skip(const Problem& p) {
-    std::vector<bool> open(p.mesh_boundary.size());
-    for (std::size_t g = 0; g < open.size(); ++g) open[g] = p.mesh_boundary[g].kind != BoundaryKind::wall;
-    graph_ = dry_block_graph(mesh_.cells, mesh_.edge_left, mesh_.edge_right, open);
+    graph_ = dry_block_graph(mesh_.cells, mesh_.edge_left, mesh_.edge_right, p.mesh_boundary);
     const auto blocks = static_cast<std::size_t>(graph_.blocks);
     dry_.assign(blocks, 0);
     needed_.assign(blocks, 1);

@@ -8,7 +8,8 @@
 namespace shallows {
 
 DryBlockGraph dry_block_graph(index_t cells, const std::vector<mesh_index>& edge_left,
-                              const std::vector<mesh_index>& edge_right, const std::vector<bool>& group_open) {
+                              const std::vector<mesh_index>& edge_right,
+                              const std::vector<BoundaryCondition<double>>& groups) {
   if (edge_left.size() != edge_right.size()) throw std::invalid_argument("dry_block_graph: edge arrays differ in size");
   DryBlockGraph g;
   g.blocks = (cells + kDryBlockCells - 1) / kDryBlockCells;
@@ -22,7 +23,7 @@ DryBlockGraph dry_block_graph(index_t cells, const std::vector<mesh_index>& edge
     const index_t bl = dry_block_of(l);
     if (r < 0) {
       const auto group = static_cast<std::size_t>(boundary_group(r));
-      if (group >= group_open.size() || group_open[group]) g.open[static_cast<std::size_t>(bl)] = 1;
+      if (group >= groups.size() || groups[group].kind != BoundaryKind::wall) g.open[static_cast<std::size_t>(bl)] = 1;
       continue;
     }
     const index_t br = dry_block_of(r);

@@ -18,6 +18,7 @@
 // wet area.
 #include <vector>
 
+#include "shallows/bc/boundary.hpp"
 #include "shallows/core/config.hpp"
 #include "shallows/mesh/unstructured/mesh.hpp"
 
@@ -49,7 +50,7 @@ SHALLOWS_HD bool dry_block_needed(const DryBlocks& d, index_t b) {
 
 // The block graph of a mesh on the host: each block's neighbour blocks (in
 // increasing order, itself left out) and whether it touches an open boundary
-// group (group_open[g]: group g is not a wall).
+// group: one whose condition (groups, by group) is not a wall.
 struct DryBlockGraph {
   index_t blocks = 0;
   std::vector<index_t> start, neighbours;
@@ -57,6 +58,7 @@ struct DryBlockGraph {
 };
 
 DryBlockGraph dry_block_graph(index_t cells, const std::vector<mesh_index>& edge_left,
-                              const std::vector<mesh_index>& edge_right, const std::vector<bool>& group_open);
+                              const std::vector<mesh_index>& edge_right,
+                              const std::vector<BoundaryCondition<double>>& groups);
 
 } // namespace shallows
