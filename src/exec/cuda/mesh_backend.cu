@@ -94,16 +94,16 @@ double mesh_bytes_per_cell_update(MeshLoop loop, double real, double n, double e
   return n > 0 ? total / n : 0;
 }
 
-// Blocks for a grid-stride kernel of kBlockThreads threads over `items`:
+// Blocks for a grid-stride kernel of `threads` threads over `items`:
 // a few waves of resident blocks, so that few blocks reach the rate's
 // atomicMax, but enough that the SMs finish together.
 template <class Kernel>
-unsigned stride_blocks(Kernel kernel, index_t items, int sms) {
+unsigned stride_blocks(Kernel kernel, index_t items, int sms, int threads = gpu::kBlockThreads) {
   int per_sm = 0;
-  SHALLOWS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, gpu::kBlockThreads, 0));
+  SHALLOWS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
   const index_t waves = 8;
   const index_t cap = static_cast<index_t>(std::max(per_sm, 1)) * sms * waves;
-  const index_t needed = (items + gpu::kBlockThreads - 1) / gpu::kBlockThreads;
+  const index_t needed = (items + threads - 1) / threads;
   return static_cast<unsigned>(std::max<index_t>(1, std::min(needed, cap)));
 }
 
@@ -410,7 +410,10 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
     put(in.hv, hv_);
     for (std::size_t s = 0; s < hc_.size(); ++s) put(in.hc[s], hc_[s]);
     // Nothing is known of the new state: every block is computed in the next step.
-    if (params_.skip.on()) dry_.fill_async(0, stream_);
+    if (params_.skip.on()) {
+      dry_.fill_async(0, stream_);
+      list_count_.fill_async(0, stream_);
+    }
     settle_uploads();
     slot_ = 0;
     SHALLOWS_CUDA_CHECK(cudaMemsetAsync(ctrl_.get(), 0, 3 * sizeof(Ctrl), stream_));
@@ -450,7 +453,7 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
   double cells_computed() const override {
     if (!params_.skip.on()) return static_cast<double>(cells_) * static_cast<double>(steps_taken_);
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    std::vector<unsigned long long> per_block(update_blocks_);
+    std::vector<unsigned long long> per_block(listed_update_blocks_);
     computed_.download(per_block.data(), per_block.size());
     double sum = all_cells_steps_;
     for (unsigned long long c : per_block) sum += static_cast<double>(c);
@@ -521,7 +524,8 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
   }
 
   // Dry skipping: the block graph and flags on the device (no block dry yet:
-  // the first step computes them all), a count of computed cells per update block.
+  // the first step computes them all), the list of each skipping step's
+  // blocks, a count of computed cells per block of listed_update_kernel.
   void start_dry_skip(const Problem& p, const HostMesh<Real>& hm) {
     const DryBlockGraph g = dry_block_graph(cells_, hm.edge_left, hm.edge_right, p.mesh_boundary);
     upload(block_start_, g.start);
@@ -530,7 +534,11 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
     const auto blocks = static_cast<std::size_t>(g.blocks);
     dry_ = DeviceArray<unsigned char>(blocks);
     needed_ = DeviceArray<unsigned char>(blocks);
-    computed_ = DeviceArray<unsigned long long>(update_blocks_);
+    list_ = DeviceArray<unsigned>(blocks);
+    list_count_ = DeviceArray<unsigned>(3);
+    listed_update_blocks_ = stride_blocks(gpu::mesh::listed_update_kernel<Real>, cells_, prop_.multiProcessorCount,
+                                          gpu::mesh::kUpdateThreads);
+    computed_ = DeviceArray<unsigned long long>(listed_update_blocks_);
     any_dry_ = DeviceArray<int>(1);
     any_dry_.fill_async(0, stream_);
     dry_.fill_async(0, stream_);
@@ -539,6 +547,8 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
     params_.skip = {block_start_.get(), block_neighbours_.get(), block_open_.get(), dry_.get(), needed_.get()};
     params_.computed = computed_.get();
     params_.any_dry = any_dry_.get();
+    params_.list = list_.get();
+    params_.list_count = list_count_.get();
   }
 
   // The groups' series on the device and the conditions as read, which
@@ -569,6 +579,8 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
       int any = 0;
       any_dry_.download(&any, 1);
       skipping_ = any != 0;
+      // Each skipping step empties the next slot's list; the first finds them empty.
+      if (skipping_) list_count_.fill_async(0, stream_);
     }
   }
 
@@ -629,9 +641,14 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
       gpu::mesh::scalar_concentration_kernel<Real><<<blocks_for(cells_, 256), 256, 0, stream_>>>(params_, scalars_, a);
       SHALLOWS_CUDA_CHECK_LAUNCH("mesh scalar_concentration_kernel");
     }
-    gpu::mesh::update_kernel<Real>
-        <<<update_blocks_, gpu::mesh::kUpdateThreads, 0, stream_>>>(update_params_, a, skipping_);
-    SHALLOWS_CUDA_CHECK_LAUNCH("mesh update_kernel");
+    if (skipping_) {
+      gpu::mesh::listed_update_kernel<Real>
+          <<<listed_update_blocks_, gpu::mesh::kUpdateThreads, 0, stream_>>>(update_params_, a);
+      SHALLOWS_CUDA_CHECK_LAUNCH("mesh listed_update_kernel");
+    } else {
+      gpu::mesh::update_kernel<Real><<<update_blocks_, gpu::mesh::kUpdateThreads, 0, stream_>>>(update_params_, a);
+      SHALLOWS_CUDA_CHECK_LAUNCH("mesh update_kernel");
+    }
     const int next = (slot_ + 1) % 3;
     if (!hc_.empty()) {
       gpu::mesh::scalar_store_kernel<Real><<<blocks_for(cells_, 256), 256, 0, stream_>>>(params_, scalars_, next);
@@ -688,6 +705,8 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
   // Dry skipping (params_.skip): the block graph, the flags, the cells each update block computed.
   DeviceArray<index_t> block_start_, block_neighbours_;
   DeviceArray<unsigned char> block_open_, dry_, needed_;
+  DeviceArray<unsigned> list_, list_count_;
+  unsigned listed_update_blocks_ = 1;
   DeviceArray<unsigned long long> computed_;
   DeviceArray<int> any_dry_;
   bool skipping_ = false;  // steps leave out the blocks not needed (once any_dry)

@@ -39,11 +39,12 @@
 // Dry skipping (dry_blocks.hpp), where the executor turns it on: the update
 // pass marks each block of 32 cells (a warp) dry or not, and any_dry once a
 // block is dry. From then on (the host looks between batches of steps) each
-// step starts with decide_blocks_kernel (dry_block_needed per block), the
-// first pass's kSkip instances leave out the warps of blocks not needed
-// (an edge is evaluated where the block of either of its cells is needed),
-// and the update pass updates the needed blocks alone. Until then the first
-// pass is the plain one: an all-wet run pays only for the dry marks.
+// step starts with decide_blocks_kernel, which lists the blocks needed
+// (dry_block_needed); the first pass's kSkip instances and
+// listed_update_kernel give a warp to each listed block alone (the edge
+// loop evaluates an edge where the block of either of its cells is needed).
+// Until then the passes are the plain ones: an all-wet run pays only for the
+// dry marks.
 // Slots is the default as the fastest of the three; float runs 8 resident
 // blocks per SM (64 registers, no spills) and double unrolls the slots loop
 // for the same reason (bench/cuda-notes.md, unstructured meshes).
@@ -134,11 +135,14 @@ struct MeshParams {
   double* arrival;
   double arrival_threshold;
 
-  // Dry skipping (skip.start null: off): the flags, whether a block has been dry since the start, and the
-  // cells each update block computed in skipping steps, summed.
+  // Dry skipping (skip.start null: off): the flags, whether a block has been dry since the start, the
+  // cells each listed_update_kernel block computed, summed, and each skipping step's list of the blocks it
+  // computes (list_count: its length, one counter per Ctrl slot, as the grid's list).
   DryBlocks skip;
   int* any_dry;
   unsigned long long* computed;
+  unsigned* list;
+  unsigned* list_count;
 };
 
 // ---------------------------------------------------------------- helpers
@@ -179,19 +183,46 @@ __device__ __forceinline__ EdgeFluctuation<Real> oriented_edge(const CellPrimiti
 }
 
 // The blocks this step computes, from the dry flags the last update left
-// (skipping steps only, before the first pass): one thread per block.
+// (skipping steps only, before the first pass): one thread per block, which
+// sets the block's flag (the edge loop reads it) and lists the block. The
+// passes that follow give a warp to each listed block alone, so that the
+// blocks left out cost nothing there. The list's order (atomics) varies from
+// run to run; the results do not: blocks are independent, the rate is a maximum.
 template <class Real>
 __global__ void decide_blocks_kernel(const MeshParams<Real> mesh, const Launch launch) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) mesh.list_count[(launch.slot + 1) % 3] = 0;
   if (!launch_takes_step(mesh.ctrl[launch.slot], launch)) return;
   const index_t b = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (b < (mesh.cells + kDryBlockCells - 1) / kDryBlockCells) mesh.skip.needed[b] = dry_block_needed(mesh.skip, b);
+  bool need = false;
+  if (b < (mesh.cells + kDryBlockCells - 1) / kDryBlockCells) {
+    need = dry_block_needed(mesh.skip, b);
+    mesh.skip.needed[b] = need;
+  }
+  const unsigned ballot = __ballot_sync(kFullMask, need);
+  if (ballot == 0) return;
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  unsigned base = 0;
+  if (lane == 0) base = atomicAdd(&mesh.list_count[launch.slot], static_cast<unsigned>(__popc(ballot)));
+  base = __shfl_sync(kFullMask, base, 0);
+  if (need) mesh.list[base + static_cast<unsigned>(__popc(ballot & ((1u << lane) - 1u)))] = static_cast<unsigned>(b);
 }
 
-// Whether cell i's block is computed this step (the same on a warp's lanes).
-template <class Real, bool kSkip>
-__device__ __forceinline__ bool block_computed(const MeshParams<Real>& mesh, index_t i) {
-  if constexpr (kSkip) return mesh.skip.needed[dry_block_of(i)] != 0;
-  return true;
+// Calls cell(i) for the cells a grid-stride kernel computes this step: every
+// cell, or with kSkip the cells of the listed blocks, a warp per block.
+template <class Real, bool kSkip, class Cell>
+__device__ __forceinline__ void for_step_cells(const MeshParams<Real>& mesh, int slot, const Cell& cell) {
+  if constexpr (kSkip) {
+    const auto count = static_cast<index_t>(mesh.list_count[slot]);
+    const index_t warps = static_cast<index_t>(gridDim.x) * (blockDim.x / 32);
+    const auto lane = static_cast<index_t>(threadIdx.x & 31);
+    for (index_t w = static_cast<index_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32; w < count; w += warps) {
+      const index_t i = static_cast<index_t>(mesh.list[w]) * kDryBlockCells + lane;
+      if (i < mesh.cells) cell(i);
+    }
+  } else {
+    const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
+    for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < mesh.cells; i += stride) cell(i);
+  }
 }
 
 // The boundary groups that follow a time series (Forcing::groups): their
@@ -248,9 +279,7 @@ __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
   if (!launch_takes_step(c, launch)) return;  // the same on every thread: no block is left in block_max_to
   const MeshState<Real> q{mesh.h, mesh.hu, mesh.hv};
   unsigned long long best = 0;
-  const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
-  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < mesh.cells; i += stride) {
-    if (!block_computed<Real, kSkip>(mesh, i)) continue;
+  for_step_cells<Real, kSkip>(mesh, launch.slot, [&](index_t i) {
     const auto cell = static_cast<mesh_index>(i);
     MeshCellSum<Real> s;
     if constexpr (kSlots == 0) {
@@ -266,7 +295,7 @@ __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
     mesh.rhv[i] = r.hv;
     const unsigned long long e = cell_rate_bits(s, inv_area, r);
     best = e > best ? e : best;
-  }
+  });
   block_max_to(best, &mesh.ctrl[launch.slot].rate_bits);
 }
 
@@ -283,7 +312,10 @@ __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
   if (e >= mesh.edges) return;
   const mesh_index l = ldg(mesh.arrays.edge_left + e);
   const mesh_index r = ldg(mesh.arrays.edge_right + e);
-  if (!block_computed<Real, kSkip>(mesh, l) && (r < 0 || !block_computed<Real, kSkip>(mesh, r))) return;
+  // An edge is evaluated where the block of either of its cells is computed.
+  if constexpr (kSkip) {
+    if (!mesh.skip.needed[dry_block_of(l)] && (r < 0 || !mesh.skip.needed[dry_block_of(r)])) return;
+  }
   const Real nx = ldg(mesh.arrays.edge_nx + e);
   const Real ny = ldg(mesh.arrays.edge_ny + e);
   const Real length = ldg(mesh.arrays.edge_length + e);
@@ -309,9 +341,7 @@ __global__ void __launch_bounds__(kBlockThreads) edge_gather_kernel(const MeshPa
   const Ctrl c = mesh.ctrl[launch.slot];
   if (!launch_takes_step(c, launch)) return;
   unsigned long long best = 0;
-  const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
-  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < mesh.cells; i += stride) {
-    if (!block_computed<Real, kSkip>(mesh, i)) continue;
+  for_step_cells<Real, kSkip>(mesh, launch.slot, [&](index_t i) {
     MeshCellSum<Real> s;
 #pragma unroll
     for (int k = 0; k < kSlots; ++k) {
@@ -332,61 +362,92 @@ __global__ void __launch_bounds__(kBlockThreads) edge_gather_kernel(const MeshPa
     mesh.rhv[i] = r.hv;
     const unsigned long long e = cell_rate_bits(s, inv_area, r);
     best = e > best ? e : best;
-  }
+  });
   block_max_to(best, &mesh.ctrl[launch.slot].rate_bits);
 }
 
 // ---------------------------------------------------------------- second pass
 
-// advance_cell for every active cell (MeshCpuBackend::apply_rhs), then the
-// maxima of every cell at t + dt, as the CPU takes them after the step.
-// skipping: a skipping step (the needed blocks alone); with dry skipping on,
-// each updated block is marked dry or not.
+// advance_cell for active cell i (MeshCpuBackend::apply_rhs), then its
+// maxima at t + dt, as the CPU takes them after the step; volume: the depth
+// the clamps added times the area. Returns whether the cell is left a dry
+// fixed point or is inactive.
 template <class Real>
-__global__ void __launch_bounds__(kUpdateThreads)
-    update_kernel(const MeshParams<Real> mesh, const Launch launch, bool skipping) {
+__device__ __forceinline__ bool update_cell(const MeshParams<Real>& mesh, index_t i, double dt, double t,
+                                            double& volume) {
+  State<Real> q{mesh.h[i], mesh.hu[i], mesh.hv[i]};
+  const bool active = !math::is_nan(mesh.z[i]);
+  if (active) {  // inactive: no edges, no update
+    Real added_depth;
+    q = advance_cell(q, State<Real>{mesh.rh[i], mesh.rhu[i], mesh.rhv[i]}, static_cast<Real>(dt), mesh.phys,
+                     added_depth);
+    mesh.h[i] = q.h;
+    mesh.hu[i] = q.hu;
+    mesh.hv[i] = q.hv;
+    // The area from its stored inverse: a relative difference of round-off in the added_depth.
+    if (added_depth > Real(0)) volume += static_cast<double>(added_depth) / static_cast<double>(mesh.inv_area[i]);
+  }
+  if (mesh.max_h)
+    track_cell_maxima(q, t + dt, mesh.phys.h_dry, mesh.arrival_threshold, mesh.max_h[i], mesh.max_speed[i],
+                      mesh.arrival[i]);
+  return !active || dry_fixed_point(q, mesh.phys.h_dry);
+}
+
+// Block b is dry where each lane's cell is (dry; lanes past the last cell
+// pass true) and it has no open boundary edge. Every lane of the warp calls it.
+template <class Real>
+__device__ __forceinline__ void mark_block(const MeshParams<Real>& mesh, index_t b, bool dry) {
+  const bool all_dry = __all_sync(kFullMask, dry);
+  if ((threadIdx.x & 31) != 0) return;
+  const bool marked = all_dry && !mesh.skip.open[b];
+  mesh.skip.dry[b] = marked;
+  if (marked && *mesh.any_dry == 0) *mesh.any_dry = 1;  // the same value from every writer
+}
+
+// The update of every cell, a thread each; with dry skipping on, each block
+// is marked dry or not.
+template <class Real>
+__global__ void __launch_bounds__(kUpdateThreads) update_kernel(const MeshParams<Real> mesh, const Launch launch) {
   const Ctrl c = mesh.ctrl[launch.slot];
   double dt = 0, t = 0;
   // One state buffer; the next first pass accumulates into the next slot's rate.
   if (!step_prologue<Real, kResetRate>(mesh, launch, c, dt, t)) return;
   const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   double volume = 0;
-  // The same on every lane of a warp: its cells are one block of 32.
-  const bool skip = mesh.skip.on();
-  const bool needed = !skipping || (i - (threadIdx.x & 31) < mesh.cells && mesh.skip.needed[dry_block_of(i)]);
-  bool dry = true;  // the cell a dry fixed point, or inactive, or none
-  // No early return: the whole warp adds its gains at the end.
-  if (i < mesh.cells && needed) {
-    State<Real> q{mesh.h[i], mesh.hu[i], mesh.hv[i]};
-    if (!math::is_nan(mesh.z[i])) {  // inactive: no edges, no update
-      Real added_depth;
-      q = advance_cell(q, State<Real>{mesh.rh[i], mesh.rhu[i], mesh.rhv[i]}, static_cast<Real>(dt), mesh.phys,
-                       added_depth);
-      mesh.h[i] = q.h;
-      mesh.hu[i] = q.hu;
-      mesh.hv[i] = q.hv;
-      // The area from its stored inverse: a relative difference of round-off in the added_depth.
-      if (added_depth > Real(0)) volume = static_cast<double>(added_depth) / static_cast<double>(mesh.inv_area[i]);
+  bool dry = true;
+  if (i < mesh.cells) dry = update_cell(mesh, i, dt, t, volume);
+  // A warp's cells are one block; no early return above, so every lane is here.
+  if (mesh.skip.on() && i - (threadIdx.x & 31) < mesh.cells) mark_block(mesh, dry_block_of(i), dry);
+  warp_add_nonzero(mesh.positivity_sum, volume);
+}
+
+// The update of a skipping step: the listed blocks alone, a warp each, in a
+// grid-stride loop; each block marked dry or not, and the cells counted.
+template <class Real>
+__global__ void __launch_bounds__(kUpdateThreads)
+    listed_update_kernel(const MeshParams<Real> mesh, const Launch launch) {
+  const Ctrl c = mesh.ctrl[launch.slot];
+  double dt = 0, t = 0;
+  if (!step_prologue<Real, kResetRate>(mesh, launch, c, dt, t)) return;
+  const auto count = static_cast<index_t>(mesh.list_count[launch.slot]);
+  const index_t warps = static_cast<index_t>(gridDim.x) * (kUpdateThreads / 32);
+  const auto lane = static_cast<index_t>(threadIdx.x & 31);
+  double volume = 0;
+  unsigned cells = 0;
+  for (index_t w = static_cast<index_t>(blockIdx.x) * (kUpdateThreads / 32) + threadIdx.x / 32; w < count;
+       w += warps) {
+    const index_t b = mesh.list[w];
+    const index_t i = b * kDryBlockCells + lane;
+    bool dry = true;
+    if (i < mesh.cells) {
+      dry = update_cell(mesh, i, dt, t, volume);
+      ++cells;
     }
-    if (mesh.max_h)
-      track_cell_maxima(q, t + dt, mesh.phys.h_dry, mesh.arrival_threshold, mesh.max_h[i], mesh.max_speed[i],
-                        mesh.arrival[i]);
-    dry = math::is_nan(mesh.z[i]) || dry_fixed_point(q, mesh.phys.h_dry);
-  }
-  if (skip) {
-    const bool all_dry = __all_sync(kFullMask, dry);
-    if (needed && (threadIdx.x & 31) == 0 && i < mesh.cells) {
-      const index_t b = dry_block_of(i);
-      const bool marked = all_dry && !mesh.skip.open[b];
-      mesh.skip.dry[b] = marked;
-      if (marked && *mesh.any_dry == 0) *mesh.any_dry = 1;  // the same value from every writer
-    }
-    if (skipping) {
-      const int cells = __syncthreads_count(needed && i < mesh.cells);
-      if (threadIdx.x == 0) mesh.computed[blockIdx.x] += static_cast<unsigned long long>(cells);
-    }
+    mark_block(mesh, b, dry);
   }
   warp_add_nonzero(mesh.positivity_sum, volume);
+  cells = __reduce_add_sync(kFullMask, cells);
+  if (lane == 0 && cells > 0) atomicAdd(&mesh.computed[blockIdx.x], static_cast<unsigned long long>(cells));
 }
 
 // ---------------------------------------------------------------- passive scalars
