@@ -166,11 +166,15 @@ TEST(MeshDrySkip, BlockGraph) {
   for (std::size_t e = 0; e < m.edge_left.size(); ++e) {
     const index_t bl = dry_block_of(m.edge_left[e]);
     if (m.edge_right[e] < 0) {
-      if (boundary_group(m.edge_right[e]) == east) EXPECT_EQ(g.open[bl], 1);
+      if (boundary_group(m.edge_right[e]) == east) {
+        EXPECT_EQ(g.open[bl], 1);
+      }
       continue;
     }
     const index_t br = dry_block_of(m.edge_right[e]);
-    if (bl != br) EXPECT_TRUE(linked(bl, br) && linked(br, bl)) << "edge " << e;
+    if (bl != br) {
+      EXPECT_TRUE(linked(bl, br) && linked(br, bl)) << "edge " << e;
+    }
   }
   for (index_t b = 0; b < g.blocks; ++b) {
     for (index_t k = g.start[b]; k + 1 < g.start[b + 1]; ++k)

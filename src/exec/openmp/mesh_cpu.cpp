@@ -197,7 +197,7 @@ class MeshCpuBackend final : public Backend {
   double max_rate() const {
     Real rate = 0;
     bool finite = true;
-#pragma omp parallel for num_threads(threads_) schedule(static) reduction(max : rate) reduction(&& : finite)
+#pragma omp parallel for num_threads(threads_) schedule(static, 4096) reduction(max : rate) reduction(&& : finite)
     for (index_t c = 0; c < mesh_.cells; ++c) {
       if (!needed(c)) continue;
       const Real r = rate_[static_cast<std::size_t>(c)];
@@ -260,7 +260,8 @@ class MeshCpuBackend final : public Backend {
     constexpr index_t block = 4096;  // a multiple of kDryBlockCells
     const index_t blocks = (mesh_.cells + block - 1) / block;
     block_gain_.assign(static_cast<std::size_t>(blocks), 0.0);
-#pragma omp parallel for num_threads(threads_) schedule(static)
+    // Blocks dealt in turn: with dry skipping the wet cells are a few ranges of the numbering.
+#pragma omp parallel for num_threads(threads_) schedule(static, 1)
     for (index_t b = 0; b < blocks; ++b) {
       double gained = 0;
       const index_t end = std::min(mesh_.cells, (b + 1) * block);
