@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "shallows/physics/forcing.hpp"
@@ -326,6 +328,42 @@ TEST(Sources, ASinkNeverTakesMoreThanTheCellHolds) {
   EXPECT_DOUBLE_EQ(source_depth(-10.0, 1.0, 1.0, 1, 4.0, 0.5), -0.5);
   EXPECT_DOUBLE_EQ(source_depth(-1.0, 1.0, 1.0, 1, 4.0, 0.5), -0.25);
   EXPECT_EQ(source_depth(-1.0, 0.0, 0.0, 1, 4.0, 0.0), 0.0);
+}
+
+// The message of check_forcing_sizes for f on `cells` cells ("" where it passes).
+std::string size_error(const Forcing& f, std::size_t cells) {
+  try {
+    check_forcing_sizes(f, cells);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ForcingSizes, EachMisfitIsNamed) {
+  constexpr std::size_t cells = 6;
+  Forcing ok;
+  ok.rain.rate = hydrograph();
+  ok.rain.scale.assign(cells, 1.0);
+  ok.rain.frame_times = {0.0, 60.0};
+  ok.rain.frames.assign(2 * cells, 1e-5);
+  ok.manning = {0.03};
+  ok.infiltration.p0.assign(cells, 0.1);
+  ok.sources.push_back({"well", {2}, hydrograph()});
+  EXPECT_EQ(size_error(ok, cells), "");
+
+  const auto fails = [&](const char* name, auto&& change, const std::string& expected) {
+    Forcing f = ok;
+    change(f);
+    EXPECT_NE(size_error(f, cells).find(expected), std::string::npos) << name << ": " << size_error(f, cells);
+  };
+  fails("scale", [](Forcing& f) { f.rain.scale.pop_back(); }, "rain.scale has 5 values");
+  fails("manning", [](Forcing& f) { f.manning.assign(7, 0.03); }, "manning has 7 values");
+  fails("p2", [](Forcing& f) { f.infiltration.p2 = {1.0, 2.0}; }, "infiltration.p2 has 2 values");
+  fails("frames", [](Forcing& f) { f.rain.frames.pop_back(); }, "rain.frames has 11 values; expected 2 frames of 6");
+  fails("order", [](Forcing& f) { f.rain.frame_times = {60.0, 60.0}; }, "rain.frame_times must increase");
+  fails("series", [](Forcing& f) { f.rain.rate.v.pop_back(); }, "rain.rate has 3 times but 2 values");
+  fails("source", [](Forcing& f) { f.sources[0].discharge.t.push_back(400.0); }, "source 'well' has 4 times");
 }
 
 }  // namespace

@@ -101,6 +101,13 @@ struct Forcing {
   }
 };
 
+// Throws std::invalid_argument, naming the input, where the forcing does not
+// fit a layout of `cells` cells: a per-cell input (rain scale, Manning map,
+// infiltration parameters) with neither 1 value nor one per cell, a rain stack
+// without one rate per cell and frame or with frames out of time order, a
+// series with as many times as values. Every executor checks with it.
+void check_forcing_sizes(const Forcing& f, std::size_t cells);
+
 // Water the forcing moved since the start of a run (m^3).
 struct ForcingVolumes {
   double rain = 0;          // fallen on active cells

@@ -388,24 +388,23 @@ class ForcingDevice {
     if (!active_) return;
     cell_pass_ = f.forces_cells();
     const auto cells = static_cast<std::size_t>(layout_.cells());
+    check_forcing_sizes(f, cells);
 
     cell_.cells = layout_;
     cell_.phys = to_precision<Real>(p.physics);
     cell_.in.model = f.infiltration.model;
-    check_series(f.rain.rate, "forcing.rain.rate");
     rain_t_ = upload(f.rain.rate.t);
     rain_v_ = upload(f.rain.rate.v);
     cell_.in.rain = {rain_t_.get(), rain_v_.get(), static_cast<int>(f.rain.rate.t.size())};
-    cell_.in.rain_scale = per_cell(f.rain.scale, rain_scale_, "forcing.rain.scale");
-    check_frames(f.rain, cells);
+    cell_.in.rain_scale = per_cell(f.rain.scale, rain_scale_);
     frame_t_ = upload(f.rain.frame_times);
     frames_ = upload(f.rain.frames);
     cell_.in.frames = {frame_t_.get(), frames_.get(), static_cast<int>(f.rain.frame_times.size()), layout_.cells()};
-    cell_.in.manning = per_cell(f.manning, manning_, "forcing.manning");
+    cell_.in.manning = per_cell(f.manning, manning_);
     if (f.infiltration.model != InfiltrationModel::none) {
-      cell_.in.p0 = per_cell(f.infiltration.p0, p_[0], "forcing.infiltration.p0");
-      cell_.in.p1 = per_cell(f.infiltration.p1, p_[1], "forcing.infiltration.p1");
-      cell_.in.p2 = per_cell(f.infiltration.p2, p_[2], "forcing.infiltration.p2");
+      cell_.in.p0 = per_cell(f.infiltration.p0, p_[0]);
+      cell_.in.p1 = per_cell(f.infiltration.p1, p_[1]);
+      cell_.in.p2 = per_cell(f.infiltration.p2, p_[2]);
       infiltrated_ = DeviceArray<double>(cells);
       SHALLOWS_CUDA_CHECK(cudaMemset(infiltrated_.get(), 0, cells * sizeof(double)));
     }
@@ -627,35 +626,8 @@ class ForcingDevice {
     return d;
   }
 
-  static void check_series(const TimeSeries& s, const std::string& what) {
-    if (s.t.size() != s.v.size()) {
-      throw std::invalid_argument("CUDA backend: " + what + " has " + std::to_string(s.t.size()) + " times but " +
-                                  std::to_string(s.v.size()) + " values");
-    }
-  }
-
-  // A rain stack: one rate per cell and frame, frames in time order.
-  static void check_frames(const Rain& r, std::size_t cells) {
-    if (r.frames.size() != r.frame_times.size() * cells) {
-      throw std::invalid_argument("CUDA backend: forcing.rain.frames holds " + std::to_string(r.frames.size()) +
-                                  " values; expected " + std::to_string(r.frame_times.size()) + " frames of " +
-                                  std::to_string(cells) + " cells");
-    }
-    for (std::size_t k = 1; k < r.frame_times.size(); ++k) {
-      if (!(r.frame_times[k] > r.frame_times[k - 1])) {
-        throw std::invalid_argument("CUDA backend: forcing.rain.frame_times must increase, found " +
-                                    std::to_string(r.frame_times[k]) + " s after " +
-                                    std::to_string(r.frame_times[k - 1]) + " s");
-      }
-    }
-  }
-
-  CellValues per_cell(const std::vector<double>& v, DeviceArray<double>& d, const char* what) const {
-    const auto cells = static_cast<std::size_t>(layout_.cells());
-    if (v.size() > 1 && v.size() != cells) {
-      throw std::invalid_argument("CUDA backend: " + std::string(what) + " holds " + std::to_string(v.size()) +
-                                  " values; expected 1 or one per cell (" + std::to_string(cells) + ")");
-    }
+  // A per-cell input (1 value: the same everywhere), sized by check_forcing_sizes.
+  static CellValues per_cell(const std::vector<double>& v, DeviceArray<double>& d) {
     d = upload(v);
     return {d.get(), static_cast<index_t>(v.size())};
   }
@@ -697,7 +669,6 @@ class ForcingDevice {
     for (std::size_t k = 0; k < sources.size(); ++k) {
       const VolumeSource& s = sources[k];
       const std::string name = "CUDA backend: source '" + s.name + "'";
-      check_series(s.discharge, "the discharge of source '" + s.name + "'");
       std::vector<index_t> own;
       for (index_t c : s.cells)
         if (!(ranked_sources_ && c < 0)) own.push_back(c);  // a rank: -1 for the cells outside its block

@@ -29,22 +29,6 @@
 
 namespace shallows::detail {
 
-// A rain stack's sizes: one rate per cell and frame, frames in time order.
-inline void check_frames(const Rain& r, std::size_t cells) {
-  if (r.frames.size() != r.frame_times.size() * cells) {
-    throw std::invalid_argument("forcing: rain.frames has " + std::to_string(r.frames.size()) + " values for " +
-                                std::to_string(r.frame_times.size()) + " frames of " + std::to_string(cells) +
-                                " cells");
-  }
-  for (std::size_t k = 1; k < r.frame_times.size(); ++k) {
-    if (!(r.frame_times[k] > r.frame_times[k - 1])) {
-      throw std::invalid_argument("forcing: rain.frame_times must increase, found " +
-                                  std::to_string(r.frame_times[k]) + " s after " +
-                                  std::to_string(r.frame_times[k - 1]) + " s");
-    }
-  }
-}
-
 // The water of a layout's cells (depths h, beds z: cell_layout.hpp's
 // layout_volume), groups summed in parallel, then in order.
 template <class Cells, class Real>
@@ -114,18 +98,7 @@ class CpuForcing {
         scalar_rain_(inflow.rain), scalar_source_(inflow.source) {
     if (!p.forcing.active()) return;
     const auto cells = static_cast<std::size_t>(cells_of_.cells());
-    const auto check = [&](const std::vector<double>& v, const char* what) {
-      if (v.size() > 1 && v.size() != cells) {
-        throw std::invalid_argument(std::string("forcing: ") + what + " has " + std::to_string(v.size()) +
-                                    " values for " + std::to_string(cells) + " cells");
-      }
-    };
-    check(forcing_.rain.scale, "rain.scale");
-    check_frames(forcing_.rain, cells);
-    check(forcing_.manning, "manning");
-    check(forcing_.infiltration.p0, "infiltration.p0");
-    check(forcing_.infiltration.p1, "infiltration.p1");
-    check(forcing_.infiltration.p2, "infiltration.p2");
+    check_forcing_sizes(forcing_, cells);
     if (forcing_.infiltration.model != InfiltrationModel::none) state_.infiltration.assign(cells, 0.0);
     state_.rain_rows.assign(static_cast<std::size_t>(cells_of_.groups()), 0.0);
     state_.infiltration_rows.assign(static_cast<std::size_t>(cells_of_.groups()), 0.0);
