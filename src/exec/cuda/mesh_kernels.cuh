@@ -164,6 +164,18 @@ __device__ __forceinline__ unsigned long long cell_rate_bits(const MeshCellSum<R
   return finite_value(rhs.h) ? e : kNonFinite;
 }
 
+// Stores cell i's rhs from the sum of its edges and returns its rate (cell_rate_bits).
+template <class Real>
+__device__ __forceinline__ unsigned long long store_cell_rhs(const MeshParams<Real>& mesh, index_t i,
+                                                             const MeshCellSum<Real>& s) {
+  const Real inv_area = ldg(mesh.inv_area + i);
+  const State<Real> r = s.rhs(inv_area);
+  mesh.rh[i] = r.h;
+  mesh.rhu[i] = r.hu;
+  mesh.rhv[i] = r.hv;
+  return cell_rate_bits(s, inv_area, r);
+}
+
 // Cell c of the state, as the edges need it.
 template <class Real>
 __device__ __forceinline__ CellPrimitive<Real> load_primitive(const MeshParams<Real>& mesh, mesh_index c) {
@@ -288,12 +300,7 @@ __global__ void __launch_bounds__(kBlockThreads, MeshMinBlocks<Real>::value)
       s = slot_cell_sum<Real, kSlots>(mesh, cell, load_primitive(mesh, cell),
                                       [&mesh](mesh_index nb) { return load_primitive(mesh, nb); });
     }
-    const Real inv_area = ldg(mesh.inv_area + i);
-    const State<Real> r = s.rhs(inv_area);
-    mesh.rh[i] = r.h;
-    mesh.rhu[i] = r.hu;
-    mesh.rhv[i] = r.hv;
-    const unsigned long long e = cell_rate_bits(s, inv_area, r);
+    const unsigned long long e = store_cell_rhs(mesh, i, s);
     best = e > best ? e : best;
   });
   block_max_to(best, &mesh.ctrl[launch.slot].rate_bits);
@@ -355,12 +362,7 @@ __global__ void __launch_bounds__(kBlockThreads) edge_gather_kernel(const MeshPa
       s.flux.hv += ldg((me_left ? mesh.fl_hv : mesh.fr_hv) + e);
       s.wave += ldg(mesh.f_speed + e);
     }
-    const Real inv_area = ldg(mesh.inv_area + i);
-    const State<Real> r = s.rhs(inv_area);
-    mesh.rh[i] = r.h;
-    mesh.rhu[i] = r.hu;
-    mesh.rhv[i] = r.hv;
-    const unsigned long long e = cell_rate_bits(s, inv_area, r);
+    const unsigned long long e = store_cell_rhs(mesh, i, s);
     best = e > best ? e : best;
   });
   block_max_to(best, &mesh.ctrl[launch.slot].rate_bits);
