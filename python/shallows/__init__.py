@@ -113,7 +113,8 @@ class Case:
         and ``set("time.end", "5")`` are the same. A numpy array gives a field's value in every cell
         (``bathymetry.z``, ``initial.h``, ``initial.eta``, ``initial.hu``, ``initial.hv``, ``initial.u``,
         ``initial.v``, ``physics.manning``, ``rain.rate``, ...): shape ``(ny, nx)`` on a grid, row 0 the
-        southern row, or ``(cells,)`` on a mesh. NaN in ``bathymetry.z`` marks an inactive cell.
+        southern row, or ``(cells,)`` on a mesh, one value per element of the mesh file in the file's order
+        (whatever ``mesh.ordering`` renumbers). NaN in ``bathymetry.z`` marks an inactive cell.
         """
         self._c.set(key, value)
         return self
@@ -145,13 +146,13 @@ class Case:
 
     @property
     def shape(self) -> tuple:
-        """The shape of the case's fields: ``(ny, nx)`` on a grid, ``(cells,)`` on a mesh."""
+        """The shape of the case's fields: ``(ny, nx)`` on a grid, ``(cells,)`` on a mesh (file order)."""
         i = self._c.info()
         return (i["cells"],) if i["on_mesh"] else (i["ny"], i["nx"])
 
     @property
     def x(self) -> np.ndarray:
-        """x of the cell centres: per column on a grid ``(nx,)``, per cell on a mesh ``(cells,)`` (m)."""
+        """x of the cell centres: per column on a grid ``(nx,)``, per cell on a mesh ``(cells,)``, file order (m)."""
         return self._c.centres()[0]
 
     @property
@@ -308,7 +309,8 @@ class Simulation:
 
     def gauges(self) -> dict:
         """The state now in the cell of each gauge of ``output.gauges``: ``{name: {"x", "y", "cell", "h", "hu",
-        "hv", "eta"}}`` (the cells gauges.csv samples; only those cells are copied out of the backend)."""
+        "hv", "eta"}}`` (the cells gauges.csv samples; only those cells are copied out of the backend). ``cell``
+        indexes the flattened arrays (``sim.h.flat[cell]``): row-major on a grid, the file's element on a mesh."""
         return {name: dict(values) for name, values in self._s.gauges().items()}
 
     def scalar(self, name: str) -> np.ndarray:
@@ -327,8 +329,8 @@ class Simulation:
         """The current state, bed and maxima as an ``xarray.Dataset``.
 
         On a grid the dims are ``y``, ``x`` with the cell centres as coordinates (``y`` south first); on a
-        mesh the dim is ``face`` with ``x``, ``y`` the centroids. Units and long names in each variable's
-        attrs; the time, step count and case name in the dataset's.
+        mesh the dim is ``face`` (the mesh file's element order) with ``x``, ``y`` the centroids. Units and
+        long names in each variable's attrs; the time, step count and case name in the dataset's.
         """
         import xarray as xr
 

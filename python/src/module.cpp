@@ -12,9 +12,10 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
-#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -139,8 +140,34 @@ std::string set_text(const py::handle& v, const std::string& key) {
 
 // ---------------------------------------------------------------- Case
 
-// Grid fields as (ny, nx), row 0 the southern row; mesh fields as (cells,).
+// Mesh fields go to and come from Python in the mesh file's element order, whatever mesh.ordering renumbers
+// (the run's cells are not the user's): the run's cell c is the file's element file_cell(p, c).
+bool renumbered(const Problem& p) { return p.on_mesh() && !p.mesh->cell_file_index.empty(); }
+
+std::size_t file_cell(const Problem& p, std::size_t c) {
+  return renumbered(p) ? static_cast<std::size_t>(p.mesh->cell_file_index[c]) : c;
+}
+
+// Values per cell of the run (grids: row-major) in the order Python gives them.
+std::vector<double> to_file_order(const Problem& p, std::vector<double> v) {
+  if (!renumbered(p)) return v;
+  std::vector<double> out(v.size());
+  for (std::size_t c = 0; c < v.size(); ++c) out[file_cell(p, c)] = v[c];
+  return out;
+}
+
+// Values per cell as Python gives them, in the run's order.
+std::vector<double> to_run_order(const Problem& p, std::vector<double> v) {
+  if (!renumbered(p)) return v;
+  std::vector<double> out(v.size());
+  for (std::size_t c = 0; c < v.size(); ++c) out[c] = v[file_cell(p, c)];
+  return out;
+}
+
+// Grid fields as (ny, nx), row 0 the southern row; mesh fields as (cells,) in the file's element order.
+// values: per cell of the run.
 py::array_t<double> field_array(const Problem& p, std::vector<double> values) {
+  values = to_file_order(p, std::move(values));
   auto* owned = new std::vector<double>(std::move(values));
   py::capsule free(owned, [](void* v) { delete static_cast<std::vector<double>*>(v); });
   if (p.on_mesh()) return py::array_t<double>({static_cast<py::ssize_t>(owned->size())}, owned->data(), free);
@@ -148,7 +175,7 @@ py::array_t<double> field_array(const Problem& p, std::vector<double> values) {
                              owned->data(), free);
 }
 
-// The values of an array for a field of problem p, checked for its shape.
+// The values of an array for a field of problem p, checked for its shape, as given (a mesh's in its file's order).
 std::vector<double> field_values(const Problem& p, const py::handle& v, const std::string& key) {
   const Array a = Array::ensure(v);
   if (!a) throw py::type_error(key + ": expected an array of numbers, found " + text_of(py::type::of(v)));
@@ -346,7 +373,7 @@ class PySimulation {
   void set_field(const std::string& name, const py::handle& value) {
     const Problem& p = case_.problem;
     Fields f = state();
-    std::vector<double> v = field_values(p, value, name);
+    std::vector<double> v = to_run_order(p, field_values(p, value, name));
     if (name == "h") {
       f.h = std::move(v);
     } else if (name == "hu") {
@@ -362,8 +389,8 @@ class PySimulation {
     for (std::size_t k = 0; k < f.h.size(); ++k)
       if (!std::isfinite(f.h[k]) || f.h[k] < 0 || !std::isfinite(f.hu[k]) || !std::isfinite(f.hv[k]))
         if (!std::isnan(p.z[k]))
-          throw py::value_error(name + ": cell " + std::to_string(k) + " would hold h = " + std::to_string(f.h[k]) +
-                                ", hu = " + std::to_string(f.hu[k]) + ", hv = " + std::to_string(f.hv[k]) +
+          throw py::value_error(name + ": cell " + std::to_string(file_cell(p, k)) + " would hold h = " +
+                                std::to_string(f.h[k]) + ", hu = " + std::to_string(f.hu[k]) + ", hv = " + std::to_string(f.hv[k]) +
                                 " (depths finite and >= 0, discharges finite)");
     py::gil_scoped_release release;
     sim_->backend().load_state(f);
@@ -396,7 +423,7 @@ class PySimulation {
       py::dict d;
       d["x"] = gauges[g].x;
       d["y"] = gauges[g].y;
-      d["cell"] = k;
+      d["cell"] = file_cell(case_.problem, k);
       d["h"] = f.h[g];
       d["hu"] = f.hu[g];
       d["hv"] = f.hv[g];
@@ -432,8 +459,8 @@ py::tuple centres(const io::Case& c) {
   const Problem& p = c.problem;
   std::vector<double> x, y;
   if (p.on_mesh()) {
-    x = p.mesh->cell_x;
-    y = p.mesh->cell_y;
+    x = to_file_order(p, p.mesh->cell_x);
+    y = to_file_order(p, p.mesh->cell_y);
   } else {
     for (index_t i = 0; i < p.grid.nx; ++i) x.push_back(p.grid.x_center(i));
     for (index_t j = 0; j < p.grid.ny; ++j) y.push_back(p.grid.y_center(j));
