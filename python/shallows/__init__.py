@@ -304,8 +304,15 @@ class Simulation:
 
     @property
     def z(self) -> np.ndarray:
-        """Bed elevation (m); NaN marks an inactive cell."""
+        """Bed elevation (m); NaN marks an inactive cell. Assignable on the CPU backends between steps (a breach,
+        a dredged channel): the depths stay (so does the volume; the surface moves with the bed: set ``eta``
+        after it to keep the surface), the inactive cells stay inactive, and the steps that follow are those of
+        a run started on the new bed from this state."""
         return self._s.bed()
+
+    @z.setter
+    def z(self, value: np.ndarray) -> None:
+        self._s.set_bed(value)
 
     @property
     def max_h(self) -> np.ndarray:

@@ -412,6 +412,44 @@ class PySimulation {
     sim_->backend().load_state(f);
   }
 
+  // Writes the bed between steps (a breach, a dredged channel). The backend is built again on the new bed, so
+  // that whatever an executor derives from the bed (slopes, wet/dry tests, blocks) is derived anew, and the
+  // moment is put back as a restart puts it (time, steps, state, maxima, forcing). The depths stay, so the
+  // volume does and the surface moves with the bed. The active cells stay those of the case.
+  void set_bed(const py::handle& value) {
+    if (sim_->backend().name().rfind("cuda", 0) == 0)
+      throw py::value_error("z: the bed can be written on the CPU backends only, this simulation runs on " +
+                            sim_->backend().name() + " (Simulation(case, backend=\"cpu\"))");
+    Problem p = case_.problem;
+    std::vector<double> z = to_run_order(p, field_values(p, value, "z"));
+    for (std::size_t k = 0; k < z.size(); ++k) {
+      if (std::isnan(p.z[k]) != std::isnan(z[k]) || std::isinf(z[k]))
+        throw py::value_error("z: cell " + std::to_string(file_cell(p, k)) + " is " +
+                              (std::isnan(p.z[k]) ? "inactive (NaN in the case's bed) and must stay NaN"
+                                                  : "active and needs a finite bed") +
+                              ", found " + std::to_string(z[k]));
+    }
+    const double t = sim_->time();
+    const index_t steps = sim_->steps();
+    const Fields f = state();
+    Maxima m;
+    ForcingState forcing;
+    {
+      py::gil_scoped_release release;
+      m = sim_->maxima();
+      sim_->backend().read_forcing_state(forcing);
+    }
+    p.z = std::move(z);
+    {
+      py::gil_scoped_release release;
+      auto rebuilt = std::make_unique<Simulation>(p, options_);
+      rebuilt->restore(t, steps, f, m);
+      rebuilt->backend().load_forcing_state(forcing);
+      sim_ = std::move(rebuilt);
+    }
+    case_.problem.z = std::move(p.z);
+  }
+
   py::array_t<double> maximum(const std::string& name) const {
     Maxima m;
     {
@@ -837,6 +875,7 @@ PYBIND11_MODULE(_shallows, m) {
       .def("set_field", &PySimulation::set_field, py::arg("name"), py::arg("value"))
       .def("maximum", &PySimulation::maximum, py::arg("name"))
       .def("bed", &PySimulation::bed)
+      .def("set_bed", &PySimulation::set_bed, py::arg("z"))
       .def("gauges", &PySimulation::gauges)
       .def("info", [](const PySimulation& s) { return case_info(s.get_case()); })
       .def("centres", [](const PySimulation& s) { return centres(s.get_case()); })
