@@ -436,7 +436,7 @@ class Ensemble:
     def __init__(self, case: Case, members: Optional[Members] = None,
                  thresholds: Optional[Sequence[float]] = None,
                  percentiles: Optional[Sequence[float]] = None) -> None:
-        """The members of ``case``.
+        """The members of ``case`` (a copy: what is set on ``case`` afterwards does not reach them).
 
         members: a list of dicts (``[{"physics.manning": 0.02}, {"physics.manning": 0.04, "weight": 2}]``) or a
         dict of equal-length arrays or lists (``{"physics.manning": np.array([0.02, 0.04])}``), keys as
