@@ -3,7 +3,10 @@
 The numerics are the C++ library's (the compiled module ``shallows._shallows``): a case is read by the same
 case reader as ``shallows run`` reads a file, a :class:`Simulation` steps the same backends, and
 :meth:`Simulation.run` writes the same output files. Grid fields are numpy arrays of shape ``(ny, nx)`` whose
-row 0 is the southern row (as in ``output.nc``); mesh fields have shape ``(cells,)`` in the run's cell order.
+row 0 is the southern row (as in ``output.nc``); mesh fields have shape ``(cells,)`` in the order of the mesh
+file's elements, whatever ``mesh.ordering`` the run renumbers its cells by. An :class:`Ensemble` runs a case's
+members (a list of dicts or a dict of arrays) and gives their results as an ``xarray.Dataset`` with a
+``member`` dimension.
 
 Example::
 
@@ -34,10 +37,13 @@ from . import _shallows
 from ._shallows import CaseError
 
 __version__: str = _shallows.__version__
-__all__ = ["Case", "CaseError", "Simulation", "open_output", "read_summary", "write_mesh", "cuda_available",
-           "features", "run_ensemble"]
+__all__ = ["Case", "CaseError", "Ensemble", "Simulation", "open_output", "read_summary", "write_mesh",
+           "cuda_available", "features", "run_ensemble"]
 
 PathLike = Union[str, "os.PathLike[str]"]
+# An ensemble's members: a list of dicts ({"physics.manning": 0.03, "weight": 2}, ...) or a dict of equal-length
+# arrays or lists ({"physics.manning": np.array([0.02, 0.04]), ...}).
+Members = Union[Sequence[Mapping[str, Any]], Mapping[str, Any]]
 
 # CF units of the fields a Simulation and output.nc hold.
 _UNITS = {
@@ -50,6 +56,15 @@ _UNITS = {
     "max_speed": ("m s-1", "largest speed reached"),
     "arrival_time": ("s", "first time the depth exceeded the arrival threshold"),
 }
+
+
+def _space(info: Mapping[str, Any], x: np.ndarray, y: np.ndarray) -> tuple:
+    """The dims of a field and the coordinates of its cells, for an xarray.Dataset."""
+    if info["on_mesh"]:
+        return ("face",), {"x": (("face",), x, {"units": "m", "long_name": "x of the cell centroid"}),
+                           "y": (("face",), y, {"units": "m", "long_name": "y of the cell centroid"})}
+    return ("y", "x"), {"x": (("x",), x, {"units": "m", "long_name": "x of the cell centre", "axis": "X"}),
+                        "y": (("y",), y, {"units": "m", "long_name": "y of the cell centre", "axis": "Y"})}
 
 
 def cuda_available() -> bool:
@@ -113,7 +128,8 @@ class Case:
         and ``set("time.end", "5")`` are the same. A numpy array gives a field's value in every cell
         (``bathymetry.z``, ``initial.h``, ``initial.eta``, ``initial.hu``, ``initial.hv``, ``initial.u``,
         ``initial.v``, ``physics.manning``, ``rain.rate``, ...): shape ``(ny, nx)`` on a grid, row 0 the
-        southern row, or ``(cells,)`` on a mesh. NaN in ``bathymetry.z`` marks an inactive cell.
+        southern row, or ``(cells,)`` on a mesh, one value per element of the mesh file in the file's order
+        (whatever ``mesh.ordering`` renumbers). NaN in ``bathymetry.z`` marks an inactive cell.
         """
         self._c.set(key, value)
         return self
@@ -145,13 +161,13 @@ class Case:
 
     @property
     def shape(self) -> tuple:
-        """The shape of the case's fields: ``(ny, nx)`` on a grid, ``(cells,)`` on a mesh."""
+        """The shape of the case's fields: ``(ny, nx)`` on a grid, ``(cells,)`` on a mesh (file order)."""
         i = self._c.info()
         return (i["cells"],) if i["on_mesh"] else (i["ny"], i["nx"])
 
     @property
     def x(self) -> np.ndarray:
-        """x of the cell centres: per column on a grid ``(nx,)``, per cell on a mesh ``(cells,)`` (m)."""
+        """x of the cell centres: per column on a grid ``(nx,)``, per cell on a mesh ``(cells,)``, file order (m)."""
         return self._c.centres()[0]
 
     @property
@@ -288,8 +304,15 @@ class Simulation:
 
     @property
     def z(self) -> np.ndarray:
-        """Bed elevation (m); NaN marks an inactive cell."""
+        """Bed elevation (m); NaN marks an inactive cell. Assignable on the CPU backends between steps (a breach,
+        a dredged channel): the depths stay (so does the volume; the surface moves with the bed: set ``eta``
+        after it to keep the surface), the inactive cells stay inactive, and the steps that follow are those of
+        a run started on the new bed from this state."""
         return self._s.bed()
+
+    @z.setter
+    def z(self, value: np.ndarray) -> None:
+        self._s.set_bed(value)
 
     @property
     def max_h(self) -> np.ndarray:
@@ -308,7 +331,8 @@ class Simulation:
 
     def gauges(self) -> dict:
         """The state now in the cell of each gauge of ``output.gauges``: ``{name: {"x", "y", "cell", "h", "hu",
-        "hv", "eta"}}`` (the cells gauges.csv samples; only those cells are copied out of the backend)."""
+        "hv", "eta"}}`` (the cells gauges.csv samples; only those cells are copied out of the backend). ``cell``
+        indexes the flattened arrays (``sim.h.flat[cell]``): row-major on a grid, the file's element on a mesh."""
         return {name: dict(values) for name, values in self._s.gauges().items()}
 
     def scalar(self, name: str) -> np.ndarray:
@@ -327,8 +351,8 @@ class Simulation:
         """The current state, bed and maxima as an ``xarray.Dataset``.
 
         On a grid the dims are ``y``, ``x`` with the cell centres as coordinates (``y`` south first); on a
-        mesh the dim is ``face`` with ``x``, ``y`` the centroids. Units and long names in each variable's
-        attrs; the time, step count and case name in the dataset's.
+        mesh the dim is ``face`` (the mesh file's element order) with ``x``, ``y`` the centroids. Units and
+        long names in each variable's attrs; the time, step count and case name in the dataset's.
         """
         import xarray as xr
 
@@ -336,14 +360,7 @@ class Simulation:
         x, y = self._s.centres()
         names = ["h", "hu", "hv", "eta", "z", "max_h", "max_speed", "arrival_time"]
         names += list(info["scalars"])
-        if info["on_mesh"]:
-            dims: tuple = ("face",)
-            coords = {"x": (("face",), x, {"units": "m", "long_name": "x of the cell centroid"}),
-                      "y": (("face",), y, {"units": "m", "long_name": "y of the cell centroid"})}
-        else:
-            dims = ("y", "x")
-            coords = {"x": (("x",), x, {"units": "m", "long_name": "x of the cell centre", "axis": "X"}),
-                      "y": (("y",), y, {"units": "m", "long_name": "y of the cell centre", "axis": "Y"})}
+        dims, coords = _space(info, x, y)
         data = {}
         for n in names:
             units, long_name = _UNITS.get(n, ("1", f"concentration of {n}"))
@@ -356,6 +373,195 @@ class Simulation:
 
     def __repr__(self) -> str:
         return f"<shallows.Simulation {self.case.name!r} on {self.backend}: t = {self.time:g} s, {self.steps} steps>"
+
+
+def _member_rows(members: Members) -> list:
+    """The members as a list of dicts, from a list of dicts or a dict of equal-length arrays; NaN leaves a key."""
+    if isinstance(members, Mapping):
+        columns: dict = {}
+        for key, column in members.items():
+            if not isinstance(key, str):
+                raise TypeError(f"members: keys must be strings such as 'physics.manning', found {key!r}")
+            if isinstance(column, np.ndarray):
+                if column.ndim != 1:
+                    raise ValueError(f"members['{key}']: expected one value per member (1-D), found shape "
+                                     f"{column.shape}")
+                column = column.tolist()
+            elif isinstance(column, (str, bytes, Mapping)) or not isinstance(column, Sequence):
+                raise TypeError(f"members['{key}']: expected an array or list of one value per member, found "
+                                f"{type(column).__name__}")
+            columns[key] = list(column)
+        if not columns:
+            raise ValueError("members: no key (e.g. {'physics.manning': [0.02, 0.04]})")
+        lengths = {key: len(column) for key, column in columns.items()}
+        if len(set(lengths.values())) != 1:
+            raise ValueError("members: the arrays differ in length (one value per member): " +
+                             ", ".join(f"'{k}' has {n}" for k, n in lengths.items()))
+        count = next(iter(lengths.values()))
+        rows = [{key: column[m] for key, column in columns.items()} for m in range(count)]
+    elif isinstance(members, Sequence) and not isinstance(members, (str, bytes)):
+        rows = []
+        for m, row in enumerate(members):
+            if not isinstance(row, Mapping):
+                raise TypeError(f"members[{m}]: expected a dict of key: value, found {type(row).__name__}")
+            rows.append(dict(row))
+    else:
+        raise TypeError(f"members: expected a list of dicts or a dict of arrays, found {type(members).__name__}")
+    if not rows:
+        raise ValueError("members: no member")
+    # NaN: the member leaves the key at the case's value (a dict of arrays where members vary different keys).
+    return [{k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()
+             if not (isinstance(v, (float, np.floating)) and np.isnan(v))} for row in rows]
+
+
+class Ensemble:
+    """A study of many runs of a case ("members"), each the case with a few keys set, run as ``shallows run``
+    runs a case file's ``[ensemble]`` (docs/ensembles.md).
+
+    The members are written as the case's ``[ensemble]`` table and read by the library's reader, so their keys
+    are checked as ``--set`` checks them before anything runs; each member's case is the case (its ``set``
+    calls and arrays included), then the member's values. :meth:`run` runs them into
+    ``output_dir/members/NNNN/`` with the usual outputs and writes ``ensemble.nc`` and ``ensemble.csv``; a member
+    done already is not run again. :meth:`to_xarray` gives every member's maxima with a ``member`` dimension,
+    the member values as coordinates, and the statistics over the members.
+
+    Example::
+
+        case = shallows.Case.from_toml("cases/s000-t1/case.toml")
+        ens = shallows.Ensemble(case, members={"physics.manning": [0.02, 0.03, 0.05]})
+        ens.run(jobs=2)
+        ds = ens.to_xarray()            # ds.max_h: (member, y, x); ds["physics.manning"]: (member,)
+    """
+
+    def __init__(self, case: Case, members: Optional[Members] = None,
+                 thresholds: Optional[Sequence[float]] = None,
+                 percentiles: Optional[Sequence[float]] = None) -> None:
+        """The members of ``case`` (a copy: what is set on ``case`` afterwards does not reach them).
+
+        members: a list of dicts (``[{"physics.manning": 0.02}, {"physics.manning": 0.04, "weight": 2}]``) or a
+        dict of equal-length arrays or lists (``{"physics.manning": np.array([0.02, 0.04])}``), keys as
+        :meth:`Case.set` takes them and values as one value each (numbers, strings, expressions, dicts such as
+        ``{"file": "dem2.tif"}``); ``weight`` (> 0, default 1) weighs a member in the statistics; NaN leaves a
+        key at the case's value. None: the case file's own ``[ensemble]`` (members, product or sample).
+        thresholds: depths (m) of the exceedance maps (default ``[0.1, 0.5, 1.0]``); percentiles: of max depth
+        and speed (default ``[10, 50, 90]``), both increasing. A bad key or value raises :class:`CaseError`
+        naming the member and the key.
+        """
+        if not isinstance(case, Case):
+            raise TypeError(f"Ensemble: expected a shallows.Case, found {type(case).__name__}")
+        table: dict = {}
+        if members is not None:
+            table["members"] = _member_rows(members)
+        for name, values in (("thresholds", thresholds), ("percentiles", percentiles)):
+            if values is not None:
+                table[name] = [float(v) for v in np.asarray(values, dtype=float).ravel()]
+        self.case: Case = case.copy()
+        self._e = _shallows.Ensemble(self.case._c, table or None)
+
+    def __len__(self) -> int:
+        return len(self._e)
+
+    @property
+    def keys(self) -> list:
+        """The keys the members set, sorted."""
+        return list(self._e.keys)
+
+    @property
+    def members(self) -> dict:
+        """The member table as the library read it: ``{key: array per member}`` with ``"weight"``; a number
+        column as floats (NaN where a member leaves the case's value), another as strings ("" where left)."""
+        return {k: np.asarray(v) for k, v in self._e.members().items()}
+
+    def member_case(self, member: int) -> Case:
+        """Member ``member``'s case (0-based): the case, then the member's values, as the ensemble runs it."""
+        c = self.case.copy()
+        for o in self._e.overrides(int(member)):
+            key, value = o.split("=", 1)
+            c.set(key, value)
+        return c
+
+    @property
+    def output_dir(self) -> Path:
+        """The folder of the last :meth:`run` (else the case's ``output.dir``)."""
+        d = self._e.output_dir
+        return Path(d) if d else self.case.output_dir
+
+    def run(self, jobs: int = 1, threads: Optional[int] = None, backend: str = "cpu",
+            output: Optional[PathLike] = None, quiet: bool = True) -> dict:
+        """Runs the members (those done already in ``output`` are skipped) and keeps their results.
+
+        jobs: members side by side on the CPU, each on ``threads / jobs`` threads (threads: default all
+        cores); backend ``"cpu"``, ``"cuda"`` (members one after another) or ``"auto"``; output: the folder
+        (default: the case's ``output.dir``). A member that fails is reported in the results and the others go
+        on. Ctrl-C stops the members and raises ``KeyboardInterrupt`` (a rerun goes on). Returns the counts
+        ``members``, ``ran``, ``skipped``, ``failed`` and the ``output_dir``.
+        """
+        out = os.fspath(output) if output is not None else ""
+        d = dict(self._e.run(Path(out), int(jobs), 0 if threads is None else int(threads), str(backend),
+                             bool(quiet)))
+        d["output_dir"] = Path(d["output_dir"])
+        return d
+
+    @property
+    def dataset(self) -> "xarray.Dataset":
+        """The results of the last :meth:`run` as an ``xarray.Dataset`` (see :meth:`to_xarray`)."""
+        return self.to_xarray()
+
+    def to_xarray(self) -> "xarray.Dataset":
+        """The results of the last :meth:`run` as an ``xarray.Dataset``.
+
+        Dims ``member`` and the case's space (``y``, ``x`` on a grid, ``face`` on a mesh in the file's element
+        order), ``threshold`` and ``percentile``. Coordinates: ``member`` (0-based), each varied key (named by
+        the key, e.g. ``physics.manning``: floats with NaN where a member leaves the case's value, else
+        strings) and ``weight`` over ``member``. Per member: ``max_h``, ``max_speed``, ``arrival_time`` (NaN for
+        a failed member), ``ok``, ``message`` (why it failed), ``initial_volume``, ``final_volume``,
+        ``mass_balance_residual``, ``steps``, ``wall_seconds``. Over the members that ran, weighted, as
+        ``ensemble.nc`` holds them (docs/ensembles.md): ``exceedance(threshold, ...)``, ``max_h_mean``,
+        ``max_h_min``, ``max_h_max``, ``max_h_percentile(percentile, ...)``, the same for ``max_speed``,
+        ``arrival_time_earliest``, ``arrival_time_median``.
+        """
+        import xarray as xr
+
+        r = self._e.results()
+        info = self.case._c.info()
+        x, y = self.case._c.centres()
+        space, coords = _space(info, x, y)
+        n = len(self)
+        coords["member"] = (("member",), np.arange(n))
+        for key, column in self._e.members().items():
+            coords[key] = (("member",), np.asarray(column))
+        coords["threshold"] = (("threshold",), np.asarray(r["thresholds"], dtype=float), {"units": "m"})
+        coords["percentile"] = (("percentile",), np.asarray(r["percentiles"], dtype=float), {"units": "%"})
+        data: dict = {}
+        for name in ("max_h", "max_speed", "arrival_time"):
+            units, long_name = _UNITS[name]
+            data[name] = (("member",) + space, r[name], {"units": units, "long_name": long_name})
+        data["ok"] = (("member",), np.asarray(r["ok"], dtype=bool), {"long_name": "the member ran to its end"})
+        data["message"] = (("member",), np.asarray(r["message"], dtype=str), {"long_name": "why the member failed"})
+        for name, units in (("initial_volume", "m3"), ("final_volume", "m3"), ("mass_balance_residual", "1"),
+                            ("steps", "1"), ("wall_seconds", "s")):
+            data[name] = (("member",), r[name], {"units": units})
+        if "exceedance" in r:
+            data["exceedance"] = (("threshold",) + space, r["exceedance"],
+                                  {"units": "1", "long_name": "weight of the members whose max depth exceeds the "
+                                                              "threshold, over the total"})
+            for field in ("max_h", "max_speed"):
+                units, long_name = _UNITS[field]
+                for stat in ("mean", "min", "max"):
+                    data[f"{field}_{stat}"] = (space, r[f"{field}_{stat}"],
+                                               {"units": units, "long_name": f"{stat} over the members: {long_name}"})
+                data[f"{field}_percentile"] = (("percentile",) + space, r[f"{field}_percentile"],
+                                               {"units": units, "long_name": f"percentile over the members: "
+                                                                             f"{long_name}"})
+            for stat in ("earliest", "median"):
+                data[f"arrival_time_{stat}"] = (space, r[f"arrival_time_{stat}"],
+                                                {"units": "s", "long_name": f"{stat} arrival time over the members"})
+        attrs = {"case": info["name"], "members": n, "form": self._e.form,
+                 "output_dir": os.fspath(self.output_dir)}
+        return xr.Dataset(data, coords=coords, attrs=attrs)
+
+    def __repr__(self) -> str:
+        return f"<shallows.Ensemble {self.case.name!r}: {len(self)} members over {', '.join(self.keys)}>"
 
 
 def write_mesh(path: PathLike, nodes: np.ndarray, cells: np.ndarray,

@@ -12,9 +12,10 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
-#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -33,6 +34,7 @@
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/capabilities.hpp"
+#include "shallows/solver/ensemble_statistics.hpp"
 #include "shallows/solver/run.hpp"
 #include "shallows/solver/run_ensemble.hpp"
 #include "shallows/solver/simulation.hpp"
@@ -139,8 +141,34 @@ std::string set_text(const py::handle& v, const std::string& key) {
 
 // ---------------------------------------------------------------- Case
 
-// Grid fields as (ny, nx), row 0 the southern row; mesh fields as (cells,).
+// Mesh fields go to and come from Python in the mesh file's element order, whatever mesh.ordering renumbers
+// (the run's cells are not the user's): the run's cell c is the file's element file_cell(p, c).
+bool renumbered(const Problem& p) { return p.on_mesh() && !p.mesh->cell_file_index.empty(); }
+
+std::size_t file_cell(const Problem& p, std::size_t c) {
+  return renumbered(p) ? static_cast<std::size_t>(p.mesh->cell_file_index[c]) : c;
+}
+
+// Values per cell of the run (grids: row-major) in the order Python gives them.
+std::vector<double> to_file_order(const Problem& p, std::vector<double> v) {
+  if (!renumbered(p)) return v;
+  std::vector<double> out(v.size());
+  for (std::size_t c = 0; c < v.size(); ++c) out[file_cell(p, c)] = v[c];
+  return out;
+}
+
+// Values per cell as Python gives them, in the run's order.
+std::vector<double> to_run_order(const Problem& p, std::vector<double> v) {
+  if (!renumbered(p)) return v;
+  std::vector<double> out(v.size());
+  for (std::size_t c = 0; c < v.size(); ++c) out[c] = v[file_cell(p, c)];
+  return out;
+}
+
+// Grid fields as (ny, nx), row 0 the southern row; mesh fields as (cells,) in the file's element order.
+// values: per cell of the run.
 py::array_t<double> field_array(const Problem& p, std::vector<double> values) {
+  values = to_file_order(p, std::move(values));
   auto* owned = new std::vector<double>(std::move(values));
   py::capsule free(owned, [](void* v) { delete static_cast<std::vector<double>*>(v); });
   if (p.on_mesh()) return py::array_t<double>({static_cast<py::ssize_t>(owned->size())}, owned->data(), free);
@@ -148,7 +176,7 @@ py::array_t<double> field_array(const Problem& p, std::vector<double> values) {
                              owned->data(), free);
 }
 
-// The values of an array for a field of problem p, checked for its shape.
+// The values of an array for a field of problem p, checked for its shape, as given (a mesh's in its file's order).
 std::vector<double> field_values(const Problem& p, const py::handle& v, const std::string& key) {
   const Array a = Array::ensure(v);
   if (!a) throw py::type_error(key + ": expected an array of numbers, found " + text_of(py::type::of(v)));
@@ -217,6 +245,21 @@ class PyCase {
 
   const io::Case& get() const { return c_; }
   const std::vector<std::string>& overrides() const { return overrides_; }
+  const io::FieldArrays& arrays() const { return arrays_; }
+
+  // What the case is read from, for an ensemble's members (run_ensemble).
+  EnsembleCase source() const {
+    EnsembleCase s;
+    if (file_) s.file = *file_;
+    s.text = text_;
+    s.source_name = "<dict>";
+    s.base_dir = base_dir_;
+    s.arrays = arrays_;
+    return s;
+  }
+  // The case's TOML text (a file's as it is) and its name in messages.
+  std::string source_text() const { return file_ ? c_.text : text_; }
+  std::string source_name() const { return file_ ? file_->string() : "<dict>"; }
   std::vector<std::string> array_keys() const {
     std::vector<std::string> keys;
     for (const auto& kv : arrays_) keys.push_back(kv.first);
@@ -346,7 +389,7 @@ class PySimulation {
   void set_field(const std::string& name, const py::handle& value) {
     const Problem& p = case_.problem;
     Fields f = state();
-    std::vector<double> v = field_values(p, value, name);
+    std::vector<double> v = to_run_order(p, field_values(p, value, name));
     if (name == "h") {
       f.h = std::move(v);
     } else if (name == "hu") {
@@ -362,11 +405,49 @@ class PySimulation {
     for (std::size_t k = 0; k < f.h.size(); ++k)
       if (!std::isfinite(f.h[k]) || f.h[k] < 0 || !std::isfinite(f.hu[k]) || !std::isfinite(f.hv[k]))
         if (!std::isnan(p.z[k]))
-          throw py::value_error(name + ": cell " + std::to_string(k) + " would hold h = " + std::to_string(f.h[k]) +
-                                ", hu = " + std::to_string(f.hu[k]) + ", hv = " + std::to_string(f.hv[k]) +
+          throw py::value_error(name + ": cell " + std::to_string(file_cell(p, k)) + " would hold h = " +
+                                std::to_string(f.h[k]) + ", hu = " + std::to_string(f.hu[k]) + ", hv = " + std::to_string(f.hv[k]) +
                                 " (depths finite and >= 0, discharges finite)");
     py::gil_scoped_release release;
     sim_->backend().load_state(f);
+  }
+
+  // Writes the bed between steps (a breach, a dredged channel). The backend is built again on the new bed, so
+  // that whatever an executor derives from the bed (slopes, wet/dry tests, blocks) is derived anew, and the
+  // moment is put back as a restart puts it (time, steps, state, maxima, forcing). The depths stay, so the
+  // volume does and the surface moves with the bed. The active cells stay those of the case.
+  void set_bed(const py::handle& value) {
+    if (sim_->backend().name().rfind("cuda", 0) == 0)
+      throw py::value_error("z: the bed can be written on the CPU backends only, this simulation runs on " +
+                            sim_->backend().name() + " (Simulation(case, backend=\"cpu\"))");
+    Problem p = case_.problem;
+    std::vector<double> z = to_run_order(p, field_values(p, value, "z"));
+    for (std::size_t k = 0; k < z.size(); ++k) {
+      if (std::isnan(p.z[k]) != std::isnan(z[k]) || std::isinf(z[k]))
+        throw py::value_error("z: cell " + std::to_string(file_cell(p, k)) + " is " +
+                              (std::isnan(p.z[k]) ? "inactive (NaN in the case's bed) and must stay NaN"
+                                                  : "active and needs a finite bed") +
+                              ", found " + std::to_string(z[k]));
+    }
+    const double t = sim_->time();
+    const index_t steps = sim_->steps();
+    const Fields f = state();
+    Maxima m;
+    ForcingState forcing;
+    {
+      py::gil_scoped_release release;
+      m = sim_->maxima();
+      sim_->backend().read_forcing_state(forcing);
+    }
+    p.z = std::move(z);
+    {
+      py::gil_scoped_release release;
+      auto rebuilt = std::make_unique<Simulation>(p, options_);
+      rebuilt->restore(t, steps, f, m);
+      rebuilt->backend().load_forcing_state(forcing);
+      sim_ = std::move(rebuilt);
+    }
+    case_.problem.z = std::move(p.z);
   }
 
   py::array_t<double> maximum(const std::string& name) const {
@@ -396,7 +477,7 @@ class PySimulation {
       py::dict d;
       d["x"] = gauges[g].x;
       d["y"] = gauges[g].y;
-      d["cell"] = k;
+      d["cell"] = file_cell(case_.problem, k);
       d["h"] = f.h[g];
       d["hu"] = f.hu[g];
       d["hv"] = f.hv[g];
@@ -432,8 +513,8 @@ py::tuple centres(const io::Case& c) {
   const Problem& p = c.problem;
   std::vector<double> x, y;
   if (p.on_mesh()) {
-    x = p.mesh->cell_x;
-    y = p.mesh->cell_y;
+    x = to_file_order(p, p.mesh->cell_x);
+    y = to_file_order(p, p.mesh->cell_y);
   } else {
     for (index_t i = 0; i < p.grid.nx; ++i) x.push_back(p.grid.x_center(i));
     for (index_t j = 0; j < p.grid.ny; ++j) y.push_back(p.grid.y_center(j));
@@ -542,6 +623,213 @@ py::dict run_ensemble_py(const std::filesystem::path& file, const std::vector<st
   return d;
 }
 
+// ---------------------------------------------------------------- Ensemble
+
+// Values per member as a numpy array.
+py::array_t<double> per_member(const std::vector<double>& v) {
+  return py::array_t<double>(static_cast<py::ssize_t>(v.size()), v.data());
+}
+
+// Fields of every member, (members, ...) with each member's field as field_array shapes it.
+py::array_t<double> members_fields(const Problem& p, const std::vector<std::vector<double>>& fields) {
+  const auto n = static_cast<std::size_t>(p.cells());
+  std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(fields.size())};
+  if (p.on_mesh()) shape.push_back(static_cast<py::ssize_t>(n));
+  else shape.insert(shape.end(), {static_cast<py::ssize_t>(p.grid.ny), static_cast<py::ssize_t>(p.grid.nx)});
+  py::array_t<double> out(shape);
+  double* d = out.mutable_data();
+  for (std::size_t m = 0; m < fields.size(); ++m) {
+    const std::vector<double> v = fields[m].size() == n ? to_file_order(p, fields[m]) : std::vector<double>(n, NAN);
+    std::copy(v.begin(), v.end(), d + m * n);
+  }
+  return out;
+}
+
+// An ensemble of a Python case: its members written as the case's [ensemble] table and read by the library's
+// reader (read_ensemble: keys checked as --set checks them, errors naming the member), run by run_ensemble as
+// `shallows run case.toml` runs them, the members' results kept in memory.
+class PyEnsemble {
+ public:
+  // table: the [ensemble] section as a dict (members, thresholds, percentiles); none: the case's own.
+  PyEnsemble(const PyCase& c, const std::optional<py::dict>& table) : case_(c) {
+    toml::table root;
+    const std::string text = c.source_text(), name = c.source_name();
+    try {
+      root = toml::parse(text, name);
+    } catch (const toml::parse_error& e) {
+      throw io::InputError(name + ": TOML syntax error: " + std::string(e.description()));
+    }
+    if (table) {
+      io::FieldArrays arrays;
+      toml::table t = to_toml_table(*table, "ensemble", arrays);
+      if (!arrays.empty())
+        throw py::type_error(arrays.begin()->first + ": a member's value is one value (a number, a string, ...), " +
+                             "not an array per cell");
+      // Thresholds or percentiles alone change those of the case's own members.
+      if (!t.contains("members") && !t.contains("product") && !t.contains("sample")) {
+        const toml::table* own = root.get_as<toml::table>("ensemble");
+        if (!own) throw io::InputError(name + ": no [ensemble] section: give the members (docs/python.md#ensembles)");
+        toml::table merged = *own;
+        for (auto&& [k, v] : t) v.visit([&, &key = k](auto& node) { merged.insert_or_assign(key.str(), node); });
+        t = std::move(merged);
+      }
+      root.insert_or_assign("ensemble", std::move(t));
+    } else if (!root.contains("ensemble")) {
+      throw io::InputError(name + ": no [ensemble] section: give the members (docs/python.md#ensembles)");
+    }
+    std::ostringstream os;
+    os << toml::toml_formatter(root);
+    ensemble_ = io::read_ensemble(os.str(), name);
+    // An array on the case takes the place of its key's value, whatever a member sets.
+    for (const std::string& key : ensemble_.keys)
+      if (c.arrays().count(key))
+        throw io::InputError(name + ": [ensemble]: '" + key +
+                             "' is given to the case as an array, which members cannot vary: set it on the case as " +
+                             "a number or an expression, or leave it out of the members");
+  }
+
+  py::dict run(const fs::path& output, int jobs, int threads, const std::string& backend, bool quiet) {
+    if (jobs < 1) throw py::value_error("jobs: must be >= 1, found " + std::to_string(jobs));
+    if (threads < 0) throw py::value_error("threads: must be >= 0 (0: all cores), found " + std::to_string(threads));
+    if (backend != "cpu" && backend != "cuda" && backend != "auto")
+      throw py::value_error("backend: '" + backend + "' is none of cpu, cuda, auto");
+    EnsembleOptions options;
+    options.run.backend.kind = backend == "auto" ? (cuda_available() ? "cuda" : "cpu") : backend;
+    options.run.backend.threads = threads;
+    options.sets = case_.overrides();
+    options.output_dir = output.empty() ? case_.get().output.dir : output;
+    options.jobs = jobs;
+    options.quiet = quiet;
+    options.progress = !quiet;
+    std::vector<io::MemberReport> reports;
+    options.reports = &reports;
+    const EnsembleCase source = case_.source();
+    EnsembleSummary s;
+    {
+      py::gil_scoped_release release;
+      s = run_ensemble(source, ensemble_, options);
+    }
+    raise_if_stopped(s.stopped_by);
+    reports_ = std::move(reports);
+    output_dir_ = options.output_dir;
+    py::dict d;
+    d["members"] = s.members;
+    d["ran"] = s.ran;
+    d["skipped"] = s.skipped;
+    d["failed"] = s.failed;
+    d["output_dir"] = output_dir_;
+    return d;
+  }
+
+  // The members' values: {key: [value per member]} (a number as a float, NaN where a member leaves the case's
+  // value; other values as their text, "" where left), with "weight".
+  py::dict members() const {
+    py::dict d;
+    for (const std::string& key : ensemble_.keys) {
+      bool numbers = true;
+      for (const io::EnsembleMember& m : ensemble_.members)
+        if (const io::EnsembleValue* v = m.find(key); v && !v->number) numbers = false;
+      py::list column;
+      for (const io::EnsembleMember& m : ensemble_.members) {
+        const io::EnsembleValue* v = m.find(key);
+        if (numbers) column.append(v ? *v->number : NAN);
+        else column.append(v ? v->text() : std::string());
+      }
+      d[py::str(key)] = column;
+    }
+    std::vector<double> weights;
+    for (const io::EnsembleMember& m : ensemble_.members) weights.push_back(m.weight);
+    d["weight"] = weights;
+    return d;
+  }
+
+  // Member m's overrides, "key=value" as --set takes them.
+  std::vector<std::string> overrides(std::size_t m) const {
+    if (m >= ensemble_.members.size())
+      throw py::index_error("member " + std::to_string(m) + ": the ensemble has " +
+                            std::to_string(ensemble_.members.size()) + " members");
+    return ensemble_.members[m].overrides();
+  }
+
+  // The results of the last run(): the members' maxima (file order on a mesh), outcome and water account, and
+  // the statistics over the members that ran (ensemble_statistics, as ensemble.nc holds them).
+  py::dict results() const {
+    if (!reports_) throw py::value_error("the ensemble has not run: call run() first");
+    const Problem& p = case_.get().problem;
+    const std::size_t n = reports_->size();
+    std::vector<std::vector<double>> max_h(n), max_speed(n), arrival(n);
+    std::vector<double> initial(n, NAN), final_volume(n, NAN), residual(n, NAN), wall(n, NAN), steps(n, NAN);
+    std::vector<bool> ok(n);
+    std::vector<std::string> message(n);
+    std::vector<const Maxima*> ran;
+    std::vector<double> weights;
+    for (std::size_t m = 0; m < n; ++m) {
+      const io::MemberReport& r = (*reports_)[m];
+      ok[m] = r.ok;
+      message[m] = r.message;
+      if (!r.ok) continue;
+      max_h[m] = r.result.maxima.max_h;
+      max_speed[m] = r.result.maxima.max_speed;
+      arrival[m] = r.result.maxima.arrival_time;
+      initial[m] = r.result.initial_volume;
+      final_volume[m] = r.result.final_volume;
+      residual[m] = r.result.mass_balance_residual;
+      wall[m] = r.result.wall_seconds;
+      steps[m] = static_cast<double>(r.result.steps);
+      ran.push_back(&r.result.maxima);
+      weights.push_back(ensemble_.members[m].weight);
+    }
+    py::dict d;
+    d["max_h"] = members_fields(p, max_h);
+    d["max_speed"] = members_fields(p, max_speed);
+    d["arrival_time"] = members_fields(p, arrival);
+    d["ok"] = ok;
+    d["message"] = message;
+    d["initial_volume"] = per_member(initial);
+    d["final_volume"] = per_member(final_volume);
+    d["mass_balance_residual"] = per_member(residual);
+    d["wall_seconds"] = per_member(wall);
+    d["steps"] = per_member(steps);
+    d["thresholds"] = ensemble_.thresholds;
+    d["percentiles"] = ensemble_.percentiles;
+    if (ran.empty()) return d;
+    const EnsembleStatistics st =
+        ensemble_statistics(ran, weights, ensemble_.thresholds, ensemble_.percentiles);
+    // Statistics per threshold or percentile, each a field: (k, ...) as members_fields shapes them.
+    const auto per = [&](const std::vector<double>& v) {
+      const std::size_t cells = st.cells;
+      std::vector<std::vector<double>> rows;
+      for (std::size_t k = 0; cells > 0 && k < v.size() / cells; ++k)
+        rows.emplace_back(v.begin() + static_cast<std::ptrdiff_t>(k * cells),
+                          v.begin() + static_cast<std::ptrdiff_t>((k + 1) * cells));
+      return members_fields(p, rows);
+    };
+    d["exceedance"] = per(st.exceedance);
+    d["max_h_mean"] = field_array(p, st.depth_mean);
+    d["max_h_min"] = field_array(p, st.depth_min);
+    d["max_h_max"] = field_array(p, st.depth_max);
+    d["max_h_percentile"] = per(st.depth_percentile);
+    d["max_speed_mean"] = field_array(p, st.speed_mean);
+    d["max_speed_min"] = field_array(p, st.speed_min);
+    d["max_speed_max"] = field_array(p, st.speed_max);
+    d["max_speed_percentile"] = per(st.speed_percentile);
+    d["arrival_time_earliest"] = field_array(p, st.arrival_earliest);
+    d["arrival_time_median"] = field_array(p, st.arrival_median);
+    return d;
+  }
+
+  std::size_t size() const { return ensemble_.members.size(); }
+  const io::Ensemble& get() const { return ensemble_; }
+  const PyCase& get_case() const { return case_; }
+  fs::path output_dir() const { return output_dir_; }
+
+ private:
+  PyCase case_;
+  io::Ensemble ensemble_;
+  std::optional<std::vector<io::MemberReport>> reports_;
+  fs::path output_dir_;
+};
+
 } // namespace
 
 PYBIND11_MODULE(_shallows, m) {
@@ -587,6 +875,7 @@ PYBIND11_MODULE(_shallows, m) {
       .def("set_field", &PySimulation::set_field, py::arg("name"), py::arg("value"))
       .def("maximum", &PySimulation::maximum, py::arg("name"))
       .def("bed", &PySimulation::bed)
+      .def("set_bed", &PySimulation::set_bed, py::arg("z"))
       .def("gauges", &PySimulation::gauges)
       .def("info", [](const PySimulation& s) { return case_info(s.get_case()); })
       .def("centres", [](const PySimulation& s) { return centres(s.get_case()); })
@@ -595,6 +884,20 @@ PYBIND11_MODULE(_shallows, m) {
       .def_property_readonly("steps", &PySimulation::steps)
       .def_property_readonly("volume", &PySimulation::volume)
       .def_property_readonly("backend", &PySimulation::backend_name);
+
+  py::class_<PyEnsemble>(m, "Ensemble")
+      .def(py::init<const PyCase&, const std::optional<py::dict>&>(), py::arg("case"), py::arg("table"))
+      .def("run", &PyEnsemble::run, py::arg("output"), py::arg("jobs"), py::arg("threads"), py::arg("backend"),
+           py::arg("quiet"))
+      .def("members", &PyEnsemble::members)
+      .def("overrides", &PyEnsemble::overrides, py::arg("member"))
+      .def("results", &PyEnsemble::results)
+      .def("__len__", &PyEnsemble::size)
+      .def_property_readonly("form", [](const PyEnsemble& e) { return e.get().form; })
+      .def_property_readonly("keys", [](const PyEnsemble& e) { return e.get().keys; })
+      .def_property_readonly("thresholds", [](const PyEnsemble& e) { return e.get().thresholds; })
+      .def_property_readonly("percentiles", [](const PyEnsemble& e) { return e.get().percentiles; })
+      .def_property_readonly("output_dir", [](const PyEnsemble& e) { return e.output_dir().string(); });
 
   m.def("write_mesh", &write_mesh, py::arg("path"), py::arg("nodes"), py::arg("cells"), py::arg("boundaries"),
         py::arg("binary"));

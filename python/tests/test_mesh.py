@@ -60,3 +60,62 @@ def test_a_bad_mesh_array_or_a_wrong_field_shape_names_what_is_wrong(tmp_path):
     case = shallows.Case({"mesh": {"file": str(msh)}, "initial": {"h": 1.0}, "time": {"end": 1.0}})
     with pytest.raises(ValueError, match=rf"initial\.h: the mesh has {cells} cells: expected shape \({cells},\)"):
         case.set("initial.h", np.ones((4, 8)))
+
+
+def square_case(msh, ordering: str, h0: np.ndarray, **output) -> shallows.Case:
+    """A basin on the square mesh: a tilted bed, depth h0 per element of the mesh file, walls all round."""
+    return shallows.Case({
+        "mesh": {"file": str(msh), "ordering": ordering},
+        "bathymetry": {"z": "0.1 * x + 0.05 * y * y"},
+        "initial": {"h": h0},
+        "time": {"end": 0.05, "output_every": 0.05},
+        "output": {"format": ["netcdf"], **output},
+    })
+
+
+def test_mesh_arrays_are_in_the_file_order_whatever_the_ordering_and_runs_agree_bit_for_bit(tmp_path):
+    msh, cells = square_mesh(tmp_path / "square.msh", n=6)
+    h0 = np.linspace(0.2, 1.0, cells) ** 2  # a different depth in every element
+    runs = {}
+    for ordering in ("file", "rcm", "random"):
+        case = square_case(msh, ordering, h0)
+        np.testing.assert_array_equal(case.field("h"), h0)
+        sim = shallows.Simulation(case, threads=1)
+        np.testing.assert_array_equal(sim.h, h0)
+        sim.advance(0.05)
+        runs[ordering] = (case.x, case.y, case.field("z"), sim.h, sim.hu, sim.hv, sim.eta, sim.max_h, sim.max_speed)
+    for ordering in ("rcm", "random"):
+        for a, b in zip(runs["file"], runs[ordering]):
+            np.testing.assert_array_equal(a, b)
+    # The steps moved water: the runs compared are not their initial states.
+    assert np.abs(runs["file"][3] - h0).max() > 1e-3
+
+
+def test_a_depth_set_from_numpy_shows_up_at_its_element_in_output_nc(tmp_path):
+    msh, cells = square_mesh(tmp_path / "square.msh", n=6)
+    h0 = np.linspace(0.2, 1.0, cells)
+    case = square_case(msh, "rcm", np.full(cells, 0.5))
+    case.output_dir = tmp_path / "out"
+    sim = shallows.Simulation(case, threads=1)
+    sim.h = h0
+    np.testing.assert_array_equal(sim.h, h0)
+    sim.run()
+    with shallows.open_output(tmp_path / "out") as ds:
+        tag = ds["mesh_face_tag"].values.astype(np.int64)
+        first = ds["h"].isel(time=0).values
+        last = ds["h"].isel(time=-1).values
+    # The run's faces are renumbered (RCM), and output.nc names each face's element (write_mesh tags 1, 2, ...).
+    assert sorted(tag) == list(range(1, cells + 1)) and not np.array_equal(tag, np.arange(1, cells + 1))
+    element = tag - 1
+    np.testing.assert_array_equal(first, h0[element].astype(first.dtype))
+    np.testing.assert_array_equal(last, sim.h[element].astype(last.dtype))
+
+
+def test_gauge_cells_index_the_mesh_arrays(tmp_path):
+    msh, cells = square_mesh(tmp_path / "square.msh", n=6)
+    h0 = np.linspace(0.2, 1.0, cells)
+    case = square_case(msh, "rcm", h0, gauges=[{"name": "g", "x": 0.3, "y": 0.8}])
+    g = shallows.Simulation(case).gauges()["g"]
+    assert g["h"] == h0[g["cell"]]
+    x, y = case.x[g["cell"]], case.y[g["cell"]]
+    assert abs(x - 0.3) < 1 / 6 and abs(y - 0.8) < 1 / 6

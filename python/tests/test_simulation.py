@@ -177,3 +177,86 @@ def test_gauges_read_the_state_in_their_cells(tmp_path):
     assert gauges["dam"]["cell"] == 1 * 40 + 16 and gauges["far"]["cell"] == 8 * 40 - 1
     assert gauges["dam"]["h"] == sim.h[1, 16] and gauges["far"]["hu"] == sim.hu[-1, -1]
     assert gauges["dam"]["eta"] == sim.eta[1, 16]
+
+
+def lake(z, h) -> shallows.Case:
+    """A closed basin on a 40 x 8 grid with the bed z and the depth h (expressions or arrays); no end in sight."""
+    return shallows.Case({
+        "domain": {"nx": 40, "ny": 8, "x": [0.0, 10.0], "y": [0.0, 2.0]},
+        "bathymetry": {"z": z}, "initial": {"h": h},
+        "boundary": {"west": "wall", "east": "wall", "south": "wall", "north": "wall"},
+        "time": {"end": 1000.0},
+    })
+
+
+def test_a_bed_lowered_between_steps_gives_the_run_started_on_that_bed():
+    bump = "0.3 * exp(-((x-6)^2 + (y-1)^2))"
+    sim = shallows.Simulation(lake(bump, f"0.8 - {bump}"), threads=1).step(5)
+    assert np.abs(sim.hu).max() < 1e-13  # a lake at rest
+    h, volume = sim.h, sim.volume
+    z = sim.z
+    z[:, 10:14] -= 0.25  # a breach in the floor
+    sim.z = z
+    np.testing.assert_array_equal(sim.z, z)
+    np.testing.assert_array_equal(sim.h, h)  # the depths stay: the surface dips over the breach
+    assert sim.volume == volume and sim.steps == 5
+    fresh = shallows.Simulation(lake(z, h), threads=1)
+    sim.step(30)
+    fresh.step(30)
+    assert np.abs(sim.hu).max() > 1e-2  # the water flows into the dip
+    for name in ("h", "hu", "hv"):
+        np.testing.assert_array_equal(sim[name], fresh[name])
+    assert sim.volume == pytest.approx(volume, rel=1e-13)
+
+
+def test_a_breach_filled_to_the_lake_level_stays_at_rest():
+    bump = "0.3 * exp(-((x-6)^2 + (y-1)^2))"
+    sim = shallows.Simulation(lake(bump, f"0.8 - {bump}"), threads=1).step(5)
+    z = sim.z
+    z[:, 10:14] -= 0.25
+    sim.z = z
+    sim.eta = np.full(z.shape, 0.8)  # the breach fills to the lake's level
+    np.testing.assert_allclose(sim.h[:, 10:14], 0.8 - z[:, 10:14], rtol=0, atol=1e-15)
+    sim.step(50)
+    # Well balanced on the new bed (its slopes derived anew): at rest to round-off.
+    np.testing.assert_allclose(sim.eta, 0.8, rtol=0, atol=1e-13)
+    assert np.abs(sim.hu).max() < 1e-13 and np.abs(sim.hv).max() < 1e-13
+
+
+def test_a_bed_written_on_a_mesh_is_in_the_file_order_and_gives_the_run_started_on_it(tmp_path):
+    from test_mesh import square_mesh
+
+    msh, cells = square_mesh(tmp_path / "square.msh", n=6)
+
+    def basin(z, h):
+        return shallows.Case({"mesh": {"file": str(msh), "ordering": "rcm"}, "bathymetry": {"z": z},
+                              "initial": {"h": h}, "time": {"end": 1000.0}})
+
+    sim = shallows.Simulation(basin("0.1 * x", "0.5 - 0.1 * x"), threads=1).step(3)
+    z = sim.z
+    z[: cells // 3] -= 0.2  # the first elements of the mesh file
+    h, volume = sim.h, sim.volume
+    sim.z = z
+    np.testing.assert_array_equal(sim.z, z)
+    fresh = shallows.Simulation(basin(z, h), threads=1)
+    sim.step(20)
+    fresh.step(20)
+    assert np.abs(sim.hu).max() > 1e-3
+    for name in ("h", "hu", "hv"):
+        np.testing.assert_array_equal(sim[name], fresh[name])
+    assert sim.volume == pytest.approx(volume, rel=1e-13)
+
+
+def test_a_bed_of_the_wrong_shape_or_one_that_changes_the_active_cells_is_refused():
+    z = np.zeros((8, 40))
+    z[0, 0] = np.nan  # an inactive cell
+    sim = shallows.Simulation(lake(z, 0.5))
+    with pytest.raises(ValueError, match=r"z: the grid has ny x nx = 8 x 40 cells: expected shape \(8, 40\)"):
+        sim.z = np.zeros((40, 8))
+    with pytest.raises(ValueError, match=r"z: cell 0 is inactive \(NaN in the case's bed\) and must stay NaN"):
+        sim.z = np.zeros((8, 40))
+    bad = z.copy()
+    bad[0, 1] = np.inf
+    with pytest.raises(ValueError, match=r"z: cell 1 is active and needs a finite bed"):
+        sim.z = bad
+    np.testing.assert_array_equal(sim.z, z)  # left as it was

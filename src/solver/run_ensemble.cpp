@@ -38,16 +38,20 @@ fs::path done_file(const fs::path& dir, std::size_t member) {
   return d.replace_filename(d.filename().string() + ".done");
 }
 
-// What a member's result must match to be taken as done: the case file's text, the command line's --set and the
-// member's values (FNV-1a). Another [ensemble] or case file runs the member again.
-std::uint64_t member_fingerprint(const std::string& case_text, const std::vector<std::string>& sets,
-                                 const io::EnsembleMember& member) {
+// What a member's result must match to be taken as done: the case file's text (and arrays), the command line's
+// --set and the member's values (FNV-1a). Another [ensemble] or case file runs the member again.
+std::uint64_t member_fingerprint(const std::string& case_text, const io::FieldArrays& arrays,
+                                 const std::vector<std::string>& sets, const io::EnsembleMember& member) {
   std::uint64_t h = 0xcbf29ce484222325ULL;
   const auto mix = [&h](const std::string& s) {
     for (const unsigned char ch : s) h = (h ^ ch) * 0x100000001b3ULL;
     h = (h ^ 0xff) * 0x100000001b3ULL;  // a separator no text holds
   };
   mix(case_text);
+  for (const auto& [key, values] : arrays) {
+    mix(key);
+    mix(std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double)));
+  }
   for (const std::string& s : sets) mix(s);
   for (const std::string& s : member.overrides()) mix(s);
   return h;
@@ -95,9 +99,9 @@ class EnsembleProgress {
 };
 
 struct Shared {
-  Shared(const fs::path& file, const io::Ensemble& e, const EnsembleOptions& o)
-      : case_file(file), ensemble(e), options(o) {}
-  const fs::path& case_file;
+  Shared(const EnsembleCase& c, const io::Ensemble& e, const EnsembleOptions& o)
+      : source(c), ensemble(e), options(o) {}
+  const EnsembleCase& source;
   const io::Ensemble& ensemble;
   const EnsembleOptions& options;
   fs::path dir;
@@ -121,7 +125,7 @@ MemberOutcome run_member(Shared& sh, std::size_t m, int threads) {
     std::optional<io::Case> c;
     {
       const std::lock_guard lock(sh.load);
-      c.emplace(load_member_case(sh.case_file, sh.ensemble, m, sh.options.sets));
+      c.emplace(load_member_case(sh.source, sh.ensemble, m, sh.options.sets));
     }
     if (static_cast<std::size_t>(c->problem.cells()) != sh.cells)
       throw io::InputError("its case has " + std::to_string(c->problem.cells()) + " cells, the ensemble's " +
@@ -153,7 +157,7 @@ MemberOutcome run_member(Shared& sh, std::size_t m, int threads) {
     r.mass_balance_residual = s.mass_balance.checked ? s.mass_balance.relative_residual : std::nan("");
     r.wall_seconds = seconds_since(start);
     r.steps = s.steps;
-    r.fingerprint = member_fingerprint(sh.case_text, sh.options.sets, sh.ensemble.members[m]);
+    r.fingerprint = member_fingerprint(sh.case_text, sh.source.arrays, sh.options.sets, sh.ensemble.members[m]);
     io::write_member_result(done_file(sh.dir, m), r);
     out.report.ok = true;
   } catch (const std::exception& e) {
@@ -202,6 +206,13 @@ fs::path member_dir(const fs::path& dir, std::size_t member) {
 
 io::Case load_member_case(const fs::path& case_file, const io::Ensemble& ensemble, std::size_t member,
                           const std::vector<std::string>& sets) {
+  EnsembleCase source;
+  source.file = case_file;
+  return load_member_case(source, ensemble, member, sets);
+}
+
+io::Case load_member_case(const EnsembleCase& source, const io::Ensemble& ensemble, std::size_t member,
+                          const std::vector<std::string>& sets) {
   if (member >= ensemble.members.size())
     throw io::InputError("--member " + std::to_string(member) + ": the ensemble has " +
                          std::to_string(ensemble.members.size()) + " members (0 to " +
@@ -209,7 +220,8 @@ io::Case load_member_case(const fs::path& case_file, const io::Ensemble& ensembl
   std::vector<std::string> all = sets;
   const std::vector<std::string> own = ensemble.members[member].overrides();
   all.insert(all.end(), own.begin(), own.end());
-  return io::load_case(case_file, all);
+  if (!source.file.empty()) return io::load_case(source.file, all, source.arrays);
+  return io::parse_case(source.text, source.source_name, source.base_dir, all, source.arrays);
 }
 
 std::string list_members(const io::Ensemble& ensemble) {
@@ -231,6 +243,12 @@ std::string list_members(const io::Ensemble& ensemble) {
 
 EnsembleSummary run_ensemble(const fs::path& case_file, const io::Ensemble& ensemble,
                              const EnsembleOptions& options) {
+  EnsembleCase source;
+  source.file = case_file;
+  return run_ensemble(source, ensemble, options);
+}
+
+EnsembleSummary run_ensemble(const EnsembleCase& source, const io::Ensemble& ensemble, const EnsembleOptions& options) {
   if (mpi::size() > 1) throw io::InputError("[ensemble]: an ensemble runs in one process, not under mpirun (yet)");
   if (!options.run.restart.empty())
     throw io::InputError("--restart goes on with one run: give it with --member N");
@@ -241,23 +259,23 @@ EnsembleSummary run_ensemble(const fs::path& case_file, const io::Ensemble& ense
   std::string first_error;
   for (std::size_t m = 0; m < ensemble.members.size() && !reference; ++m) {
     try {
-      reference.emplace(load_member_case(case_file, ensemble, m, options.sets));
+      reference.emplace(load_member_case(source, ensemble, m, options.sets));
     } catch (const io::InputError& e) {
       if (first_error.empty()) first_error = "members[" + std::to_string(m) + "]: " + e.what();
     }
   }
   if (!reference) throw io::InputError("[ensemble]: no member's case can be read; " + first_error);
 
-  Shared sh(case_file, ensemble, options);
+  Shared sh(source, ensemble, options);
   sh.dir = options.output_dir.empty() ? reference->output.dir : options.output_dir;
   sh.cells = static_cast<std::size_t>(reference->problem.cells());
-  sh.case_text = read_text(case_file);
+  sh.case_text = source.file.empty() ? source.text : read_text(source.file);
   std::vector<io::MemberReport> reports(ensemble.members.size());
   std::vector<std::size_t> todo;
   for (std::size_t m = 0; m < ensemble.members.size(); ++m) {
     std::optional<io::MemberResult> r = io::read_member_result(done_file(sh.dir, m));
     if (r && r->maxima.max_h.size() == sh.cells &&
-        r->fingerprint == member_fingerprint(sh.case_text, options.sets, ensemble.members[m])) {
+        r->fingerprint == member_fingerprint(sh.case_text, source.arrays, options.sets, ensemble.members[m])) {
       reports[m].ok = true;
       reports[m].result = std::move(*r);
       ++summary.skipped;
@@ -282,6 +300,7 @@ EnsembleSummary run_ensemble(const fs::path& case_file, const io::Ensemble& ense
     });
     summary.stopped_by = StopSignals::received();
   }
+  if (options.reports) *options.reports = reports;
   if (summary.stopped_by != 0) {
     std::fprintf(stderr,
                  "shallows: ensemble stopped by a signal after %zu of %zu members; run the same command again to go "

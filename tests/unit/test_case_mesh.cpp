@@ -6,8 +6,11 @@
 
 #include <cmath>
 #include <filesystem>
+#include <cstdint>
 #include <fstream>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "shallows/io/case.hpp"
 #include "shallows/io/gmsh.hpp"
@@ -96,6 +99,27 @@ east = "open"
   EXPECT_EQ(p.mesh_boundary[static_cast<std::size_t>(west)].value, 0.3);
   EXPECT_EQ(p.mesh_boundary[static_cast<std::size_t>(east)].kind, BoundaryKind::open);
   EXPECT_EQ(p.mesh_boundary[static_cast<std::size_t>(north)].kind, BoundaryKind::wall);
+}
+
+TEST_F(MeshCaseTest, ArraysPerCellAreInTheFilesElementOrderWhateverTheOrdering) {
+  // A value per element of the file: its position there, which every ordering must bring to the same element.
+  std::vector<double> position(cells_);
+  for (std::size_t k = 0; k < cells_; ++k) position[k] = static_cast<double>(k);
+  const io::FieldArrays arrays{{"initial.h", position}};
+  std::map<std::int64_t, double> by_tag;  // element tag -> value, from the run in the file's order
+  for (const char* ordering : {"file", "rcm", "morton", "random"}) {
+    const io::Case c = io::parse_case(std::string("[mesh]\nfile = \"valley.msh\"\nordering = \"") + ordering +
+                                          "\"\n" + tail,
+                                      "case.toml", dir_, {}, arrays);
+    const Problem& p = c.problem;
+    ASSERT_EQ(p.h.size(), cells_) << ordering;
+    for (std::size_t k = 0; k < cells_; ++k) {
+      const double n = p.h[k];
+      ASSERT_EQ(n, static_cast<double>(p.mesh->cell_file_index[k])) << ordering;
+      if (std::string(ordering) == "file") by_tag[p.mesh->cell_tag[k]] = n;
+      else ASSERT_EQ(by_tag.at(p.mesh->cell_tag[k]), n) << ordering;
+    }
+  }
 }
 
 TEST_F(MeshCaseTest, RasterIsSampledBilinearlyAtCentroids) {

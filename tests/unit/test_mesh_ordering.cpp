@@ -169,6 +169,24 @@ TEST(MeshOrdering, RenumberedMeshIsTheSameMesh) {
   EXPECT_EQ(f.cell_nodes, m.cell_nodes);
 }
 
+TEST(MeshOrdering, EveryCellKeepsItsPlaceInTheFileThroughRenumberings) {
+  const UnstructuredMesh m = generated(21, 13, RectangleCells::mixed);
+  ASSERT_EQ(m.cell_file_index.size(), m.cell_tag.size());
+  for (std::size_t c = 0; c < m.cell_file_index.size(); ++c)
+    ASSERT_EQ(m.cell_file_index[c], static_cast<mesh_index>(c));
+  for (CellOrdering o : {CellOrdering::file, CellOrdering::random, CellOrdering::rcm, CellOrdering::morton}) {
+    // Renumbered twice (random, then o): each cell still names the file's cell it is.
+    const UnstructuredMesh r = apply_ordering(renumber_cells(m, random_order(m, 5)), o, 11);
+    ASSERT_EQ(r.cell_file_index.size(), m.cell_tag.size());
+    for (std::size_t c = 0; c < r.cell_tag.size(); ++c) {
+      const auto f = static_cast<std::size_t>(r.cell_file_index[c]);
+      ASSERT_EQ(r.cell_tag[c], m.cell_tag[f]);
+      ASSERT_EQ(r.cell_x[c], m.cell_x[f]);
+      ASSERT_EQ(r.cell_y[c], m.cell_y[f]);
+    }
+  }
+}
+
 TEST(MeshOrdering, RenumberAndBackIsTheIdentity) {
   const UnstructuredMesh m = apply_ordering(generated(17, 11, RectangleCells::triangles), CellOrdering::file);
   const std::vector<mesh_index> order = random_order(m, 77);

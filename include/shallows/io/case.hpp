@@ -62,7 +62,8 @@ struct Case {
 // raster, by their key ("bathymetry.z", "initial.h", "physics.manning",
 // "rain.rate", ...): on a grid nx * ny values row-major from the southern row
 // (j * nx + i, the order of Problem's fields and of output.nc), on a mesh one
-// per cell of the mesh as read and ordered by mesh.ordering. A key whose field
+// per element of the mesh file in the file's order, whatever mesh.ordering
+// renumbers (UnstructuredMesh::cell_file_index). A key whose field
 // the case lacks is added, as --set would; NaN in bathymetry.z marks an
 // inactive cell, as NODATA in a raster.
 using FieldArrays = std::map<std::string, std::vector<double>>;

@@ -24,6 +24,19 @@ struct EnsembleOptions {
   int jobs = 1;                         // members side by side on the CPU, each on threads / jobs threads
   bool progress = true;                 // the ensemble's progress line on stderr
   bool quiet = false;                   // no summary on stdout
+  // Where not null: every member's report, in member order (those done before from their results), for a caller
+  // that keeps the results in memory (Python's Ensemble).
+  std::vector<io::MemberReport>* reports = nullptr;
+};
+
+// The case an ensemble's members are read from: a case file, or (where file is empty) a case's TOML text, named
+// source_name in messages, whose relative file names resolve against base_dir (Python's cases from dicts); arrays:
+// fields given as values per cell (io::FieldArrays), the same in every member.
+struct EnsembleCase {
+  std::filesystem::path file;
+  std::string text, source_name;
+  std::filesystem::path base_dir = ".";
+  io::FieldArrays arrays;
 };
 
 struct EnsembleSummary {
@@ -38,6 +51,8 @@ struct EnsembleSummary {
 // `shallows run case.toml --member N` reads it.
 io::Case load_member_case(const std::filesystem::path& case_file, const io::Ensemble& ensemble, std::size_t member,
                           const std::vector<std::string>& sets);
+io::Case load_member_case(const EnsembleCase& source, const io::Ensemble& ensemble, std::size_t member,
+                          const std::vector<std::string>& sets);
 
 // DIR/members/NNNN (4 digits or more).
 std::filesystem::path member_dir(const std::filesystem::path& dir, std::size_t member);
@@ -46,6 +61,7 @@ std::filesystem::path member_dir(const std::filesystem::path& dir, std::size_t m
 // Throws io::InputError when no member's case can be read.
 EnsembleSummary run_ensemble(const std::filesystem::path& case_file, const io::Ensemble& ensemble,
                              const EnsembleOptions& options);
+EnsembleSummary run_ensemble(const EnsembleCase& source, const io::Ensemble& ensemble, const EnsembleOptions& options);
 
 // The members with their values, one line each ("--dry-run").
 std::string list_members(const io::Ensemble& ensemble);

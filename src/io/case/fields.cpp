@@ -131,7 +131,12 @@ std::vector<double> evaluate(const Reader& rd, const FieldSpec& f, const CellCen
         rd.fail_at(f.key, "an array of " + std::to_string(f.values->size()) + " values, but the " +
                               (at.mesh ? "mesh" : "grid") + " has " + cells);
       }
-      return *f.values;
+      // On a mesh the values come in the file's element order; the cells are renumbered (mesh.ordering).
+      if (!at.mesh || at.mesh->cell_file_index.empty()) return *f.values;
+      std::vector<double> v(f.values->size());
+      for (std::size_t c = 0; c < v.size(); ++c)
+        v[c] = (*f.values)[static_cast<std::size_t>(at.mesh->cell_file_index[c])];
+      return v;
     }
     case FieldSpec::Kind::raster:
     default: {

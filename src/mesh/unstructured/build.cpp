@@ -172,6 +172,8 @@ class MeshBuilder {
     m_.cell_x.resize(static_cast<size_t>(cells));
     m_.cell_y.resize(static_cast<size_t>(cells));
     m_.cell_tag = f_.cell_tag;
+    m_.cell_file_index.resize(static_cast<size_t>(cells));
+    for (std::int64_t c = 0; c < cells; ++c) m_.cell_file_index[static_cast<size_t>(c)] = static_cast<mesh_index>(c);
     // The first bad cell in file order is reported, whatever the thread count.
     std::int64_t first_bad = cells;
 #pragma omp parallel for schedule(static) reduction(min : first_bad)
@@ -475,6 +477,7 @@ UnstructuredMesh deactivate_cells(const UnstructuredMesh& mesh, const std::vecto
   out.cell_x = mesh.cell_x;
   out.cell_y = mesh.cell_y;
   out.cell_tag = mesh.cell_tag;
+  out.cell_file_index = mesh.cell_file_index;
   out.boundary_names = mesh.boundary_names;
   if (out.boundary_names.empty()) out.boundary_names.emplace_back();
   out.source = mesh.source;

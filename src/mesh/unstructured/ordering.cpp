@@ -281,6 +281,7 @@ UnstructuredMesh renumber_cells(const UnstructuredMesh& mesh, const std::vector<
   out.cell_x = gather(mesh.cell_x, order);
   out.cell_y = gather(mesh.cell_y, order);
   out.cell_tag = gather(mesh.cell_tag, order);
+  out.cell_file_index = mesh.cell_file_index.empty() ? order : gather(mesh.cell_file_index, order);
   out.cell_nodes.resize(4 * n);
   out.cell_edges.resize(4 * n);
 #pragma omp parallel for schedule(static)

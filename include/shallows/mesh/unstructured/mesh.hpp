@@ -30,6 +30,9 @@ struct UnstructuredMesh {
   std::vector<double> cell_area;       // m^2, > 0
   std::vector<double> cell_x, cell_y;  // centroid (m)
   std::vector<std::int64_t> cell_tag;  // element tag in the mesh file (messages, mapping back)
+  // The cell's place among the mesh file's elements (0-based), which renumbering keeps: the order in
+  // which Python takes and gives fields per cell. Empty: the cells are in the file's order.
+  std::vector<mesh_index> cell_file_index;
 
   // Edges: edge_left >= 0 a cell; edge_right >= 0 a cell, or boundary_code(group) < 0.
   // The unit normal points out of the left cell.
