@@ -20,7 +20,7 @@
 #include "support/problems.hpp"
 
 namespace shallows {
-namespace {
+namespace scalar_run_tests {
 
 using test_support::make_problem;
 using test_support::scalar;
