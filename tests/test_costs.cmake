@@ -6,17 +6,17 @@
 # one of them started last can leave one core running it alone.
 set(shallows_test_costs
   "7 ^S003T3[.](ThirdOrder|SinglePrecision)200$"
-  "6 ^PrecisionsAndSchemes/ScalarRun[.]AdvectedProfileConvergesAtFirstOrder/.*_roe3"
-  "5 ^Order3Family[.]MovingVortexIsThirdOrder$"
   "4 ^Restart[.]Killed(Mesh|GridRunWithForcing|GridRoe3)"
   "4 ^BoundarySeries[.]LevelSideFollowsItsStageHydrograph$"
-  "3 ^DamBreak[.](Ritter|Stoker)ThirdOrder$"
+  "2 ^PrecisionsAndSchemes/ScalarRun[.]AdvectedProfileConvergesAtFirstOrder/.*_roe3"
+  "2 ^Order3Family[.]MovingVortexIsThirdOrder$"
   "2 ^Restart[.]KilledGridRoe1"
   "2 ^Q/SeedLevels[.]S000T[12].*/Q2"
   "2 ^Schemes/ForcingRun[.]GreenAmptUnderPondingFollowsTheAnalyticSolution/roe3"
   "2 ^SeedCases[.]S003T1LakesFromRastersStayAtRest$"
   "2 ^EnsembleRuns[.](GridMembers|Resumed)"
-  "1 ^WellBalancedRoe3[.](LakeAtRest|MassConserved|InactiveCells)")
+  "1 ^WellBalancedRoe3[.](LakeAtRest|MassConserved|InactiveCells)"
+  "1 ^DamBreak[.](Ritter|Stoker)ThirdOrder$")
 foreach(test IN LISTS shallows_discovered_tests)
   foreach(entry IN LISTS shallows_test_costs)
     string(REGEX MATCH "^([0-9]+) (.*)$" matched "${entry}")

@@ -22,7 +22,7 @@
 #include "support/problems.hpp"
 #include "support/smooth_flows.hpp"
 
-namespace {
+namespace cuda_roe3_tests {
 
 using namespace shallows;
 
@@ -227,7 +227,7 @@ TEST(CudaRoe3, MassIsConservedWithWalls) {
 
 } // namespace
 
-namespace {
+namespace cuda_roe3_tests {
 
 // Small run for compute-sanitizer (tools/gpu-check.sh sanitize): odd sizes,
 // partial strips and chunks, a masked block, maxima on.

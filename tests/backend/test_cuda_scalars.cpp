@@ -22,7 +22,7 @@
 #include "support/measures.hpp"
 #include "support/problems.hpp"
 
-namespace {
+namespace cuda_scalar_tests {
 
 using namespace shallows;
 using test_support::bitwise_equal;

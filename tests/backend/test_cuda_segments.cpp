@@ -19,7 +19,7 @@
 #include "support/measures.hpp"
 #include "support/problems.hpp"
 
-namespace {
+namespace cuda_segment_tests {
 
 using namespace shallows;
 using test_support::max_rel_diff;

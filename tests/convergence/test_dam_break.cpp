@@ -60,9 +60,10 @@ double dam_break_error(index_t n, double h_right, bool along_y) {
 
 void check_convergence(double h_right, bool along_y, double finest_bound, double min_order,
                        Scheme scheme = Scheme::roe1, double max_overshoot = 0) {
-  // Third order: three grids (its steps cost several first-order ones).
+  // Third order: three coarser grids (its steps cost several first-order ones; a run's cost goes as n^2). The
+  // orders measured there, 1.00 and 0.89 (Ritter), 1.02 and 1.02 (Stoker), are no lower than at 200-800 cells.
   const std::vector<index_t> sizes =
-      scheme == Scheme::roe3 ? std::vector<index_t>{200, 400, 800} : std::vector<index_t>{200, 400, 800, 1600};
+      scheme == Scheme::roe3 ? std::vector<index_t>{100, 200, 400} : std::vector<index_t>{200, 400, 800, 1600};
   double previous = 0, previous_overshoot = 0;
   for (index_t n : sizes) {
     const DamBreakError r = dam_break(n, h_right, along_y, scheme);
@@ -93,11 +94,14 @@ TEST(DamBreak, RitterAlongY) { check_convergence(0.0, true, 0.06, 0.65); }
 TEST(DamBreak, StokerAlongX) { check_convergence(0.2, false, 0.05, 0.7); }
 TEST(DamBreak, StokerAlongY) { check_convergence(0.2, true, 0.05, 0.7); }
 // roe3 overshoots the undisturbed depth by a few millimetres just ahead of the
-// rarefaction's head, a kink of the exact solution (measured: 4.3e-3, 3.3e-3,
-// 2.6e-3 m on Ritter at 200, 400, 800 cells; 4.5e-3, 3.2e-3, 2.5e-3 on
-// Stoker), shrinking under refinement; nothing at the shock or the front.
-TEST(DamBreak, RitterThirdOrder) { check_convergence(0.0, false, 0.03, 0.8, Scheme::roe3, 5e-3); }
-TEST(DamBreak, StokerThirdOrder) { check_convergence(0.2, false, 0.035, 0.9, Scheme::roe3, 5e-3); }
+// rarefaction's head, a kink of the exact solution (measured: 6.3e-3, 4.3e-3,
+// 3.3e-3 m on Ritter at 100, 200, 400 cells; 6.9e-3, 4.5e-3, 3.2e-3 on
+// Stoker), shrinking under refinement; nothing at the shock or the front. The
+// bounds: the overshoot 11% over the largest measured (as 5e-3 was over
+// 4.5e-3 at 200-800 cells); L1 at 400 cells 25% over the measured 0.0356
+// (Ritter) and 0.0495 (Stoker).
+TEST(DamBreak, RitterThirdOrder) { check_convergence(0.0, false, 0.045, 0.8, Scheme::roe3, 7.7e-3); }
+TEST(DamBreak, StokerThirdOrder) { check_convergence(0.2, false, 0.062, 0.9, Scheme::roe3, 7.7e-3); }
 
 TEST(DamBreak, StokerMiddleStateIsConsistent) {
   // Guards the exact solution: Rankine-Hugoniot mass balance at the shock.

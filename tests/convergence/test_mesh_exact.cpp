@@ -19,7 +19,7 @@
 #include "support/mesh_problems.hpp"
 #include "support/problems.hpp"
 
-namespace {
+namespace mesh_exact_tests {
 
 using namespace shallows;
 

@@ -26,7 +26,7 @@
 #include "support/problems.hpp"
 #include "support/smooth_flows.hpp"
 
-namespace {
+namespace order3_tests {
 
 using namespace shallows;
 

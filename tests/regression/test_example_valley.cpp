@@ -19,7 +19,7 @@
 
 #include "support/cli_runs.hpp"
 
-namespace {
+namespace valley_tests {
 
 using shallows::test_support::read;
 using shallows::test_support::Result;

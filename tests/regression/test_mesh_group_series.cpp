@@ -15,7 +15,7 @@
 #include "support/mesh_problems.hpp"
 
 namespace shallows {
-namespace {
+namespace group_series_tests {
 
 using test_support::make_mesh_problem;
 

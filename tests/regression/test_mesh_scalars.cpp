@@ -29,7 +29,7 @@
 #include "support/problems.hpp"
 
 namespace shallows {
-namespace {
+namespace mesh_scalar_tests {
 
 using test_support::make_mesh_problem;
 using test_support::scalar;

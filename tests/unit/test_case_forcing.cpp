@@ -40,14 +40,14 @@ std::string series_error(std::string_view text) {
 }
 
 // An odd grid: 5 x 3 cells of 2 m, centres x = 1, 3, 5, 7, 9 and y = 11, 13, 15.
-const std::string kDomain = R"T(
+const std::string kForcingDomain = R"T(
 [domain]
 nx = 5
 ny = 3
 x = [0, 10]
 y = [10, 16]
 )T";
-const std::string kBase = kDomain + "[initial]\nh = 0.5\n[time]\nend = 1200\n";
+const std::string kForcingBase = kForcingDomain + "[initial]\nh = 0.5\n[time]\nend = 1200\n";
 
 // The same grid's bed with two inactive cells: (i, j) = (0, 1) on the west
 // side and (2, 0) on the south side. First row: the northernmost.
@@ -115,12 +115,12 @@ TEST_F(ForcingCaseTest, TimeSeriesFileThatCannotBeOpened) {
 // ------------------------------------------------------------------ rain
 
 TEST_F(ForcingCaseTest, NoForcingKeysNoForcing) {
-  const Case c = parse(kBase);
+  const Case c = parse(kForcingBase);
   EXPECT_FALSE(c.problem.forcing.active());
 }
 
 TEST_F(ForcingCaseTest, ConstantRainInMillimetresPerHour) {
-  const Case c = parse(kBase + "[rain]\nrate = 36\n");
+  const Case c = parse(kForcingBase + "[rain]\nrate = 36\n");
   const Rain& r = c.problem.forcing.rain;
   ASSERT_EQ(r.rate.t.size(), 1u);
   EXPECT_DOUBLE_EQ(r.rate.v[0], 1e-5);
@@ -130,7 +130,7 @@ TEST_F(ForcingCaseTest, ConstantRainInMillimetresPerHour) {
 
 TEST_F(ForcingCaseTest, RainHyetographFromCsv) {
   write("storm.csv", "time,rate\n0,0\n600,36\n1200,0\n");
-  const Case c = parse(kBase + "[rain]\nrate = { series = \"storm.csv\" }\n");
+  const Case c = parse(kForcingBase + "[rain]\nrate = { series = \"storm.csv\" }\n");
   const Rain& r = c.problem.forcing.rain;
   EXPECT_EQ(r.rate.t, (std::vector<double>{0, 600, 1200}));
   ASSERT_EQ(r.rate.v.size(), 3u);
@@ -143,20 +143,20 @@ TEST_F(ForcingCaseTest, BoundarySeriesFromCsv) {
   write("tide.csv", "time,eta\n0,1.0\n1200,1.5\n");
   write("short.csv", "time,eta\n0,1.0\n600,1.5\n");
   write("q.csv", "time,q\n0,1\n600,200000\n1200,1\n");
-  const Case c = parse(kBase + "[boundary]\neast = { type = \"level\", eta = \"tide.csv\" }\n");
+  const Case c = parse(kForcingBase + "[boundary]\neast = { type = \"level\", eta = \"tide.csv\" }\n");
   const TimeSeries& tide = c.problem.forcing.boundary[static_cast<int>(Side::east)];
   EXPECT_EQ(tide.v, (std::vector<double>{1.0, 1.5}));
   EXPECT_EQ(c.problem.bc(Side::east).value, 1.0);
-  EXPECT_NE(error_of(kBase + "[boundary]\neast = { type = \"level\", eta = \"short.csv\" }\n")
+  EXPECT_NE(error_of(kForcingBase + "[boundary]\neast = { type = \"level\", eta = \"short.csv\" }\n")
                 .find("boundary.east.eta: the run lasts until 1200 s but the series ends at 600 s"),
             std::string::npos);
-  EXPECT_NE(error_of(kBase + "[boundary]\nwest = { type = \"inflow\", discharge = \"q.csv\" }\n")
+  EXPECT_NE(error_of(kForcingBase + "[boundary]\nwest = { type = \"inflow\", discharge = \"q.csv\" }\n")
                 .find("boundary.west.discharge: discharge 200000 m^2/s at t = 600 s exceeds max_speed^3 / g"),
             std::string::npos);
 }
 
 TEST_F(ForcingCaseTest, RainFieldGivesPerCellRates) {
-  const Case c = parse(kBase + "[rain]\nrate = \"3.6 * x\"\n");
+  const Case c = parse(kForcingBase + "[rain]\nrate = \"3.6 * x\"\n");
   const Rain& r = c.problem.forcing.rain;
   EXPECT_EQ(r.rate.t, std::vector<double>{0});
   EXPECT_EQ(r.rate.v, std::vector<double>{1.0});
@@ -168,7 +168,7 @@ TEST_F(ForcingCaseTest, RainFieldGivesPerCellRates) {
 TEST_F(ForcingCaseTest, RainRasterGivesPerCellRates) {
   write("rain.asc", "ncols 5\nnrows 3\nxllcorner 0\nyllcorner 10\ncellsize 2\n"
                     "0 0 0 0 72\n0 0 0 0 0\n36 0 0 0 0\n");
-  const Case c = parse(kBase + "[rain]\nrate = { file = \"rain.asc\" }\n");
+  const Case c = parse(kForcingBase + "[rain]\nrate = { file = \"rain.asc\" }\n");
   const Rain& r = c.problem.forcing.rain;
   ASSERT_EQ(r.scale.size(), 15u);
   EXPECT_DOUBLE_EQ(r.scale[0], 1e-5);   // south-west
@@ -178,41 +178,41 @@ TEST_F(ForcingCaseTest, RainRasterGivesPerCellRates) {
 }
 
 TEST_F(ForcingCaseTest, RainErrors) {
-  EXPECT_EQ(error_of(kBase + "[rain]\nrate = -1\n"), "case.toml: rain.rate: must be >= 0 (mm/h), found -1");
-  EXPECT_EQ(error_of(kBase + "[rain]\nrate = \"x - 2\"\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[rain]\nrate = -1\n"), "case.toml: rain.rate: must be >= 0 (mm/h), found -1");
+  EXPECT_EQ(error_of(kForcingBase + "[rain]\nrate = \"x - 2\"\n"),
             "case.toml: rain.rate is -1 at cell centre (x, y) = (1, 11): must be >= 0 (mm/h)");
-  EXPECT_TRUE(has(error_of(kBase + "[rain]\n"), "case.toml: rain.rate: missing (mm/h"));
-  EXPECT_EQ(error_of(kBase + "[rain]\nrates = 3\n"), "case.toml: unknown key 'rain.rates' (did you mean 'rain.rate'?)");
-  EXPECT_EQ(error_of(kBase + "[rain]\nrate = { hyetograph = \"a.csv\" }\n"),
+  EXPECT_TRUE(has(error_of(kForcingBase + "[rain]\n"), "case.toml: rain.rate: missing (mm/h"));
+  EXPECT_EQ(error_of(kForcingBase + "[rain]\nrates = 3\n"), "case.toml: unknown key 'rain.rates' (did you mean 'rain.rate'?)");
+  EXPECT_EQ(error_of(kForcingBase + "[rain]\nrate = { hyetograph = \"a.csv\" }\n"),
             "case.toml: rain.rate: table needs 'series' (a CSV hyetograph) or 'file' (a raster of rates)");
-  EXPECT_EQ(error_of(kBase + "[rain]\nrate = { series = \"a.csv\", file = \"b.asc\" }\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[rain]\nrate = { series = \"a.csv\", file = \"b.asc\" }\n"),
             "case.toml: rain.rate: give either series (a CSV hyetograph) or file (a raster of rates), not both");
 
   write("short.csv", "0,10\n600,5\n");
-  EXPECT_EQ(error_of(kBase + "[rain]\nrate = { series = \"short.csv\" }\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[rain]\nrate = { series = \"short.csv\" }\n"),
             "case.toml: rain.rate.series: the run lasts until 1200 s but " + (dir_ / "short.csv").string() +
                 " ends at 600 s");
   // One row: a constant, whatever the run's length.
   write("one.csv", "0,10\n");
-  EXPECT_EQ(error_of(kBase + "[rain]\nrate = { series = \"one.csv\" }\n"), "");
+  EXPECT_EQ(error_of(kForcingBase + "[rain]\nrate = { series = \"one.csv\" }\n"), "");
   // A series may start after t = 0.
   write("late.csv", "300,10\n1200,5\n");
-  EXPECT_EQ(error_of(kBase + "[rain]\nrate = { series = \"late.csv\" }\n"), "");
+  EXPECT_EQ(error_of(kForcingBase + "[rain]\nrate = { series = \"late.csv\" }\n"), "");
 
   write("negative.csv", "0,10\n600,-5\n1200,0\n");
-  EXPECT_EQ(error_of(kBase + "[rain]\nrate = { series = \"negative.csv\" }\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[rain]\nrate = { series = \"negative.csv\" }\n"),
             "case.toml: rain.rate.series: " + (dir_ / "negative.csv").string() +
                 ": rain rate (mm/h) is negative at t = 600 s (rain rates must be >= 0)");
   write("bad.csv", "0,10\n600,ten\n");
-  EXPECT_EQ(error_of(kBase + "[rain]\nrate = { series = \"bad.csv\" }\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[rain]\nrate = { series = \"bad.csv\" }\n"),
             "case.toml: rain.rate.series: " + (dir_ / "bad.csv").string() +
                 ":2: rain rate (mm/h) 'ten' is not a number");
 }
 
 TEST_F(ForcingCaseTest, RainFromAnOverride) {
-  const Case c = parse(kBase, {"rain.rate=36"});
+  const Case c = parse(kForcingBase, {"rain.rate=36"});
   EXPECT_DOUBLE_EQ(c.problem.forcing.rain.rate.v.at(0), 1e-5);
-  EXPECT_EQ(error_of(kBase, {"rain.rate=-3"}), "--set: rain.rate: must be >= 0 (mm/h), found -3");
+  EXPECT_EQ(error_of(kForcingBase, {"rain.rate=-3"}), "--set: rain.rate: must be >= 0 (mm/h), found -3");
 }
 
 // ------------------------------------------------------------------ rain stacks (NetCDF)
@@ -239,7 +239,7 @@ TEST_F(ForcingCaseTest, RainStackGivesFramesInMetresPerSecondFromTheRunsStart) {
   s.times = {-5, 0, 10, 20, 30};
   s.time_units = "minutes since 2024-06-01 00:00:00";
   write_stack(dir_ / "radar.nc", s);
-  const Case c = parse(kBase + kStack);
+  const Case c = parse(kForcingBase + kStack);
   const Rain& r = c.problem.forcing.rain;
   EXPECT_TRUE(c.problem.forcing.active());
   EXPECT_TRUE(r.rate.empty());
@@ -263,7 +263,7 @@ TEST_F(ForcingCaseTest, RainStackHonoursUnitsAndATimeVariableNamedInTheCase) {
            {"mm h-1", kMmPerHour}, {"mm/hr", kMmPerHour}, {"m s-1", 1.0}, {"kg m-2 s-1", 1e-3}}) {
     s.units = units;
     write_stack(dir_ / "radar.nc", s);
-    const Case c = parse(kBase + "[rain]\nrate = { file = \"radar.nc\", variable = \"rr\", time = \"t\" }\n");
+    const Case c = parse(kForcingBase + "[rain]\nrate = { file = \"radar.nc\", variable = \"rr\", time = \"t\" }\n");
     const Rain& r = c.problem.forcing.rain;
     EXPECT_EQ(r.frame_times, (std::vector<double>{-1800, 900})) << units;
     ASSERT_EQ(r.frames.size(), 30u) << units;
@@ -278,7 +278,7 @@ TEST_F(ForcingCaseTest, RainStackLeavesInactiveCellsDry) {
   s.fill = -9999.0f;
   s.value = [](std::size_t, std::size_t c, std::size_t r) { return c == 0 && r == 1 ? -9999.0f : 36.0f; };
   write_stack(dir_ / "radar.nc", s);
-  const Case c = parse(kBase + "[bathymetry]\nz = { file = \"holes.asc\" }\n" + kStack);
+  const Case c = parse(kForcingBase + "[bathymetry]\nz = { file = \"holes.asc\" }\n" + kStack);
   const Rain& r = c.problem.forcing.rain;
   ASSERT_EQ(r.frames.size(), 30u);
   EXPECT_EQ(r.frames[5], 0.0);  // (0, 1)
@@ -297,7 +297,7 @@ TEST_F(ForcingCaseTest, PackedRainStackIsUnpacked) {
     return c == 0 && r == 1 ? -1.0f : static_cast<float>(10 * k + c + 4 * r);
   };
   write_stack(dir_ / "radar.nc", s);
-  const Case c = parse(kBase + "[bathymetry]\nz = { file = \"holes.asc\" }\n" + kStack);
+  const Case c = parse(kForcingBase + "[bathymetry]\nz = { file = \"holes.asc\" }\n" + kStack);
   const Rain& r = c.problem.forcing.rain;
   ASSERT_EQ(r.frames.size(), 30u);
   EXPECT_EQ(r.frames[5], 0.0);  // the fill value, in the inactive cell (0, 1)
@@ -319,7 +319,7 @@ TEST_F(ForcingCaseTest, CoarserRainStackIsResampledOntoTheGrid) {
   s.value = [](std::size_t k, std::size_t c, std::size_t r) { return static_cast<float>(1 + k + 2 * c + 4 * r); };
   write_stack(dir_ / "radar.nc", s);
   for (const char* method : {"", ", resample = \"nearest\""}) {
-    const Case c = parse(kBase + "[rain]\nrate = { file = \"radar.nc\", variable = \"rr\"" + method + " }\n");
+    const Case c = parse(kForcingBase + "[rain]\nrate = { file = \"radar.nc\", variable = \"rr\"" + method + " }\n");
     const Rain& r = c.problem.forcing.rain;
     ASSERT_EQ(r.frames.size(), 30u);
     for (std::size_t k = 0; k < 2; ++k)
@@ -334,7 +334,7 @@ TEST_F(ForcingCaseTest, RainStackErrorsNameTheFileTheFrameAndTheCell) {
   const std::string at = "case.toml: rain.rate: " + file + ": ";
   const auto error_with = [&](const StackFile& s, const std::string& rain = kStack) {
     write_stack(dir_ / "radar.nc", s);
-    return error_of(kBase + rain);
+    return error_of(kForcingBase + rain);
   };
   StackFile s;
   EXPECT_EQ(error_with(s, "[rain]\nrate = { file = \"radar.nc\", variable = \"rain\" }\n"),
@@ -400,16 +400,16 @@ TEST_F(ForcingCaseTest, RainStackErrorsNameTheFileTheFrameAndTheCell) {
   uneven.x = {1, 3, 5, 7, 10};
   EXPECT_TRUE(has(error_with(uneven), at + "'x' is not evenly spaced"));
 
-  EXPECT_TRUE(has(error_of(kBase + "[rain]\nrate = { file = \"none.nc\", variable = \"rr\" }\n"),
+  EXPECT_TRUE(has(error_of(kForcingBase + "[rain]\nrate = { file = \"none.nc\", variable = \"rr\" }\n"),
                   "case.toml: rain.rate: " + (dir_ / "none.nc").string() + ": cannot open as NetCDF"));
-  EXPECT_EQ(error_of(kBase + "[rain]\nrate = { file = \"radar.nc\", variable = \"rr\", series = \"a.csv\" }\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[rain]\nrate = { file = \"radar.nc\", variable = \"rr\", series = \"a.csv\" }\n"),
             "case.toml: rain.rate: give either series (a CSV hyetograph) or variable (a NetCDF stack), not both");
 }
 
 #else
 
 TEST_F(ForcingCaseTest, RainStackNeedsABuildWithNetCdf) {
-  EXPECT_EQ(error_of(kBase + kStack), "case.toml: rain.rate: " + (dir_ / "radar.nc").string() +
+  EXPECT_EQ(error_of(kForcingBase + kStack), "case.toml: rain.rate: " + (dir_ / "radar.nc").string() +
                                           ": a NetCDF rain stack needs a build with NetCDF (libnetcdf-dev); this "
                                           "build has none");
 }
@@ -419,7 +419,7 @@ TEST_F(ForcingCaseTest, RainStackNeedsABuildWithNetCdf) {
 // ------------------------------------------------------------------ infiltration
 
 TEST_F(ForcingCaseTest, GreenAmptNumbersAreUniformParameters) {
-  const Case c = parse(kBase + R"(
+  const Case c = parse(kForcingBase + R"(
 [infiltration]
 model = "green_ampt"
 conductivity = 36    # mm/h
@@ -435,7 +435,7 @@ deficit = 0.3
 }
 
 TEST_F(ForcingCaseTest, GreenAmptFieldsArePerCell) {
-  const Case c = parse(kBase + R"(
+  const Case c = parse(kForcingBase + R"(
 [infiltration]
 model = "green_ampt"
 conductivity = "x < 5 ? 3.6 : 36"
@@ -455,7 +455,7 @@ deficit = "(y - 10) / 10"
 }
 
 TEST_F(ForcingCaseTest, InitialAndConstantLoss) {
-  const Case c = parse(kBase + "[infiltration]\nmodel = \"initial_constant\"\ninitial_loss = 5\nloss_rate = 3.6\n");
+  const Case c = parse(kForcingBase + "[infiltration]\nmodel = \"initial_constant\"\ninitial_loss = 5\nloss_rate = 3.6\n");
   const Infiltration& inf = c.problem.forcing.infiltration;
   EXPECT_EQ(inf.model, InfiltrationModel::initial_constant);
   ASSERT_EQ(inf.p0.size(), 1u);
@@ -466,13 +466,13 @@ TEST_F(ForcingCaseTest, InitialAndConstantLoss) {
 }
 
 TEST_F(ForcingCaseTest, NoInfiltrationModel) {
-  const Case c = parse(kBase + "[infiltration]\nmodel = \"none\"\n");
+  const Case c = parse(kForcingBase + "[infiltration]\nmodel = \"none\"\n");
   EXPECT_EQ(c.problem.forcing.infiltration.model, InfiltrationModel::none);
   EXPECT_FALSE(c.problem.forcing.active());
 }
 
 TEST_F(ForcingCaseTest, InfiltrationErrors) {
-  const std::string ga = kBase + "[infiltration]\nmodel = \"green_ampt\"\n";
+  const std::string ga = kForcingBase + "[infiltration]\nmodel = \"green_ampt\"\n";
   EXPECT_EQ(error_of(ga + "suction = 0.1\ndeficit = 0.3\n"),
             "case.toml: infiltration.conductivity: missing: model \"green_ampt\" needs the saturated hydraulic "
             "conductivity Ks (mm/h)");
@@ -488,14 +488,14 @@ TEST_F(ForcingCaseTest, InfiltrationErrors) {
             "case.toml: infiltration.loss_rate: only used by model \"initial_constant\", not \"green_ampt\"");
   EXPECT_EQ(error_of(ga + "conductivity = 1\nsuction = 0.1\ndeficit = 0.3\nconductivty = 2\n"),
             "case.toml: unknown key 'infiltration.conductivty' (did you mean 'infiltration.conductivity'?)");
-  EXPECT_EQ(error_of(kBase + "[infiltration]\nmodel = \"none\"\nsuction = 0.1\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[infiltration]\nmodel = \"none\"\nsuction = 0.1\n"),
             "case.toml: infiltration.suction: only used by model \"green_ampt\", not \"none\"");
-  const std::string horton = error_of(kBase + "[infiltration]\nmodel = \"horton\"\n");
+  const std::string horton = error_of(kForcingBase + "[infiltration]\nmodel = \"horton\"\n");
   EXPECT_TRUE(has(horton, "case.toml: infiltration.model: unknown model 'horton'")) << horton;
   EXPECT_TRUE(has(horton, "valid: green_ampt, initial_constant, none")) << horton;
-  EXPECT_EQ(error_of(kBase + "[infiltration]\nconductivity = 1\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[infiltration]\nconductivity = 1\n"),
             "case.toml: infiltration.model: missing (green_ampt, initial_constant or none)");
-  EXPECT_EQ(error_of(kBase + "[infiltration]\nmodel = \"initial_constant\"\ninitial_loss = 5\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[infiltration]\nmodel = \"initial_constant\"\ninitial_loss = 5\n"),
             "case.toml: infiltration.loss_rate: missing: model \"initial_constant\" needs the constant loss rate "
             "(mm/h)");
 }
@@ -503,13 +503,13 @@ TEST_F(ForcingCaseTest, InfiltrationErrors) {
 // ------------------------------------------------------------------ Manning
 
 TEST_F(ForcingCaseTest, ManningNumberKeepsTheSchemesFriction) {
-  const Case c = parse(kBase + "[physics]\nmanning = 0.03\n");
+  const Case c = parse(kForcingBase + "[physics]\nmanning = 0.03\n");
   EXPECT_DOUBLE_EQ(c.problem.physics.n_manning, 0.03);
   EXPECT_TRUE(c.problem.forcing.manning.empty());
 }
 
 TEST_F(ForcingCaseTest, ManningExpressionIsAMap) {
-  const Case c = parse(kBase + "[physics]\nmanning = \"x < 4 ? 0.03 : 0.01 * (y - 10)\"\n");
+  const Case c = parse(kForcingBase + "[physics]\nmanning = \"x < 4 ? 0.03 : 0.01 * (y - 10)\"\n");
   const Problem& p = c.problem;
   EXPECT_EQ(p.physics.n_manning, 0.0);  // the map's friction comes from the forcing
   ASSERT_EQ(p.forcing.manning.size(), 15u);
@@ -525,7 +525,7 @@ TEST_F(ForcingCaseTest, ManningRasterIsAMapAndInactiveCellsGetZero) {
   write("z.asc", kHoles);
   write("n.asc", "ncols 5\nnrows 3\nxllcorner 0\nyllcorner 10\ncellsize 2\nNODATA_value -9999\n"
                  "0.05 0.05 0.05 0.05 0.05\n-9999 0.04 0.04 0.04 0.04\n0.03 0.03 -9999 0.03 0.03\n");
-  const Case c = parse(kBase + "[bathymetry]\nz = { file = \"z.asc\" }\n[physics]\nmanning = { file = \"n.asc\" }\n");
+  const Case c = parse(kForcingBase + "[bathymetry]\nz = { file = \"z.asc\" }\n[physics]\nmanning = { file = \"n.asc\" }\n");
   const auto& n = c.problem.forcing.manning;
   ASSERT_EQ(n.size(), 15u);
   EXPECT_EQ(n[0], 0.03);
@@ -536,15 +536,15 @@ TEST_F(ForcingCaseTest, ManningRasterIsAMapAndInactiveCellsGetZero) {
 }
 
 TEST_F(ForcingCaseTest, ManningErrors) {
-  EXPECT_EQ(error_of(kBase + "[physics]\nmanning = \"0.05 - 0.01 * x\"\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[physics]\nmanning = \"0.05 - 0.01 * x\"\n"),
             "case.toml: physics.manning is -0.02 at cell centre (x, y) = (7, 11): must be >= 0 (s/m^(1/3))");
-  EXPECT_EQ(error_of(kBase + "[physics]\nmanning = \"x > 8 ? 1/0 : 0.03\"\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[physics]\nmanning = \"x > 8 ? 1/0 : 0.03\"\n"),
             "case.toml: physics.manning is inf at cell centre (x, y) = (9, 11)");
-  EXPECT_EQ(error_of(kBase + "[physics]\nmanning = -0.1\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[physics]\nmanning = -0.1\n"),
             "case.toml: physics.manning: must be >= 0 (s/m^(1/3)), found -0.1");
   write("n.asc", "ncols 5\nnrows 3\nxllcorner 0\nyllcorner 10\ncellsize 2\nNODATA_value -9999\n"
                  "0.05 0.05 0.05 0.05 0.05\n0.04 0.04 -9999 0.04 0.04\n0.03 0.03 0.03 0.03 0.03\n");
-  EXPECT_EQ(error_of(kBase + "[physics]\nmanning = { file = \"n.asc\" }\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[physics]\nmanning = { file = \"n.asc\" }\n"),
             "case.toml: physics.manning is nan at cell centre (x, y) = (5, 13) (NODATA in an active cell)");
 }
 
@@ -552,7 +552,7 @@ TEST_F(ForcingCaseTest, ManningErrors) {
 
 TEST_F(ForcingCaseTest, SourcesFindTheCellThatHoldsThePoint) {
   write("q.csv", "t,Q\n0,0\n600,2\n1200,0\n");
-  const Case c = parse(kBase + R"(
+  const Case c = parse(kForcingBase + R"(
 [[source]]
 name = "well"
 x = 5.5
@@ -581,59 +581,59 @@ discharge = 1
 }
 
 TEST_F(ForcingCaseTest, SourcesFromAnOverride) {
-  const Case c = parse(kBase, {"source=[{ name = \"pump\", x = 3, y = 11, discharge = -0.1 }]"});
+  const Case c = parse(kForcingBase, {"source=[{ name = \"pump\", x = 3, y = 11, discharge = -0.1 }]"});
   ASSERT_EQ(c.problem.forcing.sources.size(), 1u);
   EXPECT_EQ(c.problem.forcing.sources[0].name, "source 'pump'");
   EXPECT_EQ(c.problem.forcing.sources[0].cells, std::vector<index_t>{1});
 }
 
 TEST_F(ForcingCaseTest, SourceErrors) {
-  EXPECT_EQ(error_of(kBase + "[[source]]\nname = \"well\"\nx = 11\ny = 12\ndischarge = 1\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[[source]]\nname = \"well\"\nx = 11\ny = 12\ndischarge = 1\n"),
             "case.toml: source[0]: source 'well' at (11, 12) is outside the domain [0, 10] x [10, 16]");
   write("z.asc", kHoles);
-  EXPECT_EQ(error_of(kBase + "[bathymetry]\nz = { file = \"z.asc\" }\n[[source]]\nx = 1\ny = 13\ndischarge = 1\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[bathymetry]\nz = { file = \"z.asc\" }\n[[source]]\nx = 1\ny = 13\ndischarge = 1\n"),
             "case.toml: source[0]: source 1 at (1, 13) lies in the inactive cell (i, j) = (0, 1) (bathymetry.z is "
             "NODATA there)");
-  EXPECT_EQ(error_of(kBase + "[[source]]\nx = 1\ny = 13\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[[source]]\nx = 1\ny = 13\n"),
             "case.toml: source[0]: source 1 needs its discharge (m^3/s, a number or a CSV file \"q.csv\")");
-  EXPECT_EQ(error_of(kBase + "[[source]]\nx = 1\ndischarge = 1\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[[source]]\nx = 1\ndischarge = 1\n"),
             "case.toml: source[0]: source 1 needs both x and y (m)");
-  EXPECT_EQ(error_of(kBase + "[[source]]\nname = \"a\"\nx = 1\ny = 13\ndischarge = 1\n"
+  EXPECT_EQ(error_of(kForcingBase + "[[source]]\nname = \"a\"\nx = 1\ny = 13\ndischarge = 1\n"
                              "[[source]]\nname = \"a\"\nx = 3\ny = 13\ndischarge = 1\n"),
             "case.toml: source[1].name: source name 'a' used twice");
-  EXPECT_EQ(error_of(kBase + "[[source]]\nx = 1\ny = 13\ndischarge = 1\nzzzzzzz = 2\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[[source]]\nx = 1\ny = 13\ndischarge = 1\nzzzzzzz = 2\n"),
             "case.toml: unknown key 'source[0].zzzzzzz' (valid: name, x, y, discharge, concentration)");
-  EXPECT_EQ(error_of(kBase + "[[source]]\nx = 1\ny = 13\ndischarge = [1, 2]\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[[source]]\nx = 1\ny = 13\ndischarge = [1, 2]\n"),
             "case.toml: source[0].discharge: expected a number (m^3/s) or a CSV file name, found array");
   write("short.csv", "0,1\n600,2\n");
-  EXPECT_EQ(error_of(kBase + "[[source]]\nx = 1\ny = 13\ndischarge = \"short.csv\"\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[[source]]\nx = 1\ny = 13\ndischarge = \"short.csv\"\n"),
             "case.toml: source[0].discharge: the run lasts until 1200 s but " + (dir_ / "short.csv").string() +
                 " ends at 600 s");
-  EXPECT_TRUE(has(error_of(kBase + "[[source]]\nx = 1\ny = 13\ndischarge = \"none.csv\"\n"),
+  EXPECT_TRUE(has(error_of(kForcingBase + "[[source]]\nx = 1\ny = 13\ndischarge = \"none.csv\"\n"),
                   "case.toml: source[0].discharge: " + (dir_ / "none.csv").string() +
                       ": cannot open time series file"));
-  EXPECT_EQ(error_of("source = 3\n" + kBase),
+  EXPECT_EQ(error_of("source = 3\n" + kForcingBase),
             "case.toml: source: expected an array of tables [[source]] with x, y and discharge, found integer 3");
   // More than critical flow at max_speed carries out through the cell's perimeter (8 m): 1e300 m^3/s used to end
   // the run non-finite a step later, naming no source. At max_speed = 10 m/s the bound is 1000 / 9.81 x 8 m.
-  const std::string big = error_of(kBase + "[[source]]\nname = \"big\"\nx = 1\ny = 13\ndischarge = 1e300\n");
+  const std::string big = error_of(kForcingBase + "[[source]]\nname = \"big\"\nx = 1\ny = 13\ndischarge = 1e300\n");
   EXPECT_TRUE(has(big, "case.toml: source[0].discharge: source 'big': discharge 1e+300 m^3/s exceeds ")) << big;
   EXPECT_TRUE(has(big, "through the perimeter of its cells (8 m; raise physics.max_speed")) << big;
   write("flood.csv", "0,1\n600,900\n1200,1\n");
   const std::string series =
-      error_of(kBase + "[[source]]\nx = 1\ny = 13\ndischarge = \"flood.csv\"\n", {"physics.max_speed=10"});
+      error_of(kForcingBase + "[[source]]\nx = 1\ny = 13\ndischarge = \"flood.csv\"\n", {"physics.max_speed=10"});
   EXPECT_TRUE(has(series, "case.toml: source[0].discharge: source 1: discharge 900 m^3/s at t = 600 s exceeds 815.49"))
       << series;
-  EXPECT_TRUE(has(error_of(kBase + "[[source]]\nx = 1\ny = 13\ndischarge = -900\n", {"physics.max_speed=10"}),
+  EXPECT_TRUE(has(error_of(kForcingBase + "[[source]]\nx = 1\ny = 13\ndischarge = -900\n", {"physics.max_speed=10"}),
                   "discharge -900 m^3/s exceeds"));
-  EXPECT_EQ(error_of(kBase + "[[source]]\nx = 1\ny = 13\ndischarge = -800\n", {"physics.max_speed=10"}), "");
+  EXPECT_EQ(error_of(kForcingBase + "[[source]]\nx = 1\ny = 13\ndischarge = -800\n", {"physics.max_speed=10"}), "");
 }
 
 // ------------------------------------------------------------------ inflow segments
 
 TEST_F(ForcingCaseTest, SegmentsTakeTheCellsOfTheSideWhoseCentresLieInTheRange) {
   write("hydrograph.csv", "time,Q\n0,0\n300,5\n1200,1\n");
-  const Case c = parse(kBase + R"(
+  const Case c = parse(kForcingBase + R"(
 [[boundary.segment]]
 side = "west"
 from = 10
@@ -679,7 +679,7 @@ discharge = 0
 // cells in [from, to] (Problem::segments), beside inflow segments (sources).
 TEST_F(ForcingCaseTest, LevelOpenAndWallSegments) {
   write("tide.csv", "time,eta\n0,1.0\n600,1.5\n1200,1.2\n");
-  const Case c = parse(kBase + R"(
+  const Case c = parse(kForcingBase + R"(
 [boundary]
 east = "open"
 [[scalar]]
@@ -740,31 +740,31 @@ eta = 0.75
     return "[[boundary.segment]]\nside = \"" + side + "\"\nfrom = " + std::to_string(from) +
            "\nto = " + std::to_string(to) + "\n" + rest;
   };
-  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"level\"\n")),
+  EXPECT_EQ(error_of(kForcingBase + segment("west", 10, 16, "type = \"level\"\n")),
             "case.toml: boundary.segment[0]: a level segment needs eta (free-surface elevation, m: a number or a CSV "
             "time series)");
-  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"open\"\neta = 1\n")),
+  EXPECT_EQ(error_of(kForcingBase + segment("west", 10, 16, "type = \"open\"\neta = 1\n")),
             "case.toml: boundary.segment[0].eta: only used by type \"level\", not \"open\"");
-  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"wall\"\ndischarge = 1\n")),
+  EXPECT_EQ(error_of(kForcingBase + segment("west", 10, 16, "type = \"wall\"\ndischarge = 1\n")),
             "case.toml: boundary.segment[0].discharge: only used by type \"inflow\", not \"wall\"");
-  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"inflow\"\ndischarge = 1\neta = 2\n")),
+  EXPECT_EQ(error_of(kForcingBase + segment("west", 10, 16, "type = \"inflow\"\ndischarge = 1\neta = 2\n")),
             "case.toml: boundary.segment[0].eta: only used by type \"level\", not \"inflow\"");
-  EXPECT_EQ(error_of(kBase + segment("west", 10, 13, "type = \"open\"\n") +
+  EXPECT_EQ(error_of(kForcingBase + segment("west", 10, 13, "type = \"open\"\n") +
                      segment("west", 12, 16, "type = \"level\"\neta = 1\n")),
             "case.toml: boundary.segment[1]: segment west 12-16 overlaps segment west 10-13 (boundary.segment[0])");
-  EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"salt\"\n" +
+  EXPECT_EQ(error_of(kForcingBase + "[[scalar]]\nname = \"salt\"\n" +
                      segment("west", 10, 16, "type = \"open\"\nconcentration = { salt = 1 }\n")),
             "case.toml: boundary.segment[0].concentration: only used by types \"inflow\" and \"level\" (water that "
             "enters), not \"open\"");
   write("short.csv", "0,1\n600,2\n");
-  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"level\"\neta = \"short.csv\"\n")),
+  EXPECT_EQ(error_of(kForcingBase + segment("west", 10, 16, "type = \"level\"\neta = \"short.csv\"\n")),
             "case.toml: boundary.segment[0].eta: the run lasts until 1200 s but " + (dir_ / "short.csv").string() +
                 " ends at 600 s");
 }
 
 TEST_F(ForcingCaseTest, SegmentsSkipInactiveCellsAndFollowPointSources) {
   write("z.asc", kHoles);
-  const Case c = parse(kBase + R"(
+  const Case c = parse(kForcingBase + R"(
 [bathymetry]
 z = { file = "z.asc" }
 [boundary]
@@ -801,58 +801,58 @@ TEST_F(ForcingCaseTest, SegmentErrors) {
   };
   const std::string inflow = "type = \"inflow\"\ndischarge = 1\n";
 
-  EXPECT_EQ(error_of(kBase + segment("west", 10, 13, inflow) + segment("east", 10, 13, inflow) +
+  EXPECT_EQ(error_of(kForcingBase + segment("west", 10, 13, inflow) + segment("east", 10, 13, inflow) +
                      segment("west", 12, 16, inflow)),
             "case.toml: boundary.segment[2]: segment west 12-16 overlaps segment west 10-13 (boundary.segment[0])");
   // Ends that meet on a cell centre share that cell.
-  EXPECT_EQ(error_of(kBase + segment("south", 0, 3, inflow) + segment("south", 3, 10, inflow)),
+  EXPECT_EQ(error_of(kForcingBase + segment("south", 0, 3, inflow) + segment("south", 3, 10, inflow)),
             "case.toml: boundary.segment[1]: segment south 3-10 overlaps segment south 0-3 (boundary.segment[0])");
-  EXPECT_EQ(error_of(kBase + segment("south", 0, 4, inflow) + segment("south", 4, 10, inflow)), "");
+  EXPECT_EQ(error_of(kForcingBase + segment("south", 0, 4, inflow) + segment("south", 4, 10, inflow)), "");
   // Its three cells' perimeter, 24 m, bounds the discharge as for a point source (SourceErrors).
   const std::string fast =
-      error_of(kBase + segment("west", 10, 16, "type = \"inflow\"\ndischarge = 3000\n"), {"physics.max_speed=10"});
+      error_of(kForcingBase + segment("west", 10, 16, "type = \"inflow\"\ndischarge = 3000\n"), {"physics.max_speed=10"});
   EXPECT_TRUE(has(fast, "case.toml: boundary.segment[0].discharge: segment west 10-16: discharge 3000 m^3/s exceeds"))
       << fast;
   EXPECT_EQ(
-      error_of(kBase + segment("west", 10, 16, "type = \"inflow\"\ndischarge = 2000\n"), {"physics.max_speed=10"}), "");
+      error_of(kForcingBase + segment("west", 10, 16, "type = \"inflow\"\ndischarge = 2000\n"), {"physics.max_speed=10"}), "");
 
-  EXPECT_EQ(error_of(kBase + "[boundary]\nwest = \"open\"\n" + segment("west", 10, 16, inflow)),
+  EXPECT_EQ(error_of(kForcingBase + "[boundary]\nwest = \"open\"\n" + segment("west", 10, 16, inflow)),
             "case.toml: boundary.segment[0]: an inflow segment brings its water in as a source along a walled side; "
             "make the side a wall (boundary.west is \"open\")");
-  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"outflow\"\ndischarge = 1\n")),
+  EXPECT_EQ(error_of(kForcingBase + segment("west", 10, 16, "type = \"outflow\"\ndischarge = 1\n")),
             "case.toml: boundary.segment[0].type: unknown segment type 'outflow' (did you mean 'inflow'? valid: inflow, "
             "level, open, wall)");
-  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"inflow\"\ndischarge = -1\n")),
+  EXPECT_EQ(error_of(kForcingBase + segment("west", 10, 16, "type = \"inflow\"\ndischarge = -1\n")),
             "case.toml: boundary.segment[0].discharge: must be >= 0 (m^3/s into the domain), found -1 (a [[source]] "
             "with a negative discharge takes water out)");
   write("q.csv", "0,1\n600,-0.5\n1200,1\n");
-  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"inflow\"\nhydrograph = \"q.csv\"\n")),
+  EXPECT_EQ(error_of(kForcingBase + segment("west", 10, 16, "type = \"inflow\"\nhydrograph = \"q.csv\"\n")),
             "case.toml: boundary.segment[0].hydrograph: " + (dir_ / "q.csv").string() +
                 ": discharge (m^3/s) is negative at t = 600 s (an inflow segment only brings water in; a [[source]] "
                 "with a negative discharge takes it out)");
-  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"inflow\"\n")),
+  EXPECT_EQ(error_of(kForcingBase + segment("west", 10, 16, "type = \"inflow\"\n")),
             "case.toml: boundary.segment[0]: an inflow segment needs hydrograph = \"q.csv\" or discharge = Q (total "
             "m^3/s into the domain)");
-  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "type = \"inflow\"\ndischarge = 1\nhydrograph = \"q.csv\"\n")),
+  EXPECT_EQ(error_of(kForcingBase + segment("west", 10, 16, "type = \"inflow\"\ndischarge = 1\nhydrograph = \"q.csv\"\n")),
             "case.toml: boundary.segment[0]: give either hydrograph (a CSV file) or discharge (m^3/s), not both");
-  EXPECT_EQ(error_of(kBase + segment("west", 16, 10, inflow)),
+  EXPECT_EQ(error_of(kForcingBase + segment("west", 16, 10, inflow)),
             "case.toml: boundary.segment[0]: from must be less than to, found from = 16, to = 10");
-  EXPECT_EQ(error_of(kBase + segment("west", 11.5, 12.5, inflow)),
+  EXPECT_EQ(error_of(kForcingBase + segment("west", 11.5, 12.5, inflow)),
             "case.toml: boundary.segment[0]: segment west 11.5-12.5: no cell of the west side has its centre "
             "in y = [11.5, 12.5] (centres at y = 11 + 2 k, k = 0..2)");
   write("z.asc", kHoles);
-  EXPECT_TRUE(has(error_of(kBase + "[bathymetry]\nz = { file = \"z.asc\" }\n" + segment("west", 12, 14, inflow)),
+  EXPECT_TRUE(has(error_of(kForcingBase + "[bathymetry]\nz = { file = \"z.asc\" }\n" + segment("west", 12, 14, inflow)),
                   "case.toml: boundary.segment[0]: segment west 12-14: every cell of the west side in it is inactive"));
-  EXPECT_EQ(error_of(kBase + "[[boundary.segment]]\nside = \"north\"\nfrom = 1\n" + inflow),
+  EXPECT_EQ(error_of(kForcingBase + "[[boundary.segment]]\nside = \"north\"\nfrom = 1\n" + inflow),
             "case.toml: boundary.segment[0]: needs from and to (x along the north side, m)");
-  EXPECT_EQ(error_of(kBase + segment("up", 10, 16, inflow)),
+  EXPECT_EQ(error_of(kForcingBase + segment("up", 10, 16, inflow)),
             "case.toml: boundary.segment[0].side: unknown side 'up' (valid: west, east, south, north)");
-  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, "discharge = 1\n")),
+  EXPECT_EQ(error_of(kForcingBase + segment("west", 10, 16, "discharge = 1\n")),
             "case.toml: boundary.segment[0].type: missing (inflow, level, open or wall)");
-  EXPECT_EQ(error_of(kBase + segment("west", 10, 16, inflow + "zzzzzzzzzz = 2\n")),
+  EXPECT_EQ(error_of(kForcingBase + segment("west", 10, 16, inflow + "zzzzzzzzzz = 2\n")),
             "case.toml: unknown key 'boundary.segment[0].zzzzzzzzzz' (valid: side, from, to, type, hydrograph, "
             "discharge, eta, concentration)");
-  EXPECT_EQ(error_of(kBase + "[boundary]\nsegment = 3\n"),
+  EXPECT_EQ(error_of(kForcingBase + "[boundary]\nsegment = 3\n"),
             "case.toml: boundary.segment: expected an array of tables [[boundary.segment]] with side, from, to, type, "
             "found integer 3");
 }

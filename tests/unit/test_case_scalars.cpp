@@ -21,7 +21,7 @@ namespace {
 class ScalarCaseTest : public shallows::test_support::CaseFixture {};
 
 // 5 x 3 cells of 2 m, centres x = 1, 3, 5, 7, 9 and y = 11, 13, 15.
-const std::string kBase = R"T(
+const std::string kScalarBase = R"T(
 [domain]
 nx = 5
 ny = 3
@@ -41,7 +41,7 @@ std::size_t side(Side s) { return static_cast<std::size_t>(s); }
 }  // namespace
 
 TEST_F(ScalarCaseTest, NoScalarsNoScalars) {
-  const Case c = parse(kBase + "[rain]\nrate = 1\n[[source]]\nx = 1\ny = 11\ndischarge = 1\n");
+  const Case c = parse(kScalarBase + "[rain]\nrate = 1\n[[source]]\nx = 1\ny = 11\ndischarge = 1\n");
   EXPECT_TRUE(c.problem.scalars.empty());
   EXPECT_TRUE(c.output.scalars.empty());
 }
@@ -49,7 +49,7 @@ TEST_F(ScalarCaseTest, NoScalarsNoScalars) {
 TEST_F(ScalarCaseTest, InitialFieldsNamesAndUnits) {
   write("dye.asc", "ncols 5\nnrows 3\nxllcorner 0\nyllcorner 10\ncellsize 2\n"
                    "0 0 0 0 4\n0 0 0 3 0\n1 2 0 0 0\n");
-  const Case c = parse(kBase + kSalt + kDye + "[[scalar]]\nname = \"tracer_2\"\ninitial = { file = \"dye.asc\" }\n" +
+  const Case c = parse(kScalarBase + kSalt + kDye + "[[scalar]]\nname = \"tracer_2\"\ninitial = { file = \"dye.asc\" }\n" +
                        "[[scalar]]\nname = \"clean\"\n");
   const auto& s = c.problem.scalars;
   ASSERT_EQ(s.size(), 4u);
@@ -76,7 +76,7 @@ TEST_F(ScalarCaseTest, InactiveCellsGetZero) {
   write("z.asc", "ncols 5\nnrows 3\nxllcorner 0\nyllcorner 10\ncellsize 2\nNODATA_value -9999\n"
                  "0 0 0 0 0\n-9999 0 0 0 0\n0 0 0 0 0\n");
   // The expression is negative where the bed is NODATA: no error there.
-  const Case c = parse(kBase + "[bathymetry]\nz = { file = \"z.asc\" }\n[[scalar]]\nname = \"s\"\n"
+  const Case c = parse(kScalarBase + "[bathymetry]\nz = { file = \"z.asc\" }\n[[scalar]]\nname = \"s\"\n"
                                "initial = \"x < 2 && y > 12 && y < 14 ? -1 : 2\"\n");
   const std::vector<double>& v = c.problem.scalars[0].c;
   ASSERT_EQ(v.size(), 15u);
@@ -85,7 +85,7 @@ TEST_F(ScalarCaseTest, InactiveCellsGetZero) {
 }
 
 TEST_F(ScalarCaseTest, ConcentrationsOfSidesRainSourcesAndSegments) {
-  const Case c = parse(kBase + kSalt + kDye + R"(
+  const Case c = parse(kScalarBase + kSalt + kDye + R"(
 [boundary]
 west = { type = "inflow", discharge = 0.1, concentration = { dye = 2.5 } }
 east = { type = "level", eta = 0.5, concentration = { salt = 30, dye = 0 } }
@@ -127,92 +127,92 @@ discharge = -0.2
 }
 
 TEST_F(ScalarCaseTest, ConcentrationsFromOverrides) {
-  const Case c = parse(kBase, {"scalar=[{ name = \"salt\", initial = 3 }]", "rain.rate=1", "rain.concentration.salt=4"});
+  const Case c = parse(kScalarBase, {"scalar=[{ name = \"salt\", initial = 3 }]", "rain.rate=1", "rain.concentration.salt=4"});
   ASSERT_EQ(c.problem.scalars.size(), 1u);
   EXPECT_EQ(c.problem.scalars[0].c, std::vector<double>{3});
   EXPECT_EQ(c.problem.scalars[0].rain, 4.0);
 }
 
 TEST_F(ScalarCaseTest, ScalarErrorsNameTheKey) {
-  EXPECT_EQ(error_of(kBase + "[[scalar]]\ninitial = 1\n"),
+  EXPECT_EQ(error_of(kScalarBase + "[[scalar]]\ninitial = 1\n"),
             "case.toml: scalar[0].name: missing (the name of the scalar's output variable, e.g. \"salt\")");
-  EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"2nd\"\n"),
+  EXPECT_EQ(error_of(kScalarBase + "[[scalar]]\nname = \"2nd\"\n"),
             "case.toml: scalar[0].name: '2nd' is not a valid variable name (a letter, then letters, digits or "
             "underscores)");
-  EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"salt water\"\n"),
+  EXPECT_EQ(error_of(kScalarBase + "[[scalar]]\nname = \"salt water\"\n"),
             "case.toml: scalar[0].name: 'salt water' is not a valid variable name (a letter, then letters, digits "
             "or underscores)");
-  EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"\"\n"),
+  EXPECT_EQ(error_of(kScalarBase + "[[scalar]]\nname = \"\"\n"),
             "case.toml: scalar[0].name: '' is not a valid variable name (a letter, then letters, digits or "
             "underscores)");
   for (const char* taken : {"h", "eta", "max_h", "velocity", "volume", "x", "time"})
-    EXPECT_NE(error_of(kBase + "[[scalar]]\nname = \"" + taken + "\"\n")
+    EXPECT_NE(error_of(kScalarBase + "[[scalar]]\nname = \"" + taken + "\"\n")
                   .find(std::string("case.toml: scalar[0].name: '") + taken +
                         "' is the name of another output variable (taken: time, x, y,"),
               std::string::npos)
         << taken;
-  EXPECT_EQ(error_of(kBase + kSalt + kSalt), "case.toml: scalar[1].name: scalar name 'salt' used twice");
-  EXPECT_EQ(error_of(kBase + kSalt + "[[scalar]]\nname = \"salt_mass\"\n"),
+  EXPECT_EQ(error_of(kScalarBase + kSalt + kSalt), "case.toml: scalar[1].name: scalar name 'salt' used twice");
+  EXPECT_EQ(error_of(kScalarBase + kSalt + "[[scalar]]\nname = \"salt_mass\"\n"),
             "case.toml: scalar[1].name: scalars 'salt' and 'salt_mass' clash in output.nc, where 'salt_mass' is the "
             "mass of the first");
-  EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"s\"\nunits = \"\"\n"),
+  EXPECT_EQ(error_of(kScalarBase + "[[scalar]]\nname = \"s\"\nunits = \"\"\n"),
             "case.toml: scalar[0].units: empty units (\"1\" for a dimensionless concentration)");
-  EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"s\"\nunits = 3\n"),
+  EXPECT_EQ(error_of(kScalarBase + "[[scalar]]\nname = \"s\"\nunits = 3\n"),
             "case.toml: scalar[0].units: expected a string, found integer 3");
-  EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"s\"\ninitail = 1\n"),
+  EXPECT_EQ(error_of(kScalarBase + "[[scalar]]\nname = \"s\"\ninitail = 1\n"),
             "case.toml: unknown key 'scalar[0].initail' (did you mean 'scalar[0].initial'?)");
-  EXPECT_EQ(error_of("scalar = 3\n" + kBase),
+  EXPECT_EQ(error_of("scalar = 3\n" + kScalarBase),
             "case.toml: scalar: expected an array of tables [[scalar]] with name and initial, found integer 3");
-  EXPECT_EQ(error_of("scalar = [3]\n" + kBase),
+  EXPECT_EQ(error_of("scalar = [3]\n" + kScalarBase),
             "case.toml: scalar[0]: expected a table { name = \"salt\", initial = ..., units = ... }, found integer 3");
 }
 
 TEST_F(ScalarCaseTest, InitialConcentrationsMustBeFiniteAndNonNegative) {
-  EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"s\"\ninitial = -1\nunits = \"kg m-3\"\n"),
+  EXPECT_EQ(error_of(kScalarBase + "[[scalar]]\nname = \"s\"\ninitial = -1\nunits = \"kg m-3\"\n"),
             "case.toml: scalar[0].initial: must be in [0, 1e+20] (a concentration, kg m-3), found -1");
-  EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"s\"\ninitial = 1e300\n"),
+  EXPECT_EQ(error_of(kScalarBase + "[[scalar]]\nname = \"s\"\ninitial = 1e300\n"),
             "case.toml: scalar[0].initial: must be in [0, 1e+20] (a concentration, 1), found 1e+300");
-  EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"s\"\ninitial = \"x > 6 ? -2 : 1\"\n"),
+  EXPECT_EQ(error_of(kScalarBase + "[[scalar]]\nname = \"s\"\ninitial = \"x > 6 ? -2 : 1\"\n"),
             "case.toml: scalar[0].initial is -2 at cell centre (x, y) = (7, 11): must be in [0, 1e+20] (a concentration, 1)");
-  EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"s\"\ninitial = \"x > 6 ? 1/0 : 1\"\n"),
+  EXPECT_EQ(error_of(kScalarBase + "[[scalar]]\nname = \"s\"\ninitial = \"x > 6 ? 1/0 : 1\"\n"),
             "case.toml: scalar[0].initial is inf at cell centre (x, y) = (7, 11)");
-  EXPECT_EQ(error_of(kBase + "[[scalar]]\nname = \"s\"\ninitial = \"q\"\n").substr(0, 59),
+  EXPECT_EQ(error_of(kScalarBase + "[[scalar]]\nname = \"s\"\ninitial = \"q\"\n").substr(0, 59),
             "case.toml: scalar[0].initial: in expression \"q\": Unexpected");
 }
 
 TEST_F(ScalarCaseTest, ConcentrationErrorsNameTheKey) {
-  EXPECT_EQ(error_of(kBase + kSalt + "[boundary]\nwest = { type = \"inflow\", discharge = 1, concentration = { slat = 1 } }\n"),
+  EXPECT_EQ(error_of(kScalarBase + kSalt + "[boundary]\nwest = { type = \"inflow\", discharge = 1, concentration = { slat = 1 } }\n"),
             "case.toml: boundary.west.concentration.slat: no [[scalar]] is named 'slat' (did you mean 'salt'?)");
-  EXPECT_EQ(error_of(kBase + kSalt + kDye + "[rain]\nrate = 1\nconcentration = { mud = 1 }\n"),
+  EXPECT_EQ(error_of(kScalarBase + kSalt + kDye + "[rain]\nrate = 1\nconcentration = { mud = 1 }\n"),
             "case.toml: rain.concentration.mud: no [[scalar]] is named 'mud' (declared: salt, dye)");
-  EXPECT_EQ(error_of(kBase + "[rain]\nrate = 1\nconcentration = { salt = 1 }\n"),
+  EXPECT_EQ(error_of(kScalarBase + "[rain]\nrate = 1\nconcentration = { salt = 1 }\n"),
             "case.toml: rain.concentration.salt: no [[scalar]] is named 'salt' (the case declares none)");
-  EXPECT_EQ(error_of(kBase + kSalt + "[[source]]\nx = 1\ny = 11\ndischarge = 1\nconcentration = { salt = -1 }\n"),
+  EXPECT_EQ(error_of(kScalarBase + kSalt + "[[source]]\nx = 1\ny = 11\ndischarge = 1\nconcentration = { salt = -1 }\n"),
             "case.toml: source[0].concentration.salt: must be in [0, 1e+20] (a concentration), found -1");
-  EXPECT_EQ(error_of(kBase + kSalt + "[[source]]\nx = 1\ny = 11\ndischarge = 1\nconcentration = { salt = 1e300 }\n"),
+  EXPECT_EQ(error_of(kScalarBase + kSalt + "[[source]]\nx = 1\ny = 11\ndischarge = 1\nconcentration = { salt = 1e300 }\n"),
             "case.toml: source[0].concentration.salt: must be in [0, 1e+20] (a concentration), found 1e+300");
-  EXPECT_EQ(error_of(kBase + kSalt + "[[source]]\nx = 1\ny = 11\ndischarge = 1\nconcentration = { salt = nan }\n"),
+  EXPECT_EQ(error_of(kScalarBase + kSalt + "[[source]]\nx = 1\ny = 11\ndischarge = 1\nconcentration = { salt = nan }\n"),
             "case.toml: source[0].concentration.salt: must be a finite number, found nan");
-  EXPECT_EQ(error_of(kBase + kSalt + "[[source]]\nx = 1\ny = 11\ndischarge = 1\nconcentration = { salt = \"a\" }\n"),
+  EXPECT_EQ(error_of(kScalarBase + kSalt + "[[source]]\nx = 1\ny = 11\ndischarge = 1\nconcentration = { salt = \"a\" }\n"),
             "case.toml: source[0].concentration.salt: expected a number, found string \"a\"");
-  EXPECT_EQ(error_of(kBase + kSalt +
+  EXPECT_EQ(error_of(kScalarBase + kSalt +
                      "[[boundary.segment]]\nside = \"west\"\nfrom = 10\nto = 16\ntype = \"inflow\"\ndischarge = 1\n"
                      "concentration = 35\n"),
             "case.toml: boundary.segment[0].concentration: expected a table of concentrations by scalar name (e.g. "
             "{ salt = 35.0 }), found integer 35");
-  EXPECT_EQ(error_of(kBase + kSalt + "[boundary]\neast = { type = \"open\", concentration = { salt = 1 } }\n"),
+  EXPECT_EQ(error_of(kScalarBase + kSalt + "[boundary]\neast = { type = \"open\", concentration = { salt = 1 } }\n"),
             "case.toml: boundary.east.concentration: only used by types \"inflow\" and \"level\" (water that enters "
             "through the side), not \"open\" (an open side lets out the water inside)");
-  EXPECT_EQ(error_of(kBase + kSalt + "[boundary]\neast = { type = \"wall\", concentration = { salt = 1 } }\n"),
+  EXPECT_EQ(error_of(kScalarBase + kSalt + "[boundary]\neast = { type = \"wall\", concentration = { salt = 1 } }\n"),
             "case.toml: boundary.east.concentration: only used by types \"inflow\" and \"level\" (water that enters "
             "through the side), not \"wall\" (an open side lets out the water inside)");
 }
 
 TEST_F(ScalarCaseTest, ThirdOrderAndMeshesRunThem) {
-  const io::Case third = parse(kBase + kSalt + "[numerics]\nscheme = \"roe3\"\n");
+  const io::Case third = parse(kScalarBase + kSalt + "[numerics]\nscheme = \"roe3\"\n");
   EXPECT_EQ(third.problem.scheme, Scheme::roe3);
   EXPECT_EQ(third.problem.scalars.size(), 1u);
-  EXPECT_EQ(error_of("scalar = []\n" + kBase + "[numerics]\nscheme = \"roe3\"\n"), "");  // none declared
+  EXPECT_EQ(error_of("scalar = []\n" + kScalarBase + "[numerics]\nscheme = \"roe3\"\n"), "");  // none declared
   RectangleMeshSpec spec;
   spec.x1 = 4;
   spec.y1 = 2;
@@ -242,7 +242,7 @@ TEST_F(ScalarCaseTest, ThirdOrderAndMeshesRunThem) {
 }
 
 TEST_F(ScalarCaseTest, FingerprintSeesTheScalars) {
-  const std::string text = kBase + kSalt + "[rain]\nrate = 1\n";
+  const std::string text = kScalarBase + kSalt + "[rain]\nrate = 1\n";
   const auto print = [&](const std::vector<std::string>& overrides) {
     return io::case_fingerprint(parse(text, overrides));
   };

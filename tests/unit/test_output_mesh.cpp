@@ -35,7 +35,7 @@ using shallows::io::InputError;
 using shallows::io::OutputSettings;
 using shallows::io::OutputWriter;
 
-namespace {
+namespace mesh_output_tests {
 
 // Three cells, nodes counter-clockwise, offset from the origin (map coordinates):
 //

@@ -28,7 +28,7 @@ constexpr index_t kMovingSteps = 150;
 
 using Deviation = test_support::LakeDeviation;
 
-Deviation run_lake(bool islands, Precision precision) {
+Deviation run_roe3_lake(bool islands, Precision precision) {
   Problem p = test_support::lake_at_rest(islands, precision, kCells);
   p.scheme = Scheme::roe3;
   Simulation sim(p, BackendOptions{"cpu", 1, false, 0.01});
@@ -41,26 +41,26 @@ Deviation run_lake(bool islands, Precision precision) {
 }
 
 TEST(WellBalancedRoe3, LakeAtRestRandomBottomDouble) {
-  const Deviation d = run_lake(false, Precision::double_precision);
+  const Deviation d = run_roe3_lake(false, Precision::double_precision);
   EXPECT_LE(d.eta, 1e-12);
   EXPECT_LE(d.velocity, 1e-12);
 }
 
 TEST(WellBalancedRoe3, LakeAtRestWithDryIslandsDouble) {
-  const Deviation d = run_lake(true, Precision::double_precision);
+  const Deviation d = run_roe3_lake(true, Precision::double_precision);
   EXPECT_LE(d.eta, 1e-12);
   EXPECT_LE(d.velocity, 1e-12);
   EXPECT_EQ(d.island_depth, 0.0);
 }
 
 TEST(WellBalancedRoe3, LakeAtRestRandomBottomFloat) {
-  const Deviation d = run_lake(false, Precision::single_precision);
+  const Deviation d = run_roe3_lake(false, Precision::single_precision);
   EXPECT_LE(d.eta, 1e-5);
   EXPECT_LE(d.velocity, 1e-5);
 }
 
 TEST(WellBalancedRoe3, LakeAtRestWithDryIslandsFloat) {
-  const Deviation d = run_lake(true, Precision::single_precision);
+  const Deviation d = run_roe3_lake(true, Precision::single_precision);
   EXPECT_LE(d.eta, 1e-5);
   EXPECT_LE(d.velocity, 1e-5);
   EXPECT_EQ(d.island_depth, 0.0);
