@@ -12,8 +12,10 @@
 #include <ctime>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
+#include "netcdf_ugrid.hpp"
 #include "output_detail.hpp"
 #include "shallows/io/ensemble.hpp"
 
@@ -172,8 +174,10 @@ void write_netcdf(const fs::path& dir, const Context& ctx, const Ensemble& e, co
   const int d_threshold = nc.dim("threshold", e.thresholds.size());
   const int d_percentile = nc.dim("percentile", e.percentiles.size());
   std::vector<int> space;
+  std::optional<detail::UgridMesh> ugrid;  // a mesh's topology, as in output.nc
   if (ctx.mesh) {
-    space = {nc.dim("nMesh_face", n)};
+    ugrid.emplace(nc.id(), *ctx.mesh, [&nc](int status, const char* what) { nc.check(status, what); });
+    space = {ugrid->face_dim()};
   } else {
     space = {nc.dim("y", static_cast<std::size_t>(ctx.grid.ny)), nc.dim("x", static_cast<std::size_t>(ctx.grid.nx))};
   }
@@ -212,8 +216,7 @@ void write_netcdf(const fs::path& dir, const Context& ctx, const Ensemble& e, co
   }
   std::vector<int> v_coord;
   if (ctx.mesh) {
-    v_coord = {nc.var("mesh_face_x", NC_DOUBLE, space, "x of the face centroid", "m"),
-               nc.var("mesh_face_y", NC_DOUBLE, space, "y of the face centroid", "m")};
+    ugrid->define();
   } else {
     v_coord = {nc.var("y", NC_DOUBLE, {space[0]}, "y coordinate of cell centre", "m"),
                nc.var("x", NC_DOUBLE, {space[1]}, "x coordinate of cell centre", "m")};
@@ -256,7 +259,11 @@ void write_netcdf(const fs::path& dir, const Context& ctx, const Ensemble& e, co
   for (const MemberReport& r : members) ok += r.ok ? 1 : 0;
   nc.text(NC_GLOBAL, "title", "shallows ensemble");
   nc.text(NC_GLOBAL, "source", "shallows " SHALLOWS_VERSION);
-  nc.text(NC_GLOBAL, "Conventions", "CF-1.8");
+  if (ugrid) {  // the fields per face
+    ugrid->tie(v_max_depth);
+    for (const int v : v_stats) ugrid->tie(v);
+  }
+  nc.text(NC_GLOBAL, "Conventions", ctx.mesh ? "CF-1.8 UGRID-1.0" : "CF-1.8");
   nc.text(NC_GLOBAL, "history", detail::utc_now() + " created by shallows " SHALLOWS_VERSION);
   nc.text(NC_GLOBAL, "ensemble_form", e.form);
   nc.text(NC_GLOBAL, "members_ok", std::to_string(ok) + " of " + std::to_string(nm));
@@ -292,8 +299,7 @@ void write_netcdf(const fs::path& dir, const Context& ctx, const Ensemble& e, co
     }
   }
   if (ctx.mesh) {
-    nc.put(v_coord[0], ctx.mesh->cell_x, "write mesh_face_x");
-    nc.put(v_coord[1], ctx.mesh->cell_y, "write mesh_face_y");
+    ugrid->put();
   } else {
     std::vector<double> y(static_cast<std::size_t>(ctx.grid.ny)), x(static_cast<std::size_t>(ctx.grid.nx));
     for (std::size_t j = 0; j < y.size(); ++j) y[j] = ctx.grid.y_center(static_cast<index_t>(j));

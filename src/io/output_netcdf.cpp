@@ -5,6 +5,7 @@
 // Both share everything but the spatial dimensions and coordinates.
 #include <stdexcept>
 
+#include "netcdf_ugrid.hpp"
 #include "output_detail.hpp"
 
 #if defined(SHALLOWS_HAVE_NETCDF)
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #endif
 
 namespace shallows::io::detail {
@@ -113,7 +115,7 @@ class NetcdfWriter final : public FormatWriter {
     text(var_time_, "long_name", "simulation time");
     text(var_time_, "units", "s");
     text(var_time_, "axis", "T");
-    if (ctx.mesh) define_mesh_vars();
+    if (ctx.mesh) ugrid_->define();
     else define_grid_vars();
 
     for (std::size_t v = 0; v < record_vars.size(); ++v) var_rec_[v] = define(record_vars[v], true);
@@ -169,7 +171,7 @@ class NetcdfWriter final : public FormatWriter {
     }
     check(nc_enddef(ncid_), "end definitions");
 
-    if (ctx.mesh) put_mesh();
+    if (ctx.mesh) ugrid_->put();
     else put_grid();
     const auto threshold = static_cast<float>(ctx.settings.arrival_threshold);
     check(nc_put_var_float(ncid_, var_threshold_, &threshold), "write arrival_threshold");
@@ -337,112 +339,11 @@ class NetcdfWriter final : public FormatWriter {
     check(nc_put_var_double(ncid_, var_y_, coord.data()), "write y");
   }
 
-  // Mesh (UGRID-1.0): nodes, faces with up to 4 nodes, edges where the mesh has them.
-  bool mesh_edges() const {
-    const UnstructuredMesh& m = *ctx_.mesh;
-    const auto e = static_cast<std::size_t>(m.edges());
-    return e > 0 && m.edge_node0.size() == e && m.edge_node1.size() == e;
-  }
+  // Mesh (UGRID-1.0, netcdf_ugrid.hpp): the fields per face.
   void define_mesh_dims() {
-    const UnstructuredMesh& m = *ctx_.mesh;
-    check(nc_def_dim(ncid_, "nMesh_node", static_cast<std::size_t>(m.nodes()), &dim_node_), "define nMesh_node");
-    int dim_face = 0;
-    check(nc_def_dim(ncid_, "nMesh_face", ctx_.cells(), &dim_face), "define nMesh_face");
-    check(nc_def_dim(ncid_, "nMaxMesh_face_nodes", 4, &dim_face_nodes_), "define nMaxMesh_face_nodes");
-    if (mesh_edges()) {
-      check(nc_def_dim(ncid_, "nMesh_edge", static_cast<std::size_t>(m.edges()), &dim_edge_), "define nMesh_edge");
-      check(nc_def_dim(ncid_, "Two", 2, &dim_two_), "define Two");
-    }
-    space_ = {dim_face};
+    ugrid_.emplace(ncid_, *ctx_.mesh, [this](int status, const char* what) { check(status, what); });
+    space_ = {ugrid_->face_dim()};
     count_ = record_count();
-  }
-  int define_coordinate(const char* name, int dim, const char* long_name, const char* standard_name) {
-    int id = 0;
-    check(nc_def_var(ncid_, name, NC_DOUBLE, 1, &dim, &id), name);
-    text(id, "long_name", long_name);
-    text(id, "standard_name", standard_name);
-    text(id, "units", "m");
-    return id;
-  }
-  void define_mesh_vars() {
-    const bool edges = mesh_edges();
-    check(nc_def_var(ncid_, "mesh", NC_INT, 0, nullptr, &var_mesh_), "define mesh");
-    text(var_mesh_, "cf_role", "mesh_topology");
-    text(var_mesh_, "long_name", "topology of the 2-D unstructured mesh");
-    const int two = 2;
-    check(nc_put_att_int(ncid_, var_mesh_, "topology_dimension", NC_INT, 1, &two), "topology_dimension");
-    text(var_mesh_, "node_coordinates", "mesh_node_x mesh_node_y");
-    text(var_mesh_, "face_node_connectivity", "mesh_face_nodes");
-    text(var_mesh_, "face_dimension", "nMesh_face");
-    text(var_mesh_, "face_coordinates", "mesh_face_x mesh_face_y");
-    if (edges) {
-      text(var_mesh_, "edge_node_connectivity", "mesh_edge_nodes");
-      text(var_mesh_, "edge_dimension", "nMesh_edge");
-    }
-
-    const char* px = "projection_x_coordinate";
-    const char* py = "projection_y_coordinate";
-    var_node_x_ = define_coordinate("mesh_node_x", dim_node_, "x coordinate of mesh node", px);
-    var_node_y_ = define_coordinate("mesh_node_y", dim_node_, "y coordinate of mesh node", py);
-    const int face_dims[2] = {space_[0], dim_face_nodes_};
-    var_face_nodes_ = define_connectivity("mesh_face_nodes", face_dims, "face_node_connectivity",
-                                          "nodes of each face, counter-clockwise (fill: triangle)");
-    var_face_x_ = define_coordinate("mesh_face_x", space_[0], "x coordinate of face centroid", px);
-    var_face_y_ = define_coordinate("mesh_face_y", space_[0], "y coordinate of face centroid", py);
-    check(nc_def_var(ncid_, "mesh_face_area", NC_DOUBLE, 1, &space_[0], &var_face_area_), "define mesh_face_area");
-    text(var_face_area_, "long_name", "area of face");
-    text(var_face_area_, "standard_name", "cell_area");
-    text(var_face_area_, "units", "m2");
-    text(var_face_area_, "mesh", "mesh");
-    text(var_face_area_, "location", "face");
-    text(var_face_area_, "coordinates", "mesh_face_x mesh_face_y");
-    // The element tag of each face in the mesh file: faces are in the run's
-    // (renumbered) order, this maps them back. Exact in double up to 2^53.
-    check(nc_def_var(ncid_, "mesh_face_tag", NC_DOUBLE, 1, &space_[0], &var_face_tag_), "define mesh_face_tag");
-    text(var_face_tag_, "long_name", "element tag of the face in the mesh file");
-    text(var_face_tag_, "mesh", "mesh");
-    text(var_face_tag_, "location", "face");
-    if (edges) {
-      const int edge_dims[2] = {dim_edge_, dim_two_};
-      var_edge_nodes_ =
-          define_connectivity("mesh_edge_nodes", edge_dims, "edge_node_connectivity", "nodes of each edge");
-    }
-  }
-  int define_connectivity(const char* name, const int* dims, const char* role, const char* long_name) {
-    int id = 0;
-    check(nc_def_var(ncid_, name, NC_INT, 2, dims, &id), name);
-    text(id, "cf_role", role);
-    text(id, "long_name", long_name);
-    const int fill_index = -1, start_index = 0;
-    check(nc_put_att_int(ncid_, id, "_FillValue", NC_INT, 1, &fill_index), name);
-    check(nc_put_att_int(ncid_, id, "start_index", NC_INT, 1, &start_index), name);
-    return id;
-  }
-  void put_mesh() {
-    static_assert(sizeof(mesh_index) == sizeof(int));
-    const UnstructuredMesh& m = *ctx_.mesh;
-    check(nc_put_var_double(ncid_, var_node_x_, m.node_x.data()), "write mesh_node_x");
-    check(nc_put_var_double(ncid_, var_node_y_, m.node_y.data()), "write mesh_node_y");
-    check(nc_put_var_int(ncid_, var_face_nodes_, m.cell_nodes.data()), "write mesh_face_nodes");
-    check(nc_put_var_double(ncid_, var_face_x_, m.cell_x.data()), "write mesh_face_x");
-    check(nc_put_var_double(ncid_, var_face_y_, m.cell_y.data()), "write mesh_face_y");
-    check(nc_put_var_double(ncid_, var_face_area_, m.cell_area.data()), "write mesh_face_area");
-    if (m.cell_tag.size() == m.cell_area.size()) {
-      const std::vector<double> tags(m.cell_tag.begin(), m.cell_tag.end());
-      check(nc_put_var_double(ncid_, var_face_tag_, tags.data()), "write mesh_face_tag");
-    } else {  // a mesh built by hand, without tags: 1, 2, 3, ...
-      std::vector<double> tags(m.cell_area.size());
-      for (std::size_t k = 0; k < tags.size(); ++k) tags[k] = static_cast<double>(k + 1);
-      check(nc_put_var_double(ncid_, var_face_tag_, tags.data()), "write mesh_face_tag");
-    }
-    if (mesh_edges()) {
-      std::vector<int> nodes(2 * m.edge_node0.size());
-      for (std::size_t e = 0; e < m.edge_node0.size(); ++e) {
-        nodes[2 * e] = m.edge_node0[e];
-        nodes[2 * e + 1] = m.edge_node1[e];
-      }
-      check(nc_put_var_int(ncid_, var_edge_nodes_, nodes.data()), "write mesh_edge_nodes");
-    }
   }
 
   void check(int status, const char* what) const {
@@ -471,12 +372,7 @@ class NetcdfWriter final : public FormatWriter {
     else
       check(nc_put_att_float(ncid_, id, "_FillValue", NC_FLOAT, 1, &fill), s.name);
     if (!ctx_.mesh && !ctx_.settings.crs_wkt.empty()) text(id, "grid_mapping", "crs");
-    if (ctx_.mesh) {
-      text(id, "mesh", "mesh");
-      text(id, "location", "face");
-      text(id, "coordinates", "mesh_face_x mesh_face_y");
-      text(id, "cell_measures", "area: mesh_face_area");
-    }
+    if (ctx_.mesh) ugrid_->tie(id);
     return id;
   }
   // A field on the cells in double; NaN (inactive, or never arrived) -> fill.
@@ -506,9 +402,7 @@ class NetcdfWriter final : public FormatWriter {
   int var_account_[7] = {};
   std::vector<int> var_c_, var_mass_;  // per passive scalar: its concentration, its mass
   int var_max_h_ = 0, var_max_speed_ = 0, var_arrival_ = 0, var_threshold_ = 0;
-  int dim_node_ = 0, dim_face_nodes_ = 0, dim_edge_ = 0, dim_two_ = 0;
-  int var_mesh_ = 0, var_node_x_ = 0, var_node_y_ = 0, var_face_nodes_ = 0, var_face_x_ = 0, var_face_y_ = 0;
-  int var_face_area_ = 0, var_face_tag_ = 0, var_edge_nodes_ = 0;
+  std::optional<UgridMesh> ugrid_;  // a mesh's topology
   bool doubles_ = false;  // output.precision = "double"
   std::vector<float> buf_;
   std::vector<double> dbuf_;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Ensembles through the command line: each member's folder holds the bytes of
 // that member run alone (--member N), on a grid and a mesh, with members side
-// by side on threads; a resumed ensemble writes the bytes of an uninterrupted
-// one; a failing member is reported and the others go on.
+// by side on threads; on a mesh, ensemble.nc carries the UGRID topology; a
+// resumed ensemble writes the bytes of an uninterrupted one; a failing member
+// is reported and the others go on.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -165,6 +166,50 @@ members = [ { "physics.manning" = 0.01 }, { "initial.eta" = "x < 0.8 ? 0.4 : 0.1
                      "mass_balance_residual,wall_seconds,steps");
   EXPECT_EQ(rows[1].rfind("0,,0.01,1,ok,", 0), 0u) << rows[1];
   EXPECT_EQ(rows[2].rfind("1,x < 0.8 ? 0.4 : 0.1,,2,ok,", 0), 0u) << rows[2];
+#if defined(SHALLOWS_HAVE_NETCDF)
+  // ensemble.nc carries the mesh's UGRID topology, the same as a member's output.nc, and ties its fields to it.
+  using shallows::test_support::nc_ok;
+  using shallows::test_support::nc_text;
+  int ens = 0, member = 0;
+  nc_ok(nc_open((dir / "ens" / "ensemble.nc").c_str(), NC_NOWRITE, &ens));
+  nc_ok(nc_open((dir / "ens" / "members" / "0000" / "output.nc").c_str(), NC_NOWRITE, &member));
+  const auto var = [](int nc, const char* name) {
+    int v = -1;
+    EXPECT_EQ(nc_inq_varid(nc, name, &v), NC_NOERR) << name;
+    return v;
+  };
+  const auto length = [](int nc, const char* name) {
+    int d = -1;
+    std::size_t n = 0;
+    EXPECT_EQ(nc_inq_dimid(nc, name, &d), NC_NOERR) << name;
+    nc_inq_dimlen(nc, d, &n);
+    return n;
+  };
+  EXPECT_EQ(nc_text(ens, NC_GLOBAL, "Conventions"), "CF-1.8 UGRID-1.0");
+  for (const char* attribute : {"cf_role", "node_coordinates", "face_node_connectivity", "face_coordinates"})
+    EXPECT_EQ(nc_text(ens, var(ens, "mesh"), attribute), nc_text(member, var(member, "mesh"), attribute)) << attribute;
+  const std::size_t nodes = length(member, "nMesh_node"), faces = length(member, "nMesh_face");
+  ASSERT_GT(faces, 0u);
+  EXPECT_EQ(length(ens, "nMesh_node"), nodes);
+  EXPECT_EQ(length(ens, "nMesh_face"), faces);
+  std::vector<int> ens_nodes(4 * faces), member_nodes(4 * faces);
+  nc_ok(nc_get_var_int(ens, var(ens, "mesh_face_nodes"), ens_nodes.data()));
+  nc_ok(nc_get_var_int(member, var(member, "mesh_face_nodes"), member_nodes.data()));
+  EXPECT_EQ(ens_nodes, member_nodes);
+  for (const char* name : {"mesh_node_x", "mesh_node_y", "mesh_face_x", "mesh_face_area", "mesh_face_tag"}) {
+    const std::size_t n = std::string(name).rfind("mesh_node", 0) == 0 ? nodes : faces;
+    std::vector<double> a(n), b(n);
+    nc_ok(nc_get_var_double(ens, var(ens, name), a.data()));
+    nc_ok(nc_get_var_double(member, var(member, name), b.data()));
+    EXPECT_EQ(a, b) << name;
+  }
+  for (const char* name : {"max_depth", "exceedance", "max_depth_mean"}) {
+    EXPECT_EQ(nc_text(ens, var(ens, name), "mesh"), "mesh") << name;
+    EXPECT_EQ(nc_text(ens, var(ens, name), "location"), "face") << name;
+  }
+  nc_close(member);
+  nc_close(ens);
+#endif
 }
 
 TEST(EnsembleRuns, ResumedEnsembleWritesTheBytesOfAnUninterruptedOne) {
