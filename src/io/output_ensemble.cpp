@@ -4,12 +4,9 @@
 // They are rebuilt from the members' results every time, so that a resumed
 // ensemble writes what an uninterrupted one writes.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <limits>
 #include <optional>

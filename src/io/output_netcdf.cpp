@@ -12,10 +12,7 @@
 #include <netcdf.h>
 
 #include <array>
-#include <chrono>
-#include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <optional>
 #endif
 

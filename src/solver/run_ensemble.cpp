@@ -19,6 +19,8 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "shallows/exec/mpi/context.hpp"
@@ -38,23 +40,32 @@ fs::path done_file(const fs::path& dir, std::size_t member) {
   return d.replace_filename(d.filename().string() + ".done");
 }
 
-// What a member's result must match to be taken as done: the case file's text (and arrays), the command line's
-// --set and the member's values (FNV-1a). Another [ensemble] or case file runs the member again.
-std::uint64_t member_fingerprint(const std::string& case_text, const io::FieldArrays& arrays,
-                                 const std::vector<std::string>& sets, const io::EnsembleMember& member) {
+// FNV-1a over pieces, each closed by a separator byte no text holds.
+struct Fnv {
   std::uint64_t h = 0xcbf29ce484222325ULL;
-  const auto mix = [&h](const std::string& s) {
+  void mix(std::string_view s) {
     for (const unsigned char ch : s) h = (h ^ ch) * 0x100000001b3ULL;
-    h = (h ^ 0xff) * 0x100000001b3ULL;  // a separator no text holds
-  };
-  mix(case_text);
-  for (const auto& [key, values] : arrays) {
-    mix(key);
-    mix(std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double)));
+    h = (h ^ 0xff) * 0x100000001b3ULL;
   }
-  for (const std::string& s : sets) mix(s);
-  for (const std::string& s : member.overrides()) mix(s);
-  return h;
+};
+
+// What a member's result must match to be taken as done: the case file's text (and arrays), the command line's
+// --set and the member's values. Another [ensemble] or case file runs the member again. The case's part, the same
+// for every member, is mixed once (case_fingerprint); each member's goes on from it.
+Fnv case_fingerprint(const std::string& case_text, const io::FieldArrays& arrays) {
+  Fnv f;
+  f.mix(case_text);
+  for (const auto& [key, values] : arrays) {
+    f.mix(key);
+    f.mix(std::string_view(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double)));
+  }
+  return f;
+}
+
+std::uint64_t member_fingerprint(Fnv f, const std::vector<std::string>& sets, const io::EnsembleMember& member) {
+  for (const std::string& s : sets) f.mix(s);
+  for (const std::string& s : member.overrides()) f.mix(s);
+  return f.h;
 }
 
 std::string read_text(const fs::path& file) {
@@ -106,7 +117,7 @@ struct Shared {
   const EnsembleOptions& options;
   fs::path dir;
   std::size_t cells = 0;
-  std::string case_text;
+  Fnv case_hash;  // case_fingerprint
   std::mutex load;  // cases are read one at a time (GDAL, NetCDF and muParser set-up)
   std::mutex test_hook;
   StopSignals* signals = nullptr;
@@ -157,7 +168,7 @@ MemberOutcome run_member(Shared& sh, std::size_t m, int threads) {
     r.mass_balance_residual = s.mass_balance.checked ? s.mass_balance.relative_residual : std::nan("");
     r.wall_seconds = seconds_since(start);
     r.steps = s.steps;
-    r.fingerprint = member_fingerprint(sh.case_text, sh.source.arrays, sh.options.sets, sh.ensemble.members[m]);
+    r.fingerprint = member_fingerprint(sh.case_hash, sh.options.sets, sh.ensemble.members[m]);
     io::write_member_result(done_file(sh.dir, m), r);
     out.report.ok = true;
   } catch (const std::exception& e) {
@@ -269,13 +280,13 @@ EnsembleSummary run_ensemble(const EnsembleCase& source, const io::Ensemble& ens
   Shared sh(source, ensemble, options);
   sh.dir = options.output_dir.empty() ? reference->output.dir : options.output_dir;
   sh.cells = static_cast<std::size_t>(reference->problem.cells());
-  sh.case_text = source.file.empty() ? source.text : read_text(source.file);
+  sh.case_hash = case_fingerprint(source.file.empty() ? source.text : read_text(source.file), source.arrays);
   std::vector<io::MemberReport> reports(ensemble.members.size());
   std::vector<std::size_t> todo;
   for (std::size_t m = 0; m < ensemble.members.size(); ++m) {
     std::optional<io::MemberResult> r = io::read_member_result(done_file(sh.dir, m));
     if (r && r->maxima.max_h.size() == sh.cells &&
-        r->fingerprint == member_fingerprint(sh.case_text, source.arrays, options.sets, ensemble.members[m])) {
+        r->fingerprint == member_fingerprint(sh.case_hash, options.sets, ensemble.members[m])) {
       reports[m].ok = true;
       reports[m].result = std::move(*r);
       ++summary.skipped;
