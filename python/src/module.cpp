@@ -31,6 +31,7 @@
 #include "shallows/io/ensemble.hpp"
 #include "shallows/io/gmsh.hpp"
 #include "shallows/io/output.hpp"
+#include "shallows/mesh/unstructured/ordering.hpp"
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/capabilities.hpp"
@@ -149,20 +150,12 @@ std::size_t file_cell(const Problem& p, std::size_t c) {
   return renumbered(p) ? static_cast<std::size_t>(p.mesh->cell_file_index[c]) : c;
 }
 
-// Values per cell of the run (grids: row-major) in the order Python gives them.
+// Values per cell of the run (grids: row-major) in the order Python gives them, and back.
 std::vector<double> to_file_order(const Problem& p, std::vector<double> v) {
-  if (!renumbered(p)) return v;
-  std::vector<double> out(v.size());
-  for (std::size_t c = 0; c < v.size(); ++c) out[file_cell(p, c)] = v[c];
-  return out;
+  return p.on_mesh() ? to_file_order(*p.mesh, v) : v;
 }
-
-// Values per cell as Python gives them, in the run's order.
 std::vector<double> to_run_order(const Problem& p, std::vector<double> v) {
-  if (!renumbered(p)) return v;
-  std::vector<double> out(v.size());
-  for (std::size_t c = 0; c < v.size(); ++c) out[c] = v[file_cell(p, c)];
-  return out;
+  return p.on_mesh() ? from_file_order(*p.mesh, v) : v;
 }
 
 // Grid fields as (ny, nx), row 0 the southern row; mesh fields as (cells,) in the file's element order.

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "reader.hpp"
+#include "shallows/mesh/unstructured/ordering.hpp"
 
 #if defined(SHALLOWS_HAVE_GDAL)
 #include <ogr_srs_api.h>
@@ -132,11 +133,7 @@ std::vector<double> evaluate(const Reader& rd, const FieldSpec& f, const CellCen
                               (at.mesh ? "mesh" : "grid") + " has " + cells);
       }
       // On a mesh the values come in the file's element order; the cells are renumbered (mesh.ordering).
-      if (!at.mesh || at.mesh->cell_file_index.empty()) return *f.values;
-      std::vector<double> v(f.values->size());
-      for (std::size_t c = 0; c < v.size(); ++c)
-        v[c] = (*f.values)[static_cast<std::size_t>(at.mesh->cell_file_index[c])];
-      return v;
+      return at.mesh ? from_file_order(*at.mesh, *f.values) : *f.values;
     }
     case FieldSpec::Kind::raster:
     default: {

@@ -372,6 +372,20 @@ UnstructuredMesh renumber_cells(const UnstructuredMesh& mesh, const std::vector<
   return out;
 }
 
+std::vector<double> from_file_order(const UnstructuredMesh& mesh, const std::vector<double>& values) {
+  if (mesh.cell_file_index.empty()) return values;
+  std::vector<double> out(values.size());
+  for (size_t c = 0; c < out.size(); ++c) out[c] = values[static_cast<size_t>(mesh.cell_file_index[c])];
+  return out;
+}
+
+std::vector<double> to_file_order(const UnstructuredMesh& mesh, const std::vector<double>& values) {
+  if (mesh.cell_file_index.empty()) return values;
+  std::vector<double> out(values.size());
+  for (size_t c = 0; c < out.size(); ++c) out[static_cast<size_t>(mesh.cell_file_index[c])] = values[c];
+  return out;
+}
+
 UnstructuredMesh apply_ordering(const UnstructuredMesh& mesh, CellOrdering ordering, std::uint64_t seed) {
   switch (ordering) {
     case CellOrdering::random:

@@ -37,6 +37,11 @@ UnstructuredMesh renumber_cells(const UnstructuredMesh& mesh, const std::vector<
 // renumber_cells with the given ordering (file: edges sorted only).
 UnstructuredMesh apply_ordering(const UnstructuredMesh& mesh, CellOrdering ordering, std::uint64_t seed = 1);
 
+// Values per cell from the mesh file's element order into the run's cell
+// order (cell_file_index), and back; without an index, the orders are one.
+std::vector<double> from_file_order(const UnstructuredMesh& mesh, const std::vector<double>& values);
+std::vector<double> to_file_order(const UnstructuredMesh& mesh, const std::vector<double>& values);
+
 struct OrderingMetrics {
   // Bandwidth of the cell connectivity matrix (seed 001 eq. 19): max |i - j| over interior edges.
   index_t bandwidth = 0;
