@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "shallows/core/stopwatch.hpp"
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/exec/mpi/context.hpp"
 #include "shallows/exec/mpi/decomposition.hpp"
@@ -42,10 +43,6 @@ namespace {
 
 using namespace shallows;
 using shallows::cli::today;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
 using seeds::s000_t1;
 using seeds::s003_t3;
 using seeds::s004;

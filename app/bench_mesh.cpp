@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "shallows/core/stopwatch.hpp"
 #include "shallows/exec/cuda_backend.hpp"
 #include "shallows/mesh/unstructured/build.hpp"
 #include "shallows/mesh/unstructured/generator.hpp"
@@ -29,10 +30,6 @@
 
 namespace shallows::cli {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 CellOrdering ordering_of(const std::string& name) {
   if (name == "random") return CellOrdering::random;

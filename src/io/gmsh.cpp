@@ -78,9 +78,9 @@ enum class Version { v22, v41 };
 // 4.1 line elements whose block is not on a curve get no physical group.
 constexpr int no_curve = INT_MIN;
 
-class Reader {
+class GmshReader {
  public:
-  Reader(const fs::path& file, std::string_view data) : file_(file), data_(data) {}
+  GmshReader(const fs::path& file, std::string_view data) : file_(file), data_(data) {}
 
   GmshMesh read() {
     read_format();
@@ -735,7 +735,7 @@ class Emitter {
   std::string out_;
 };
 
-struct Box {
+struct Bounds3 {
   double lo[3] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(),
                   std::numeric_limits<double>::infinity()};
   double hi[3] = {-std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
@@ -777,7 +777,7 @@ std::vector<std::int64_t> tags_or_sequence(const std::vector<std::int64_t>& give
 
 GmshMesh read_gmsh(const fs::path& file) {
   const std::string data = read_all(file);
-  return Reader(file, data).read();
+  return GmshReader(file, data).read();
 }
 
 void write_gmsh(const fs::path& file, const GmshMesh& mesh, bool binary) {
@@ -819,7 +819,7 @@ void write_gmsh(const fs::path& file, const GmshMesh& mesh, bool binary) {
   std::set<int> groups;
   for (std::size_t l = 0; l < mesh.line_nodes.size(); ++l) groups.insert(physical_of(l));
   std::map<int, int> curve_of;  // physical -> curve entity tag
-  std::map<int, Box> curve_box;
+  std::map<int, Bounds3> curve_box;
   int next_curve = 1;
   for (int p : groups) curve_of[p] = next_curve++;
   for (std::size_t l = 0; l < mesh.line_nodes.size(); ++l)
@@ -827,7 +827,7 @@ void write_gmsh(const fs::path& file, const GmshMesh& mesh, bool binary) {
       const auto i = static_cast<std::size_t>(k);
       curve_box[physical_of(l)].add(mesh.node_x[i], mesh.node_y[i], z_of(i));
     }
-  Box surface_box;
+  Bounds3 surface_box;
   for (std::size_t i = 0; i < n; ++i) surface_box.add(mesh.node_x[i], mesh.node_y[i], z_of(i));
 
   // Element blocks over runs of the same entity and type keep the file order.

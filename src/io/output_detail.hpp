@@ -20,6 +20,7 @@
 #include "shallows/mesh/unstructured/mesh.hpp"
 #include "shallows/physics/scalar_transport.hpp"
 #include "shallows/solver/fields.hpp"
+#include "text_tokens.hpp"
 
 namespace shallows::io::detail {
 
@@ -166,9 +167,6 @@ std::vector<std::size_t> gauge_cells(const Context& ctx);
 // NetCDF-C is not thread-safe: every use of it holds this lock, so that runs side by side in one process (an
 // ensemble's members) may write their files.
 std::recursive_mutex& netcdf_mutex();
-
-// "%.10g"-style formatting without locale surprises; NaN -> "nan".
-std::string format_number(double v, int digits = 10);
 
 // Now in UTC, ISO 8601, for the files' history; SOURCE_DATE_EPOCH (reproducible-builds.org), where set, stands
 // for now: two runs then write the same bytes.

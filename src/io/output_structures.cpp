@@ -40,7 +40,7 @@ void StructureSeriesWriter::write(double time, const std::vector<double>& state)
                            std::to_string(impl_->structures) + " structures");
   std::string row = detail::format_number(time);
   for (std::size_t k = 0; k < impl_->structures; ++k) {
-    row += "," + detail::format_number(state[3 * k], 17) + "," + detail::format_number(state[3 * k + 1], 17);
+    for (std::size_t c = 0; c < 2; ++c) (row += ',') += detail::format_number(state[3 * k + c], 17);
   }
   impl_->file->write(row + "\n");
   impl_->file->flush();

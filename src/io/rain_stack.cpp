@@ -3,6 +3,7 @@
 #include "shallows/io/rain_stack.hpp"
 
 #include "output_detail.hpp"
+#include "text_tokens.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -17,6 +18,8 @@
 #endif
 
 namespace shallows::io {
+using detail::format_number;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -42,12 +45,6 @@ RainStack read_rain_stack(const fs::path& file, const std::string&, const std::s
 #else
 
 namespace {
-
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
-}
 
 // Lower case, without blanks around it, one space for each run of blanks inside.
 std::string normalised(std::string_view s) {
@@ -242,8 +239,9 @@ Axis axis(const fs::path& file, const std::string& name, const std::vector<doubl
   for (std::size_t i = 0; i + 1 < c.size(); ++i) {
     const double d = c[i + 1] - c[i];
     if (!(std::abs(d - step) <= 1e-6 * std::abs(step)) || step == 0)
-      fail(file, "'" + name + "' is not evenly spaced: cell centres " + num(c[i]) + " and " + num(c[i + 1]) +
-                     " are " + num(d) + " m apart, the mean spacing is " + num(step) + " m");
+      fail(file, "'" + name + "' is not evenly spaced: cell centres " + format_number(c[i]) + " and " +
+                     format_number(c[i + 1]) + " are " + format_number(d) + " m apart, the mean spacing is " +
+                     format_number(step) + " m");
   }
   Axis a;
   a.reversed = step < 0;
@@ -294,11 +292,11 @@ RainStack read_rain_stack(const fs::path& file, const std::string& variable, con
     times[k] *= seconds;
     if (!std::isfinite(times[k])) fail(file, "'" + tname + "' holds a time that is not finite");
     if (k > 0 && !(times[k] > times[k - 1]))
-      fail(file, "the times of '" + tname + "' must increase strictly, found " + num(times[k]) + " s after " +
-                     num(times[k - 1]) + " s");
+      fail(file, "the times of '" + tname + "' must increase strictly, found " + format_number(times[k]) + " s after " +
+                     format_number(times[k - 1]) + " s");
   }
   if (times[0] > 0)
-    fail(file, "the first frame of '" + variable + "' is at t = " + num(times[0]) +
+    fail(file, "the first frame of '" + variable + "' is at t = " + format_number(times[0]) +
                    " s, after the run's start (t = 0): the stack must begin at or before it");
 
   // Cells.

@@ -24,6 +24,8 @@
 #endif
 
 namespace shallows::io {
+using detail::format_number;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -368,13 +370,6 @@ void check_raster_size(const Raster& raster, index_t nx, index_t ny) {
 
 namespace {
 
-std::string num(double v) {
-  if (std::isnan(v)) return "nan";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
-}
-
 // point(k): the k-th point's (x, y).
 template <class Point>
 std::vector<double> sample_at(const Raster& r, std::size_t n, Point&& point) {
@@ -384,8 +379,9 @@ std::vector<double> sample_at(const Raster& r, std::size_t n, Point&& point) {
   for (std::size_t k = 0; k < out.size(); ++k) {
     const auto [x, y] = point(k);
     if (x < r.x0 || x > x1 || y < r.y0 || y > y1)
-      fail(r.path, 0, "at cell centre (x, y) = (" + num(x) + ", " + num(y) + ") lies outside the raster [" +
-                          num(r.x0) + ", " + num(x1) + "] x [" + num(r.y0) + ", " + num(y1) + "]");
+      fail(r.path, 0,
+           "at cell centre (x, y) = (" + format_number(x) + ", " + format_number(y) + ") lies outside the raster [" +
+               format_number(r.x0) + ", " + format_number(x1) + "] x [" + format_number(r.y0) + ", " + format_number(y1) + "]");
     const auto axis = [&r](double v, double lo, index_t cells) {
       const double fv = std::clamp((v - lo) / r.cellsize - 0.5, 0.0, static_cast<double>(cells - 1));
       const auto i0 = std::min(static_cast<index_t>(fv), cells - 1);
@@ -466,9 +462,10 @@ std::vector<double> raster_on_grid(Raster&& r, const Grid& g, Resample method) {
   }
   const double tol = 1e-9 * rg.dx;
   if (g.x0 < rg.x0 - tol || g.x1() > rg.x1() + tol || g.y0 < rg.y0 - tol || g.y1() > rg.y1() + tol)
-    fail(r.path, 0, "the raster [" + num(rg.x0) + ", " + num(rg.x1()) + "] x [" + num(rg.y0) + ", " +
-                        num(rg.y1()) + "] does not cover the domain [" + num(g.x0) + ", " + num(g.x1()) + "] x [" +
-                        num(g.y0) + ", " + num(g.y1()) + "]");
+    fail(r.path, 0,
+         "the raster [" + format_number(rg.x0) + ", " + format_number(rg.x1()) + "] x [" + format_number(rg.y0) + ", " +
+             format_number(rg.y1()) + "] does not cover the domain [" + format_number(g.x0) + ", " + format_number(g.x1()) +
+             "] x [" + format_number(g.y0) + ", " + format_number(g.y1()) + "]");
   return resample_raster(r, g, method);
 }
 

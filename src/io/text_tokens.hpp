@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // Private to src/io: the tokens of the text formats read by hand (ESRI ASCII
-// rasters, CSV time series).
+// rasters, CSV time series), and numbers written as text.
 #include <charconv>
 #include <string>
 #include <string_view>
@@ -27,5 +27,8 @@ inline std::string quoted(std::string_view tok) {
   if (tok.size() > max_len) s += "...";
   return "'" + s + "'";
 }
+
+// "%.10g"-style formatting without locale surprises; NaN -> "nan" (atomic_file.cpp).
+std::string format_number(double v, int digits = 10);
 
 }  // namespace shallows::io::detail

@@ -13,6 +13,8 @@
 #include <vector>
 
 namespace shallows::io {
+using detail::format_number;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -33,12 +35,6 @@ std::string_view trim(std::string_view s) {
 bool parse_number(std::string_view tok, double& out) { return detail::parse_token(tok, out); }
 
 using detail::quoted;
-
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
-}
 
 std::vector<std::string_view> split_commas(std::string_view line) {
   std::vector<std::string_view> fields;
@@ -85,7 +81,7 @@ TimeSeries parse_time_series(std::string_view text, const std::string& source, d
     if (!std::isfinite(v)) fail(source, line_no, what + " must be finite, found " + quoted(fields[1]));
     if (!s.t.empty() && !(t > s.t.back()))
       fail(source, line_no,
-           "times must increase strictly, found " + num(t) + " s after " + num(s.t.back()) + " s");
+           "times must increase strictly, found " + format_number(t) + " s after " + format_number(s.t.back()) + " s");
     s.t.push_back(t);
     s.v.push_back(v * value_scale);
   }

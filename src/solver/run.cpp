@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "shallows/core/stopwatch.hpp"
 #include "shallows/io/checkpoint.hpp"
 #include "shallows/exec/mpi/context.hpp"
 #include "shallows/io/output.hpp"
@@ -29,12 +30,6 @@
 
 namespace shallows {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // "%.17g" round-trips doubles; JSON has no NaN, so those become null.
 std::string json_number(double v) {

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <thread>
 
+#include "shallows/core/stopwatch.hpp"
 #include "shallows/exec/mpi/context.hpp"
 #include "shallows/solver/ensemble_statistics.hpp"
 #include "shallows/solver/signals.hpp"
@@ -31,10 +32,6 @@ namespace shallows {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
 fs::path done_file(const fs::path& dir, std::size_t member) {
   fs::path d = member_dir(dir, member);
   return d.replace_filename(d.filename().string() + ".done");

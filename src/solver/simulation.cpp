@@ -23,7 +23,6 @@ bool Simulation::advance_until(double target, const std::function<bool(double, d
   // Batches of steps: a GPU backend synchronises once per batch, and the
   // callback (progress) runs once per batch. The batch grows while a batch
   // takes under a tenth of a second of wall time, so that progress stays live.
-  using Clock = std::chrono::steady_clock;
   while (t_ < target) {
     const auto start = Clock::now();
     const AdvanceResult r = backend_->advance(t_, target, batch_);
@@ -39,7 +38,7 @@ bool Simulation::advance_until(double target, const std::function<bool(double, d
     t_ = r.t;
     steps_ += r.steps;
     if (r.steps > 0) dt_ = r.dt;
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const double seconds = seconds_since(start);
     if (seconds < 0.1 && batch_ < 4096) batch_ *= 2;
     if (seconds > 0.5 && batch_ > 1) batch_ /= 2;
     if (pause(t_, r.dt) && t_ < target) return false;
