@@ -4,7 +4,7 @@ interpreter's start and `import shallows` left out and reported apart) and by it
 loop alone, stepping_seconds); then the time to copy the state of a large grid to numpy.
 
     PYTHONPATH=build/python /usr/bin/python3 tools/python_overhead.py [--backend cpu|cuda] [--n 512] [--end 2]
-        [--repeat 3] [--copy-n 8192]
+        [--repeat 3] [--copy-n 8192] [--format netcdf|vtk|ascii]
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ eta = "(x-50)^2 + (y-50)^2 < 400 ? 2 : 1"
 end = {end}
 output_every = {end}
 [output]
-format = ["netcdf"]
+format = ["{fmt}"]
 """
 
 
@@ -48,6 +48,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: all cores)")
     parser.add_argument("--cli", type=Path, default=ROOT / "build" / "shallows")
+    parser.add_argument("--format", default="netcdf", help="the case's output format (a build without NetCDF: vtk)")
     parser.add_argument("--copy-n", type=int, default=0, help="also time a copy of an n x n state to numpy")
     args = parser.parse_args(argv)
 
@@ -59,7 +60,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     import_seconds = time.perf_counter() - t0
     work = Path(tempfile.mkdtemp(prefix="shallows-overhead-"))
     toml = work / "case.toml"
-    toml.write_text(CASE.format(n=args.n, end=args.end))
+    toml.write_text(CASE.format(n=args.n, end=args.end, fmt=args.format))
     cli_times: List[float] = []
     py_times: List[float] = []
     cli_loop: List[float] = []
@@ -85,10 +86,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         del sim
         print(f"run {k + 1}: shallows run {cli_times[-1]:.3f} s (time loop {cli_loop[-1]:.3f} s), "
               f"Python {py_times[-1]:.3f} s (time loop {py_loop[-1]:.3f} s)", flush=True)
-    same = (work / "cli" / "output.nc").read_bytes() == (work / "python" / "output.nc").read_bytes()
+    # Every output file but summary.json (which holds wall times) the same bytes.
+    files = sorted(f.relative_to(work / "cli") for f in (work / "cli").rglob("*") if f.is_file())
+    same = bool(files) and all((work / "python" / f).is_file() and (work / "cli" / f).read_bytes() ==
+                               (work / "python" / f).read_bytes() for f in files if f.name != "summary.json")
     cli, py = statistics.median(cli_times), statistics.median(py_times)
     cl, pl = statistics.median(cli_loop), statistics.median(py_loop)
-    print(f"{args.n}x{args.n} cells, {steps} steps to t = {args.end:g} s on {args.backend}; output.nc the same bytes: {same}")
+    print(f"{args.n}x{args.n} cells, {steps} steps to t = {args.end:g} s on {args.backend}; the output files the same bytes: {same}")
     print(f"median of {args.repeat}: shallows run {cli:.3f} s, Python {py:.3f} s: Python {100 * (py / cli - 1):+.1f}%"
           f" (import shallows: {import_seconds:.3f} s, once per process)")
     print(f"time loops (summary.json): shallows run {cl:.3f} s, Python {pl:.3f} s: Python {100 * (pl / cl - 1):+.1f}%")

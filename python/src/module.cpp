@@ -410,9 +410,6 @@ class PySimulation {
   // moment is put back as a restart puts it (time, steps, state, maxima, forcing). The depths stay, so the
   // volume does and the surface moves with the bed. The active cells stay those of the case.
   void set_bed(const py::handle& value) {
-    if (sim_->backend().name().rfind("cuda", 0) == 0)
-      throw py::value_error("z: the bed can be written on the CPU backends only, this simulation runs on " +
-                            sim_->backend().name() + " (Simulation(case, backend=\"cpu\"))");
     Problem p = case_.problem;
     std::vector<double> z = to_run_order(p, field_values(p, value, "z"));
     for (std::size_t k = 0; k < z.size(); ++k) {
@@ -827,6 +824,14 @@ class PyEnsemble {
 
 PYBIND11_MODULE(_shallows, m) {
   m.doc() = "The shallows library in Python (compiled part; use the package `shallows`).";
+#if PYBIND11_VERSION_MAJOR == 2 && PYBIND11_VERSION_MINOR < 12
+  // pybind11 before 2.12 reads numpy 1's array structures: with numpy 2 its arrays would crash the interpreter.
+  const auto numpy_version = py::module_::import("numpy").attr("__version__").cast<std::string>();
+  if (numpy_version.rfind("1.", 0) != 0)
+    throw py::import_error("shallows: built with pybind11 " + std::to_string(PYBIND11_VERSION_MAJOR) + "." +
+                           std::to_string(PYBIND11_VERSION_MINOR) + ", which reads numpy 1's arrays only, and numpy " +
+                           numpy_version + " is imported: build the module with pybind11 >= 2.12, or use numpy 1");
+#endif
   static py::exception<io::InputError> case_error(m, "CaseError", PyExc_ValueError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {

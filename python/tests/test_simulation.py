@@ -13,6 +13,11 @@ import pytest
 import shallows
 
 
+# Each backend this build can run: the GPU's where one answers.
+BACKENDS = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not shallows.cuda_available(),
+                                                                  reason="no GPU answers in this build"))]
+
+
 def dam_break(nx: int = 40, ny: int = 8, end: float = 1.0) -> shallows.Case:
     """A dam break over a bump in a closed basin: wet and dry cells, walls, both directions of flow."""
     return shallows.Case({
@@ -189,9 +194,10 @@ def lake(z, h) -> shallows.Case:
     })
 
 
-def test_a_bed_lowered_between_steps_gives_the_run_started_on_that_bed():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_bed_lowered_between_steps_gives_the_run_started_on_that_bed(backend):
     bump = "0.3 * exp(-((x-6)^2 + (y-1)^2))"
-    sim = shallows.Simulation(lake(bump, f"0.8 - {bump}"), threads=1).step(5)
+    sim = shallows.Simulation(lake(bump, f"0.8 - {bump}"), backend=backend, threads=1).step(5)
     assert np.abs(sim.hu).max() < 1e-13  # a lake at rest
     h, volume = sim.h, sim.volume
     z = sim.z
@@ -200,7 +206,7 @@ def test_a_bed_lowered_between_steps_gives_the_run_started_on_that_bed():
     np.testing.assert_array_equal(sim.z, z)
     np.testing.assert_array_equal(sim.h, h)  # the depths stay: the surface dips over the breach
     assert sim.volume == volume and sim.steps == 5
-    fresh = shallows.Simulation(lake(z, h), threads=1)
+    fresh = shallows.Simulation(lake(z, h), backend=backend, threads=1)
     sim.step(30)
     fresh.step(30)
     assert np.abs(sim.hu).max() > 1e-2  # the water flows into the dip
@@ -209,9 +215,10 @@ def test_a_bed_lowered_between_steps_gives_the_run_started_on_that_bed():
     assert sim.volume == pytest.approx(volume, rel=1e-13)
 
 
-def test_a_breach_filled_to_the_lake_level_stays_at_rest():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_breach_filled_to_the_lake_level_stays_at_rest(backend):
     bump = "0.3 * exp(-((x-6)^2 + (y-1)^2))"
-    sim = shallows.Simulation(lake(bump, f"0.8 - {bump}"), threads=1).step(5)
+    sim = shallows.Simulation(lake(bump, f"0.8 - {bump}"), backend=backend, threads=1).step(5)
     z = sim.z
     z[:, 10:14] -= 0.25
     sim.z = z
@@ -223,7 +230,8 @@ def test_a_breach_filled_to_the_lake_level_stays_at_rest():
     assert np.abs(sim.hu).max() < 1e-13 and np.abs(sim.hv).max() < 1e-13
 
 
-def test_a_bed_written_on_a_mesh_is_in_the_file_order_and_gives_the_run_started_on_it(tmp_path):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_bed_written_on_a_mesh_is_in_the_file_order_and_gives_the_run_started_on_it(tmp_path, backend):
     from test_mesh import square_mesh
 
     msh, cells = square_mesh(tmp_path / "square.msh", n=6)
@@ -232,13 +240,13 @@ def test_a_bed_written_on_a_mesh_is_in_the_file_order_and_gives_the_run_started_
         return shallows.Case({"mesh": {"file": str(msh), "ordering": "rcm"}, "bathymetry": {"z": z},
                               "initial": {"h": h}, "time": {"end": 1000.0}})
 
-    sim = shallows.Simulation(basin("0.1 * x", "0.5 - 0.1 * x"), threads=1).step(3)
+    sim = shallows.Simulation(basin("0.1 * x", "0.5 - 0.1 * x"), backend=backend, threads=1).step(3)
     z = sim.z
     z[: cells // 3] -= 0.2  # the first elements of the mesh file
     h, volume = sim.h, sim.volume
     sim.z = z
     np.testing.assert_array_equal(sim.z, z)
-    fresh = shallows.Simulation(basin(z, h), threads=1)
+    fresh = shallows.Simulation(basin(z, h), backend=backend, threads=1)
     sim.step(20)
     fresh.step(20)
     assert np.abs(sim.hu).max() > 1e-3

@@ -703,7 +703,7 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
   DeviceArray<index_t> group_start_;
   unsigned side_groups_ = 0;
   // Dry skipping (params_.skip): the block graph, the flags, the cells each update block computed.
-  DeviceArray<index_t> block_start_, block_neighbours_;
+  DeviceArray<mesh_index> block_start_, block_neighbours_;
   DeviceArray<unsigned char> block_open_, dry_, needed_;
   DeviceArray<unsigned> list_, list_count_;
   unsigned listed_update_blocks_ = 1;

@@ -210,27 +210,35 @@ __global__ void decide_blocks_kernel(const MeshParams<Real> mesh, const Launch l
     need = dry_block_needed(mesh.skip, b);
     mesh.skip.needed[b] = need;
   }
-  const unsigned ballot = __ballot_sync(kFullMask, need);
-  if (ballot == 0) return;
-  const int lane = static_cast<int>(threadIdx.x & 31);
-  unsigned base = 0;
-  if (lane == 0) base = atomicAdd(&mesh.list_count[launch.slot], static_cast<unsigned>(__popc(ballot)));
-  base = __shfl_sync(kFullMask, base, 0);
-  if (need) mesh.list[base + static_cast<unsigned>(__popc(ballot & ((1u << lane) - 1u)))] = static_cast<unsigned>(b);
+  warp_append(mesh.list, &mesh.list_count[launch.slot], need, static_cast<unsigned>(b));
+}
+
+// Calls block(b, i) for each block b on the step's list, a warp each in a
+// grid-stride loop (the warps of an SM take neighbouring entries, mostly
+// neighbouring blocks, whose cells share edges): i is the lane's cell of b
+// (past the last cell in the last block). Every lane of the warp takes part.
+// No more live values than this: the double cell pass runs at its register
+// limit, and entries loaded ahead slowed it (bench/results.md).
+template <class Real, class Block>
+__device__ __forceinline__ void for_listed_blocks(const MeshParams<Real>& mesh, int slot, const Block& block) {
+  const auto count = static_cast<index_t>(mesh.list_count[slot]);
+  const auto warps_per_block = static_cast<index_t>(blockDim.x / 32);
+  const index_t warps = static_cast<index_t>(gridDim.x) * warps_per_block;
+  const auto lane = static_cast<index_t>(threadIdx.x & 31);
+  for (index_t w = static_cast<index_t>(blockIdx.x) * warps_per_block + threadIdx.x / 32; w < count; w += warps) {
+    const auto b = static_cast<index_t>(mesh.list[w]);
+    block(b, b * kDryBlockCells + lane);
+  }
 }
 
 // Calls cell(i) for the cells a grid-stride kernel computes this step: every
-// cell, or with kSkip the cells of the listed blocks, a warp per block.
+// cell, or with kSkip the cells of the listed blocks.
 template <class Real, bool kSkip, class Cell>
 __device__ __forceinline__ void for_step_cells(const MeshParams<Real>& mesh, int slot, const Cell& cell) {
   if constexpr (kSkip) {
-    const auto count = static_cast<index_t>(mesh.list_count[slot]);
-    const index_t warps = static_cast<index_t>(gridDim.x) * (blockDim.x / 32);
-    const auto lane = static_cast<index_t>(threadIdx.x & 31);
-    for (index_t w = static_cast<index_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32; w < count; w += warps) {
-      const index_t i = static_cast<index_t>(mesh.list[w]) * kDryBlockCells + lane;
+    for_listed_blocks(mesh, slot, [&](index_t, index_t i) {
       if (i < mesh.cells) cell(i);
-    }
+    });
   } else {
     const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
     for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < mesh.cells; i += stride) cell(i);
@@ -431,25 +439,20 @@ __global__ void __launch_bounds__(kUpdateThreads)
   const Ctrl c = mesh.ctrl[launch.slot];
   double dt = 0, t = 0;
   if (!step_prologue<Real, kResetRate>(mesh, launch, c, dt, t)) return;
-  const auto count = static_cast<index_t>(mesh.list_count[launch.slot]);
-  const index_t warps = static_cast<index_t>(gridDim.x) * (kUpdateThreads / 32);
-  const auto lane = static_cast<index_t>(threadIdx.x & 31);
   double volume = 0;
   unsigned cells = 0;
-  for (index_t w = static_cast<index_t>(blockIdx.x) * (kUpdateThreads / 32) + threadIdx.x / 32; w < count;
-       w += warps) {
-    const index_t b = mesh.list[w];
-    const index_t i = b * kDryBlockCells + lane;
+  for_listed_blocks(mesh, launch.slot, [&](index_t b, index_t i) {
     bool dry = true;
     if (i < mesh.cells) {
       dry = update_cell(mesh, i, dt, t, volume);
       ++cells;
     }
     mark_block(mesh, b, dry);
-  }
+  });
   warp_add_nonzero(mesh.positivity_sum, volume);
   cells = __reduce_add_sync(kFullMask, cells);
-  if (lane == 0 && cells > 0) atomicAdd(&mesh.computed[blockIdx.x], static_cast<unsigned long long>(cells));
+  if ((threadIdx.x & 31) == 0 && cells > 0)
+    atomicAdd(&mesh.computed[blockIdx.x], static_cast<unsigned long long>(cells));
 }
 
 // ---------------------------------------------------------------- passive scalars

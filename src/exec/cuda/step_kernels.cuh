@@ -555,15 +555,7 @@ __global__ void list_kernel(const Params<Real> grid, const Launch launch) {
     need = !dry || !grid.same[chunk];
     if (!need) grid.dry[1 - parity][chunk] = 1;
   }
-  const unsigned ballot = __ballot_sync(kFullMask, need);
-  if (ballot != 0) {
-    const int lane = threadIdx.x & 31;
-    unsigned base = 0;
-    if (lane == 0) base = atomicAdd(&grid.list_count[launch.slot], static_cast<unsigned>(__popc(ballot)));
-    base = __shfl_sync(kFullMask, base, 0);
-    if (need)
-      grid.list[base + static_cast<unsigned>(__popc(ballot & ((1u << lane) - 1u)))] = static_cast<unsigned>(chunk);
-  }
+  warp_append(grid.list, &grid.list_count[launch.slot], need, static_cast<unsigned>(chunk));
 }
 
 // ---------------------------------------------------------------- first rhs

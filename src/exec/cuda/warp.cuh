@@ -26,6 +26,20 @@ __device__ __forceinline__ void warp_add_nonzero(double* target, double v) {
   if ((threadIdx.x & 31u) == 0) atomicAdd(target, v);
 }
 
+// Appends item to list where keep is set, with one atomic on *count per warp:
+// the places follow the lanes within a warp, the warps' order is the atomics'
+// (it varies from run to run; the lists' users do not depend on it). Every
+// lane of the warp must call it.
+__device__ __forceinline__ void warp_append(unsigned* list, unsigned* count, bool keep, unsigned item) {
+  const unsigned ballot = __ballot_sync(kFullMask, keep);
+  if (ballot == 0) return;
+  const unsigned lane = threadIdx.x & 31u;
+  unsigned base = 0;
+  if (lane == 0) base = atomicAdd(count, static_cast<unsigned>(__popc(ballot)));
+  base = __shfl_sync(kFullMask, base, 0);
+  if (keep) list[base + static_cast<unsigned>(__popc(ballot & ((1u << lane) - 1u)))] = item;
+}
+
 template <class Real>
 __device__ __forceinline__ State<Real> shfl_down(State<Real> s, int d) {
   return {shfl_down(s.h, d), shfl_down(s.hu, d), shfl_down(s.hv, d)};

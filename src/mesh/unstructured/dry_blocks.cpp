@@ -2,6 +2,7 @@
 #include "shallows/mesh/unstructured/dry_blocks.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -15,7 +16,7 @@ DryBlockGraph dry_block_graph(index_t cells, const std::vector<mesh_index>& edge
   g.blocks = (cells + kDryBlockCells - 1) / kDryBlockCells;
   const auto blocks = static_cast<std::size_t>(g.blocks);
   g.open.assign(blocks, 0);
-  std::vector<std::vector<index_t>> near(blocks);
+  std::vector<std::vector<mesh_index>> near(blocks);
   for (std::size_t e = 0; e < edge_left.size(); ++e) {
     const mesh_index l = edge_left[e], r = edge_right[e];
     if (l < 0 || l >= cells || r >= cells)
@@ -28,16 +29,18 @@ DryBlockGraph dry_block_graph(index_t cells, const std::vector<mesh_index>& edge
     }
     const index_t br = dry_block_of(r);
     if (br == bl) continue;
-    near[static_cast<std::size_t>(bl)].push_back(br);
-    near[static_cast<std::size_t>(br)].push_back(bl);
+    near[static_cast<std::size_t>(bl)].push_back(static_cast<mesh_index>(br));
+    near[static_cast<std::size_t>(br)].push_back(static_cast<mesh_index>(bl));
   }
   g.start.assign(blocks + 1, 0);
   for (std::size_t b = 0; b < blocks; ++b) {
-    std::vector<index_t>& v = near[b];
+    std::vector<mesh_index>& v = near[b];
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());
     g.neighbours.insert(g.neighbours.end(), v.begin(), v.end());
-    g.start[b + 1] = static_cast<index_t>(g.neighbours.size());
+    if (g.neighbours.size() > static_cast<std::size_t>(std::numeric_limits<mesh_index>::max()))
+      throw std::invalid_argument("dry_block_graph: more block neighbours than 32-bit indices hold");
+    g.start[b + 1] = static_cast<mesh_index>(g.neighbours.size());
   }
   return g;
 }

@@ -29,8 +29,8 @@ constexpr index_t kDryBlockCells = 32;
 // The block graph and flags, as the loops read them (host or device memory).
 // start == nullptr: no skipping.
 struct DryBlocks {
-  const index_t* start = nullptr;        // block b's neighbours: neighbours[start[b] .. start[b + 1])
-  const index_t* neighbours = nullptr;
+  const mesh_index* start = nullptr;     // block b's neighbours: neighbours[start[b] .. start[b + 1])
+  const mesh_index* neighbours = nullptr;
   const unsigned char* open = nullptr;   // 1: the block has an edge on an open boundary group (never dry)
   unsigned char* dry = nullptr;          // 1: every cell a dry fixed point or inactive (after the last update)
   unsigned char* needed = nullptr;       // this step's decision, for the passes that follow the first
@@ -53,7 +53,7 @@ SHALLOWS_HD bool dry_block_needed(const DryBlocks& d, index_t b) {
 // group: one whose condition (groups, by group) is not a wall.
 struct DryBlockGraph {
   index_t blocks = 0;
-  std::vector<index_t> start, neighbours;
+  std::vector<mesh_index> start, neighbours;  // 32-bit: half the bytes for each step's decision to read
   std::vector<unsigned char> open;
 };
 
