@@ -51,22 +51,29 @@ struct Fnv {
   }
 };
 
+void mix_arrays(Fnv& f, const io::FieldArrays& arrays) {
+  for (const auto& [key, values] : arrays) {
+    f.mix(key);
+    f.mix(std::string_view(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double)));
+  }
+}
+
 // What a member's result must match to be taken as done: the case file's text (and arrays), the command line's
 // --set and the member's values. Another [ensemble] or case file runs the member again. The case's part, the same
 // for every member, is mixed once (case_fingerprint); each member's goes on from it.
 Fnv case_fingerprint(const std::string& case_text, const io::FieldArrays& arrays) {
   Fnv f;
   f.mix(case_text);
-  for (const auto& [key, values] : arrays) {
-    f.mix(key);
-    f.mix(std::string_view(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double)));
-  }
+  mix_arrays(f, arrays);
   return f;
 }
 
-std::uint64_t member_fingerprint(Fnv f, const std::vector<std::string>& sets, const io::EnsembleMember& member) {
+// Its own arrays where `source` gives member m some.
+std::uint64_t member_fingerprint(Fnv f, const std::vector<std::string>& sets, const EnsembleCase& source,
+                                 const io::Ensemble& ensemble, std::size_t m) {
   for (const std::string& s : sets) f.mix(s);
-  for (const std::string& s : member.overrides()) f.mix(s);
+  for (const std::string& s : ensemble.members[m].overrides()) f.mix(s);
+  if (m < source.member_arrays.size()) mix_arrays(f, source.member_arrays[m]);
   return f.h;
 }
 
@@ -173,7 +180,7 @@ MemberOutcome run_member(Shared& sh, std::size_t m, int threads) {
     r.mass_balance_residual = s.mass_balance.checked ? s.mass_balance.relative_residual : std::nan("");
     r.wall_seconds = seconds_since(start);
     r.steps = s.steps;
-    r.fingerprint = member_fingerprint(sh.case_hash, sh.options.sets, sh.ensemble.members[m]);
+    r.fingerprint = member_fingerprint(sh.case_hash, sh.options.sets, sh.source, sh.ensemble, m);
     io::write_member_result(done_file(sh.dir, m), r);
     out.report.ok = true;
   } catch (const std::exception& e) {
@@ -268,8 +275,14 @@ io::Case load_member_case(const EnsembleCase& source, const io::Ensemble& ensemb
   std::vector<std::string> all = sets;
   const std::vector<std::string> own = ensemble.members[member].overrides();
   all.insert(all.end(), own.begin(), own.end());
-  if (!source.file.empty()) return io::load_case(source.file, all, source.arrays);
-  return io::parse_case(source.text, source.source_name, source.base_dir, all, source.arrays);
+  std::optional<io::FieldArrays> merged;
+  if (member < source.member_arrays.size() && !source.member_arrays[member].empty()) {
+    merged = source.arrays;
+    for (const auto& [key, values] : source.member_arrays[member]) (*merged)[key] = values;
+  }
+  const io::FieldArrays& arrays = merged ? *merged : source.arrays;
+  if (!source.file.empty()) return io::load_case(source.file, all, arrays);
+  return io::parse_case(source.text, source.source_name, source.base_dir, all, arrays);
 }
 
 std::string list_members(const io::Ensemble& ensemble) {
@@ -331,7 +344,7 @@ EnsembleSummary run_ensemble(const EnsembleCase& source, const io::Ensemble& ens
   for (std::size_t m = 0; m < ensemble.members.size(); ++m) {
     std::optional<io::MemberResult> r = io::read_member_result(done_file(sh.dir, m));
     if (r && r->maxima.max_h.size() == sh.cells &&
-        r->fingerprint == member_fingerprint(sh.case_hash, options.sets, ensemble.members[m])) {
+        r->fingerprint == member_fingerprint(sh.case_hash, options.sets, source, ensemble, m)) {
       reports[m].ok = true;
       reports[m].result = std::move(*r);
       ++summary.skipped;
