@@ -3,8 +3,9 @@
 # rank running its share of the members as one-rank runs): the members'
 # folders (their summary.json and NNNN.done aside: wall times), ensemble.nc
 # and the exceedance maps are the same bytes, and ensemble.csv is the same
-# but for its wall_seconds column; the failing
-# member is reported on every run and the job exits 2.
+# but for its wall_seconds column; the failing member is reported on every
+# run and the job exits 2; an ensemble stopped by SIGINT on 2 ranks and run
+# again writes the ensemble.nc of one process.
 # Usage: ensemble_ranks.sh SHALLOWS MPIRUN WORKDIR CASE
 set -uo pipefail
 shallows=$1 mpirun=$2 work=$3 case=$4
@@ -43,5 +44,14 @@ done
 # A rerun on 2 ranks runs nothing and rebuilds the same ensemble.nc.
 "$mpirun" --oversubscribe -np 2 "$shallows" run "$case" -t 1 -q -o "$work/np2" 2>/dev/null
 cmp -s "$work/one/ensemble.nc" "$work/np2/ensemble.nc" || fail "2 ranks, rerun: ensemble.nc differs"
+# Stopped by SIGINT inside the first members on 2 ranks (exit 130, no ensemble files), then run again: the
+# ensemble.nc of one process.
+SHALLOWS_TEST_SIGNAL=2@1.0 "$mpirun" --oversubscribe -np 2 "$shallows" run "$case" -t 1 -q -o "$work/stopped" \
+  >/dev/null 2>"$work/stopped.err"
+rc=$?
+[ $rc -eq 130 ] || { cat "$work/stopped.err"; fail "2 ranks, stopped: exit code $rc, not 130"; }
+[ ! -e "$work/stopped/ensemble.nc" ] || fail "2 ranks, stopped: ensemble.nc written"
+"$mpirun" --oversubscribe -np 2 "$shallows" run "$case" -t 1 -q -o "$work/stopped" >/dev/null 2>&1
+cmp -s "$work/one/ensemble.nc" "$work/stopped/ensemble.nc" || fail "2 ranks, resumed: ensemble.nc differs"
 [ $status -eq 0 ] && echo "ensemble on 1, 2 and 3 ranks: the same files"
 exit $status
