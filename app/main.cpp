@@ -43,7 +43,7 @@ int run_command(const RunCommand& r) {
     throw io::InputError((r.case_file.empty() ? std::string("<built-in>") : r.case_file) +
                          ": --member and --dry-run need an [ensemble] section (docs/ensembles.md)");
   if (r.dry_run) {
-    std::fputs(list_members(ensemble).c_str(), stdout);
+    if (mpi::rank() == 0) std::fputs(list_members(ensemble).c_str(), stdout);
     return 0;
   }
   if (!ensemble.empty() && r.member < 0) {

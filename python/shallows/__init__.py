@@ -383,10 +383,11 @@ def _member_rows(members: Members) -> list:
             if not isinstance(key, str):
                 raise TypeError(f"members: keys must be strings such as 'physics.manning', found {key!r}")
             if isinstance(column, np.ndarray):
-                if column.ndim != 1:
-                    raise ValueError(f"members['{key}']: expected one value per member (1-D), found shape "
-                                     f"{column.shape}")
-                column = column.tolist()
+                if column.ndim == 0:
+                    raise ValueError(f"members['{key}']: expected one value per member (1-D), or a field per "
+                                     f"member stacked along the first axis, found a 0-D array")
+                # 1-D: a value per member; more: a field per member along the first axis.
+                column = column.tolist() if column.ndim == 1 else list(column)
             elif isinstance(column, (str, bytes, Mapping)) or not isinstance(column, Sequence):
                 raise TypeError(f"members['{key}']: expected an array or list of one value per member, found "
                                 f"{type(column).__name__}")
@@ -412,6 +413,18 @@ def _member_rows(members: Members) -> list:
     # NaN: the member leaves the key at the case's value (a dict of arrays where members vary different keys).
     return [{k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()
              if not (isinstance(v, (float, np.floating)) and np.isnan(v))} for row in rows]
+
+
+def _member_arrays(rows: list) -> list:
+    """Takes the numpy arrays (fields given per cell) out of the member rows: each goes to the member's
+    ``{key: array}``, and its key in the row holds the text the case reader puts at an array's key."""
+    arrays = []
+    for row in rows:
+        own = {k: v for k, v in row.items() if isinstance(v, np.ndarray) and v.ndim > 0}
+        for k in own:
+            row[k] = _shallows.array_placeholder
+        arrays.append(own)
+    return arrays
 
 
 class Ensemble:
@@ -442,7 +455,11 @@ class Ensemble:
         dict of equal-length arrays or lists (``{"physics.manning": np.array([0.02, 0.04])}``), keys as
         :meth:`Case.set` takes them and values as one value each (numbers, strings, expressions, dicts such as
         ``{"file": "dem2.tif"}``); ``weight`` (> 0, default 1) weighs a member in the statistics; NaN leaves a
-        key at the case's value. None: the case file's own ``[ensemble]`` (members, product or sample).
+        key at the case's value. A field key (``bathymetry.z``, ``physics.manning``, ``initial.eta``, ...) also
+        takes a numpy array per member, as :meth:`Case.set` takes it (shape ``(ny, nx)`` or ``(cells,)``): in a
+        list of dicts, or in a dict of arrays as a list of arrays or one array of the members' fields stacked
+        along its first axis (``(members, ny, nx)``); the member's value in the tables is then
+        ``"<values per cell>"``. None: the case file's own ``[ensemble]`` (members, product or sample).
         thresholds: depths (m) of the exceedance maps (default ``[0.1, 0.5, 1.0]``); percentiles: of max depth
         and speed (default ``[10, 50, 90]``), both increasing. A bad key or value raises :class:`CaseError`
         naming the member and the key.
@@ -450,13 +467,15 @@ class Ensemble:
         if not isinstance(case, Case):
             raise TypeError(f"Ensemble: expected a shallows.Case, found {type(case).__name__}")
         table: dict = {}
+        self._arrays: list = []
         if members is not None:
             table["members"] = _member_rows(members)
+            self._arrays = _member_arrays(table["members"])
         for name, values in (("thresholds", thresholds), ("percentiles", percentiles)):
             if values is not None:
                 table[name] = [float(v) for v in np.asarray(values, dtype=float).ravel()]
         self.case: Case = case.copy()
-        self._e = _shallows.Ensemble(self.case._c, table or None)
+        self._e = _shallows.Ensemble(self.case._c, table or None, self._arrays if any(self._arrays) else None)
 
     def __len__(self) -> int:
         return len(self._e)
@@ -475,8 +494,12 @@ class Ensemble:
     def member_case(self, member: int) -> Case:
         """Member ``member``'s case (0-based): the case, then the member's values, as the ensemble runs it."""
         c = self.case.copy()
+        own = self._arrays[int(member)] if int(member) < len(self._arrays) else {}
         for o in self._e.overrides(int(member)):
             key, value = o.split("=", 1)
+            if key not in own:
+                c.set(key, value)
+        for key, value in own.items():
             c.set(key, value)
         return c
 

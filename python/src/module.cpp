@@ -641,7 +641,10 @@ py::array_t<double> members_fields(const Problem& p, const std::vector<std::vect
 class PyEnsemble {
  public:
   // table: the [ensemble] section as a dict (members, thresholds, percentiles); none: the case's own.
-  PyEnsemble(const PyCase& c, const std::optional<py::dict>& table) : case_(c) {
+  // arrays: per member, {key: numpy array} of fields given per cell, checked as Case.set checks them; the
+  // member's key in `table` holds io::array_placeholder.
+  PyEnsemble(const PyCase& c, const std::optional<py::dict>& table, const std::optional<py::list>& arrays)
+      : case_(c) {
     toml::table root;
     const std::string text = c.source_text(), name = c.source_name();
     try {
@@ -670,12 +673,24 @@ class PyEnsemble {
     std::ostringstream os;
     os << toml::toml_formatter(root);
     ensemble_ = io::read_ensemble(os.str(), name);
-    // An array on the case takes the place of its key's value, whatever a member sets.
-    for (const std::string& key : ensemble_.keys)
-      if (c.arrays().count(key))
-        throw io::InputError(name + ": [ensemble]: '" + key +
-                             "' is given to the case as an array, which members cannot vary: set it on the case as " +
-                             "a number or an expression, or leave it out of the members");
+    if (arrays) {
+      if (arrays->size() != ensemble_.members.size())
+        throw py::value_error("arrays: " + std::to_string(arrays->size()) + " members, the table " +
+                              std::to_string(ensemble_.members.size()));
+      member_arrays_.resize(arrays->size());
+      for (std::size_t m = 0; m < arrays->size(); ++m)
+        for (const auto& [k, v] : (*arrays)[m].cast<py::dict>()) {
+          const std::string key = k.cast<std::string>();
+          member_arrays_[m][key] = field_values(c.get().problem, v, "members[" + std::to_string(m) + "]: " + key);
+        }
+    }
+    // An array on the case takes the place of its key's value, whatever a member sets but an array of its own.
+    for (std::size_t m = 0; m < ensemble_.members.size(); ++m)
+      for (const io::EnsembleValue& v : ensemble_.members[m].values)
+        if (c.arrays().count(v.key) && (m >= member_arrays_.size() || !member_arrays_[m].count(v.key)))
+          throw io::InputError(name + ": [ensemble]: '" + v.key +
+                               "' is given to the case as an array, which members can vary only by arrays of their "
+                               "own: set it on the case as a number or an expression, or give the members arrays");
   }
 
   py::dict run(const fs::path& output, int jobs, int threads, const std::string& backend, bool quiet) {
@@ -693,7 +708,8 @@ class PyEnsemble {
     options.progress = !quiet;
     std::vector<io::MemberReport> reports;
     options.reports = &reports;
-    const EnsembleCase source = case_.source();
+    EnsembleCase source = case_.source();
+    source.member_arrays = member_arrays_;
     EnsembleSummary s;
     {
       py::gil_scoped_release release;
@@ -816,6 +832,7 @@ class PyEnsemble {
  private:
   PyCase case_;
   io::Ensemble ensemble_;
+  std::vector<io::FieldArrays> member_arrays_;
   std::optional<std::vector<io::MemberReport>> reports_;
   fs::path output_dir_;
 };
@@ -883,8 +900,10 @@ PYBIND11_MODULE(_shallows, m) {
       .def_property_readonly("volume", &PySimulation::volume)
       .def_property_readonly("backend", &PySimulation::backend_name);
 
+  m.attr("array_placeholder") = std::string(io::array_placeholder);
   py::class_<PyEnsemble>(m, "Ensemble")
-      .def(py::init<const PyCase&, const std::optional<py::dict>&>(), py::arg("case"), py::arg("table"))
+      .def(py::init<const PyCase&, const std::optional<py::dict>&, const std::optional<py::list>&>(),
+           py::arg("case"), py::arg("table"), py::arg("arrays") = py::none())
       .def("run", &PyEnsemble::run, py::arg("output"), py::arg("jobs"), py::arg("threads"), py::arg("backend"),
            py::arg("quiet"))
       .def("members", &PyEnsemble::members)

@@ -183,17 +183,67 @@ def test_ensemble_errors_name_the_argument_the_member_and_the_key() -> None:
     with pytest.raises(ValueError, match=r"members: the arrays differ in length .*'physics.manning' has 2, "
                                          r"'rain.scale' has 3"):
         shallows.Ensemble(case, members={"physics.manning": [0.01, 0.02], "rain.scale": [1, 2, 3]})
-    with pytest.raises(ValueError, match=r"members\['physics.manning'\]: expected one value per member \(1-D\)"):
+    with pytest.raises(ValueError, match=r"members\[0\]: physics.manning: the grid has ny x nx = 2 x 12 cells: "
+                                         r"expected shape \(2, 12\), row 0 the southern row, found \(2,\)"):
         shallows.Ensemble(case, members={"physics.manning": np.zeros((2, 2))})
     with pytest.raises(TypeError, match=r"members\[1\]: expected a dict"):
         shallows.Ensemble(case, members=[{"physics.manning": 0.01}, 0.02])
-    with pytest.raises(TypeError, match=r"physics.manning: a member's value is one value"):
-        shallows.Ensemble(case, members=[{"physics.manning": np.full((2, 12), 0.01)}])
+    with pytest.raises(TypeError, match=r"members\[0\]: physics.manning: expected an array of numbers"):
+        shallows.Ensemble(case, members=[{"physics.manning": np.array([["a"] * 12] * 2)}])
     with pytest.raises(shallows.CaseError, match=r"'initial.eta' is given to the case as an array"):
         shallows.Ensemble(case, members=[{"initial.eta": 1.0}])
+    with pytest.raises(shallows.CaseError, match=r"members\[0\]: unknown key 'physics.maning'"):
+        shallows.Ensemble(case, members=[{"physics.maning": np.full((2, 12), 0.01)}])
     with pytest.raises(shallows.CaseError, match=r"thresholds: must increase"):
         shallows.Ensemble(case, members=[{}], thresholds=[0.5, 0.1])
     with pytest.raises(shallows.CaseError, match=r"no \[ensemble\] section"):
         shallows.Ensemble(case)
     with pytest.raises(ValueError, match=r"has not run: call run\(\) first"):
         shallows.Ensemble(case, members=[{}]).to_xarray()
+
+
+def test_members_given_arrays_are_the_runs_of_those_arrays_set_on_a_case(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    case = dam_break()
+    ny, nx = case.shape
+    beds = np.stack([0.02 * case.x[None, :].repeat(ny, axis=0), np.zeros((ny, nx))])
+    manning = np.full((ny, nx), 0.02)
+    manning[:, nx // 2:] = 0.06
+    # A list of dicts (an array beside a number), and a dict with the members' beds stacked along the first axis.
+    listed = shallows.Ensemble(case, members=[{"bathymetry.z": beds[0], "physics.manning": 0.01},
+                                              {"bathymetry.z": beds[1], "physics.manning": manning}])
+    stacked = shallows.Ensemble(case, members={"bathymetry.z": beds, "physics.manning": [0.01, manning]})
+    assert listed.keys == stacked.keys == ["bathymetry.z", "physics.manning"]
+    assert listed.members["bathymetry.z"].tolist() == ["<values per cell>"] * 2
+    np.testing.assert_array_equal(listed.members["physics.manning"], ["0.01", "<values per cell>"])
+    listed.run(threads=1, output=tmp_path / "listed")
+    stacked.run(threads=1, output=tmp_path / "stacked")
+    ds = listed.to_xarray()
+    assert ds["ok"].values.tolist() == [True, True]
+    for m in range(2):
+        alone = case.copy().set("bathymetry.z", beds[m]).set("physics.manning", [0.01, manning][m])
+        alone.output_dir = tmp_path / f"alone{m}"
+        sim = shallows.Simulation(alone, threads=1)
+        sim.run()
+        np.testing.assert_array_equal(ds["max_h"].values[m], sim.max_h)
+        np.testing.assert_array_equal(ds["max_speed"].values[m], sim.max_speed)
+        member_dir = tmp_path / "listed" / "members" / f"{m:04d}"
+        for name in ("output.nc",):
+            assert (member_dir / name).read_bytes() == (tmp_path / f"alone{m}" / name).read_bytes(), name
+            assert (tmp_path / "stacked" / "members" / f"{m:04d}" / name).read_bytes() == \
+                (member_dir / name).read_bytes(), name
+        # member_case gives the member's own arrays.
+        np.testing.assert_array_equal(listed.member_case(m).field("z"), beds[m])
+    np.testing.assert_array_equal(stacked.to_xarray()["max_h"].values, ds["max_h"].values)
+    # The beds made the runs differ; a rerun skips both, and other arrays run again.
+    assert not np.array_equal(ds["max_h"].values[0], ds["max_h"].values[1])
+    assert listed.run(threads=1, output=tmp_path / "listed")["skipped"] == 2
+    other = shallows.Ensemble(case, members=[{"bathymetry.z": beds[1], "physics.manning": 0.01},
+                                             {"bathymetry.z": beds[1], "physics.manning": manning}])
+    assert other.run(threads=1, output=tmp_path / "listed") == {
+        "members": 2, "ran": 1, "skipped": 1, "failed": 0, "output_dir": tmp_path / "listed"}
+    # An array at a key that takes none fails its member alone, the message naming the key.
+    bad = shallows.Ensemble(case, members=[{"physics.g": np.full((ny, nx), 9.81)}, {}])
+    assert bad.run(threads=1, output=tmp_path / "bad")["failed"] == 1
+    assert bad.to_xarray()["message"].values[0] == "array: physics.g: takes a number, not values per cell"

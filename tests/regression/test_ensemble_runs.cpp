@@ -283,6 +283,46 @@ TEST(EnsembleRuns, BadKeysStopTheEnsembleBeforeAnyMemberRuns) {
   EXPECT_EQ(out_of_range.output, "shallows: error: --member 4: the ensemble has 4 members (0 to 3)\n");
 }
 
+// A source and an inflow segment scaled by 2 from [ensemble]: the bytes of the case written with the doubled
+// discharges (scale 2 on a constant is exact), and their keys in ensemble.csv.
+TEST(EnsembleRuns, ScaledSourceAndSegmentAreTheBytesOfTheDoubledDischarges) {
+  const fs::path dir = temp_dir("ens-scale");
+  std::string plain = kGridCase.substr(0, kGridCase.find("[ensemble]"));
+  plain.replace(plain.find("[physics]"), 0,
+                "[[boundary.segment]]\nside = \"west\"\nfrom = 0.5\nto = 1.5\ntype = \"inflow\"\ndischarge = 0.375\n"
+                "[[source]]\nname = \"spring\"\nx = 8.2\ny = 1.3\ndischarge = 0.125\n");
+  const std::string ensemble =
+      plain + "[ensemble]\nmembers = [ { \"source[spring].scale\" = 2.0, \"boundary.segment[0].scale\" = 2.0 },"
+              " { \"source[0].scale\" = 0.5 } ]\n";
+  std::string doubled = plain;
+  doubled.replace(doubled.find("discharge = 0.375"), 17, "discharge = 0.75");
+  doubled.replace(doubled.find("discharge = 0.125"), 17, "discharge = 0.25");
+  const fs::path ens_dir = dir / "ens", twice_dir = dir / "twice";
+  fs::create_directories(ens_dir);
+  fs::create_directories(twice_dir);
+  const fs::path ens_file = write_case(ens_dir, ensemble), twice_file = write_case(twice_dir, doubled);
+  const Result r = shell(kEnv, "run " + ens_file.string() + " -q -t 1 -o " + (dir / "out").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  const Result t = shell(kEnv, "run " + twice_file.string() + " -q -t 1 -o " + (dir / "plain").string());
+  ASSERT_EQ(t.code, 0) << t.output;
+  expect_same_files(dir / "out" / "members" / "0000", dir / "plain");
+  const std::vector<std::string> rows = split(read(dir / "out" / "ensemble.csv"), '\n');
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].rfind("member,boundary.segment[0].scale,source[0].scale,source[spring].scale,weight,status,", 0),
+            0u)
+      << rows[0];
+  EXPECT_EQ(rows[1].rfind("0,2,,2,1,ok,", 0), 0u) << rows[1];
+  EXPECT_EQ(rows[2].rfind("1,,0.5,,1,ok,", 0), 0u) << rows[2];
+  // A bad value fails its member alone, the message naming the key.
+  std::string bad = ensemble;
+  bad.replace(bad.find("\"source[0].scale\" = 0.5"), 23, "\"source[0].scale\" = -1.0");
+  const fs::path bad_file = write_case(dir, bad);
+  const Result b = shell(kEnv, "run " + bad_file.string() + " -q -t 1 -o " + (dir / "bad").string());
+  EXPECT_EQ(b.code, 2) << b.output;
+  EXPECT_NE(b.output.find("member 1 failed: --set: source[0].scale: must be >= 0, found -1"), std::string::npos)
+      << b.output;
+}
+
 #if defined(SHALLOWS_HAVE_NETCDF)
 // The example cases/valley-ensemble (12 members) at 100 m cells for its first half hour, the DEM from its ESRI
 // ASCII twin: ensemble.nc's exceedance is the fraction of its max_depth members above each threshold.

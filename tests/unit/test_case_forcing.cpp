@@ -602,7 +602,7 @@ TEST_F(ForcingCaseTest, SourceErrors) {
                              "[[source]]\nname = \"a\"\nx = 3\ny = 13\ndischarge = 1\n"),
             "case.toml: source[1].name: source name 'a' used twice");
   EXPECT_EQ(error_of(kForcingBase + "[[source]]\nx = 1\ny = 13\ndischarge = 1\nzzzzzzz = 2\n"),
-            "case.toml: unknown key 'source[0].zzzzzzz' (valid: name, x, y, discharge, concentration)");
+            "case.toml: unknown key 'source[0].zzzzzzz' (valid: name, x, y, discharge, scale, concentration)");
   EXPECT_EQ(error_of(kForcingBase + "[[source]]\nx = 1\ny = 13\ndischarge = [1, 2]\n"),
             "case.toml: source[0].discharge: expected a number (m^3/s) or a CSV file name, found array");
   write("short.csv", "0,1\n600,2\n");
@@ -851,7 +851,7 @@ TEST_F(ForcingCaseTest, SegmentErrors) {
             "case.toml: boundary.segment[0].type: missing (inflow, level, open or wall)");
   EXPECT_EQ(error_of(kForcingBase + segment("west", 10, 16, inflow + "zzzzzzzzzz = 2\n")),
             "case.toml: unknown key 'boundary.segment[0].zzzzzzzzzz' (valid: side, from, to, type, hydrograph, "
-            "discharge, eta, concentration)");
+            "discharge, scale, eta, concentration)");
   EXPECT_EQ(error_of(kForcingBase + "[boundary]\nsegment = 3\n"),
             "case.toml: boundary.segment: expected an array of tables [[boundary.segment]] with side, from, to, type, "
             "found integer 3");

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <tuple>
@@ -185,6 +186,110 @@ TEST(EnsembleCase, RainScaleMultipliesTheRates) {
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(), "--set: rain.scale: must be >= 0, found -1");
   }
+}
+
+namespace {
+
+// A point source and an inflow segment (a walled west side), constant discharges; scale multiplies each.
+const std::string with_sources = base + R"(
+[boundary]
+west = "wall"
+[[boundary.segment]]
+side = "west"
+from = 0.0
+to = 2.0
+type = "inflow"
+discharge = 0.75
+[[source]]
+name = "well"
+x = 2.5
+y = 0.5
+discharge = 0.125
+[[source]]
+x = 3.5
+y = 1.5
+discharge = -0.5
+)";
+
+std::string case_error(const std::string& text, const std::vector<std::string>& sets) {
+  try {
+    parse_case(text, "case.toml", ".", sets);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+std::vector<double> discharges(const shallows::io::Case& c) {
+  std::vector<double> q;
+  for (const auto& s : c.problem.forcing.sources) q.push_back(s.discharge.v.at(0));
+  return q;
+}
+
+} // namespace
+
+TEST(EnsembleCase, SourceAndSegmentScaleMultiplyTheirDischargePickedByIndexOrName) {
+  EXPECT_EQ(discharges(parse_case(with_sources, "case.toml", ".")), (std::vector<double>{0.125, -0.5, 0.75}));
+  // The file's sources in order, then the inflow segments.
+  const auto scaled = parse_case(with_sources, "case.toml", ".",
+                                 {"source[well].scale=2", "source[1].scale=0.5", "boundary.segment[0].scale=4"});
+  EXPECT_EQ(discharges(scaled), (std::vector<double>{0.25, -0.25, 3.0}));
+  EXPECT_EQ(discharges(parse_case(with_sources, "case.toml", ".", {"source[0].scale=2"})),
+            discharges(parse_case(with_sources, "case.toml", ".", {"source[well].scale=2"})));
+  // A scale in the file, and a whole entry replaced through its index.
+  std::string in_file = with_sources;
+  in_file.replace(in_file.find("discharge = 0.125"), 17, "discharge = 0.125\nscale = 3");
+  EXPECT_EQ(discharges(parse_case(in_file, "case.toml", "."))[0], 0.375);
+  const auto replaced =
+      parse_case(with_sources, "case.toml", ".", {"source[1]={ x = 0.5, y = 0.5, discharge = 0.0625 }"});
+  EXPECT_EQ(discharges(replaced), (std::vector<double>{0.125, 0.0625, 0.75}));
+}
+
+TEST(EnsembleCase, SourceAndSegmentScaleScaleASeries) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("shallows-scale-" +
+                                                                               std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir / "q.csv") << "time,q\n0,1.5\n10,2.5\n";
+  }
+  std::string text = with_sources;
+  text.replace(text.find("discharge = 0.75"), 16, "hydrograph = \"q.csv\"");
+  text.replace(text.find("discharge = 0.125"), 17, "discharge = \"q.csv\"");
+  const auto c = parse_case(text, "case.toml", dir, {"source[0].scale=2", "boundary.segment[0].scale=0.5"});
+  EXPECT_EQ(c.problem.forcing.sources[0].discharge.v, (std::vector<double>{3.0, 5.0}));
+  EXPECT_EQ(c.problem.forcing.sources[2].discharge.v, (std::vector<double>{0.75, 1.25}));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(EnsembleCase, EntryKeysAndScalesAreCheckedWithMessagesNamingThem) {
+  EXPECT_EQ(case_error(with_sources, {"source[2].scale=2"}),
+            "--set: 'source[2].scale=2': the case has 2 [[source]] (source[0] to source[1])");
+  EXPECT_EQ(case_error(with_sources, {"source[pump].scale=2"}),
+            "--set: 'source[pump].scale=2': the case has 2 [[source]], none named 'pump' (names: well)");
+  EXPECT_EQ(case_error(with_sources, {"source[0].scael=2"}),
+            "--set: unknown key 'source[0].scael' (did you mean 'source[0].scale'?)");
+  EXPECT_EQ(case_error(with_sources, {"boundary.segment[0].zzzzzz=2"}),
+            "--set: unknown key 'boundary.segment[0].zzzzzz' (valid: side, from, to, type, hydrograph, discharge, "
+            "scale, eta, concentration)");
+  EXPECT_EQ(case_error(with_sources, {"source[0].scale=-1"}), "--set: source[0].scale: must be >= 0, found -1");
+  EXPECT_EQ(case_error(with_sources, {"boundary.segment[0].scale=\"big\""}),
+            "--set: boundary.segment[0].scale: expected a number, found string \"big\"");
+  EXPECT_EQ(case_error(base, {"source[0].scale=2"}),
+            "--set: cannot set 'source[0].scale=2': 'source' is not in the case, not an array of tables");
+  EXPECT_EQ(case_error(with_sources, {"source[0=2"}),
+            "--set: expected name[index] or name[label] in 'source[0=2', found 'source[0'");
+  std::string level = with_sources;
+  level.replace(level.find("type = \"inflow\"\ndischarge = 0.75"), 32, "type = \"level\"\neta = 1.0");
+  EXPECT_EQ(case_error(level, {"boundary.segment[0].scale=2"}),
+            "--set: boundary.segment[0].scale: only used by type \"inflow\", not \"level\"");
+  // In [ensemble], the keys are checked before any member runs.
+  EXPECT_EQ(error_of("[[source]]\nx = 1.0\ny = 1.0\ndischarge = 0.5\n[ensemble]\n"
+                     "product = { \"source[0].scael\" = [1, 2] }\n"),
+            "case.toml: [ensemble] product: unknown key 'source[0].scael' (did you mean 'source[0].scale'?)");
+  EXPECT_EQ(error_of("[[source]]\nx = 1.0\ny = 1.0\ndischarge = 0.5\n[ensemble]\n"
+                     "members = [ { \"source[1].scale\" = 2 } ]\n"),
+            "case.toml: [ensemble] members[0]: 'source[1].scale=2': the case has 1 [[source]] (source[0] to "
+            "source[0])");
 }
 
 TEST(EnsembleCase, MemberResultReadsBackAndATruncatedOneIsNotDone) {

@@ -67,6 +67,9 @@ struct Case {
 // the case lacks is added, as --set would; NaN in bathymetry.z marks an
 // inactive cell, as NODATA in a raster.
 using FieldArrays = std::map<std::string, std::vector<double>>;
+// What parse_case puts in the tree at an array's key (its section is then there and its key known); an ensemble's
+// member whose field is an array gives it as its value.
+inline constexpr std::string_view array_placeholder = "<values per cell>";
 
 // Parses a case file. overrides: "section.key=value" strings (from --set),
 // applied before validation; value is parsed as a TOML value, or taken as a

@@ -31,12 +31,14 @@ struct EnsembleOptions {
 
 // The case an ensemble's members are read from: a case file, or (where file is empty) a case's TOML text, named
 // source_name in messages, whose relative file names resolve against base_dir (Python's cases from dicts); arrays:
-// fields given as values per cell (io::FieldArrays), the same in every member.
+// fields given as values per cell (io::FieldArrays), the same in every member; member_arrays[m]: member m's own
+// (Python's Ensemble), over `arrays` key by key (none where the vector is shorter).
 struct EnsembleCase {
   std::filesystem::path file;
   std::string text, source_name;
   std::filesystem::path base_dir = ".";
   io::FieldArrays arrays;
+  std::vector<io::FieldArrays> member_arrays;
 };
 
 struct EnsembleSummary {
@@ -47,7 +49,7 @@ struct EnsembleSummary {
   int stopped_by = 0;       // SIGINT or SIGTERM: the ensemble stopped (no ensemble files written); 0: it ran through
 };
 
-// A member's case: the case file, the command line's --set, then the member's values, as
+// A member's case: the case file, the command line's --set, then the member's values (and its arrays), as
 // `shallows run case.toml --member N` reads it.
 io::Case load_member_case(const std::filesystem::path& case_file, const io::Ensemble& ensemble, std::size_t member,
                           const std::vector<std::string>& sets);

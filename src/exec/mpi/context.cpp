@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "shallows/exec/mpi/context.hpp"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -15,6 +16,14 @@
 #endif
 
 namespace shallows::mpi {
+
+namespace {
+std::atomic<int> alone_scopes{0};
+bool alone() { return alone_scopes.load() > 0; }
+} // namespace
+
+Alone::Alone() { ++alone_scopes; }
+Alone::~Alone() { --alone_scopes; }
 
 #ifdef SHALLOWS_HAVE_MPI
 namespace {
@@ -48,22 +57,46 @@ Session::~Session() {
   if (initialised()) MPI_Finalize();
 }
 
-int rank() {
+int job_rank() {
   if (!initialised()) return 0;
   int r = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &r);
   return r;
 }
 
-int size() {
+int job_size() {
   if (!initialised()) return 1;
   int n = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   return n;
 }
 
+int rank() { return alone() ? 0 : job_rank(); }
+int size() { return alone() ? 1 : job_size(); }
+
+std::vector<std::string> gather_text(const std::string& text) {
+  if (!initialised()) return {text};
+  const int n = job_size();
+  const int length = static_cast<int>(text.size());
+  std::vector<int> lengths(static_cast<std::size_t>(n)), offsets(static_cast<std::size_t>(n));
+  MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  std::size_t total = 0;
+  for (int r = 0; r < n; ++r) {
+    offsets[static_cast<std::size_t>(r)] = static_cast<int>(total);
+    total += static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)]);
+  }
+  std::string all(total, '\0');
+  MPI_Allgatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
+                 MPI_COMM_WORLD);
+  std::vector<std::string> out;
+  for (int r = 0; r < n; ++r)
+    out.push_back(all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
+                             static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)])));
+  return out;
+}
+
 NodeRanks node_ranks() {
-  if (!initialised()) return {};
+  if (!initialised() || alone()) return {};
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   NodeRanks out;
@@ -76,7 +109,7 @@ NodeRanks node_ranks() {
 }
 
 double max_over_ranks(double value) {
-  if (!initialised()) return value;
+  if (!initialised() || alone()) return value;
   double out = value;
   MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return out;
@@ -97,7 +130,7 @@ void check_same_on_every_rank(std::uint64_t hash, const std::string& what) {
 }
 
 void abort_job(const std::string& message) {
-  std::fprintf(stderr, "shallows: error on rank %d of %d: %s\n", rank(), size(), message.c_str());
+  std::fprintf(stderr, "shallows: error on rank %d of %d: %s\n", job_rank(), job_size(), message.c_str());
   std::fflush(stderr);
   if (initialised()) MPI_Abort(MPI_COMM_WORLD, 1);
   std::exit(1);
@@ -142,6 +175,9 @@ Session::Session(int&, char**&) {}
 Session::~Session() = default;
 int rank() { return 0; }
 int size() { return 1; }
+int job_rank() { return 0; }
+int job_size() { return 1; }
+std::vector<std::string> gather_text(const std::string& text) { return {text}; }
 void check_same_on_every_rank(std::uint64_t, const std::string&) {}
 NodeRanks node_ranks() { return {}; }
 double max_over_ranks(double value) { return value; }

@@ -146,7 +146,7 @@ void read_segments(const Reader& rd, const toml::node& n, const fs::path& base_d
     const toml::table* t = a->get(k)->as_table();
     if (!t)
       rd.fail_type(at, "a table { side = .., from = .., to = .., type = \"inflow\", hydrograph = .. }", *a->get(k));
-    rd.check_keys(*t, at, {"side", "from", "to", "type", "hydrograph", "discharge", "eta", "concentration"});
+    rd.check_keys(*t, at, find_entry_keys("boundary.segment")->keys);
     const auto side_str = rd.string(*t, at, "side");
     if (!side_str) rd.fail_at(at + ".side", "missing (west, east, south or north)");
     Side side{};
@@ -196,7 +196,7 @@ void read_segments(const Reader& rd, const toml::node& n, const fs::path& base_d
       BoundarySegment sg;
       sg.name = name;
       sg.where = {side, begin, end, {BoundaryKind::wall, 0.0}};
-      for (const char* key : {"hydrograph", "discharge"})
+      for (const char* key : {"hydrograph", "discharge", "scale"})
         if (t->contains(key)) rd.fail_at(at + "." + key, "only used by type \"inflow\", not \"" + *type + "\"");
       if (*type == "level") {
         sg.where.bc.kind = BoundaryKind::level;
@@ -246,6 +246,7 @@ void read_segments(const Reader& rd, const toml::node& n, const fs::path& base_d
                                  "an inflow segment only brings water in; a [[source]] with a negative discharge "
                                  "takes it out");
     }
+    scale_discharge(rd, *t, at, in.discharge);
     in.discharge_key = at + (hydrograph ? ".hydrograph" : ".discharge");
     in.concentrations = read_concentrations(rd, *t, at, p.scalars);
     r.inflow_segments.push_back(std::move(in));

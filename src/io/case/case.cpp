@@ -44,7 +44,8 @@ Case parse_case(std::string_view toml_text, const std::string& source_name, cons
   // Each array's key holds a placeholder in the tree, so that its section is
   // there and its key known; the field reader then takes the values instead.
   std::vector<std::string> placeholders;
-  for (const auto& kv : arrays) placeholders.push_back(kv.first + "=\"<values per cell>\"");
+  for (const auto& kv : arrays)
+    placeholders.push_back(kv.first + "=\"" + std::string(array_placeholder) + "\"");
   try {
     apply_overrides(root, placeholders);
   } catch (const InputError& e) {

@@ -205,4 +205,11 @@ TimeSeries series_file(const Reader& rd, const std::string& key, const toml::nod
   return s;
 }
 
+void scale_discharge(const Reader& rd, const toml::table& t, const std::string& at, TimeSeries& discharge) {
+  const std::optional<double> f = rd.number(t, at, "scale");
+  if (!f) return;
+  if (!(*f >= 0)) rd.fail_at(at + ".scale", "must be >= 0, found " + num(*f));
+  for (double& v : discharge.v) v *= *f;
+}
+
 } // namespace shallows::io::case_reader

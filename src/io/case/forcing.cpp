@@ -249,7 +249,7 @@ void read_sources(const Reader& rd, const toml::node& n, const fs::path& base_di
     const std::string at = "source[" + std::to_string(k) + "]";
     const toml::table* t = a->get(k)->as_table();
     if (!t) rd.fail_type(at, "a table { name = \"...\", x = .., y = .., discharge = .. }", *a->get(k));
-    rd.check_keys(*t, at, {"name", "x", "y", "discharge", "concentration"});
+    rd.check_keys(*t, at, find_entry_keys("source")->keys);
     VolumeSource s;
     if (const auto name = rd.string(*t, at, "name")) {
       if (name->empty()) rd.fail_at(at + ".name", "empty source name");
@@ -274,6 +274,7 @@ void read_sources(const Reader& rd, const toml::node& n, const fs::path& base_di
     } else {
       rd.fail_type(at + ".discharge", "a number (m^3/s) or a CSV file name", *q);
     }
+    scale_discharge(rd, *t, at, s.discharge);
     check_source_discharge(rd, at + ".discharge", s, p, where.mesh, max_speed);
     add_source_concentrations(rd, *t, at, p);
     p.forcing.sources.push_back(std::move(s));

@@ -37,6 +37,8 @@ struct Section {
 extern const Keys top_level_keys;
 // The keys of a section of fixed keys ([domain], [physics], ...); null for others.
 const Section* find_section(std::string_view name);
+// The keys of an entry of an array of tables (its dotted path: "source", "boundary.segment"); null for others.
+const Section* find_entry_keys(std::string_view array);
 // Closest valid key, for "did you mean"; none when it shares nothing with key.
 std::optional<std::string_view> closest(std::string_view key, const Keys& valid);
 std::string join(const Keys& keys);
@@ -174,6 +176,10 @@ std::vector<double> forcing_parameter(const Reader& rd, const FieldSpec& f, cons
 TimeSeries series_file(const Reader& rd, const std::string& key, const toml::node& n, const fs::path& base_dir,
                        double scale, const std::string& what, double t_end,
                        const std::optional<std::string>& negative);
+
+// `scale` of an entry at `at` ([[source]], an inflow [[boundary.segment]]): a factor >= 0 on every value of its
+// discharge, constant or series (a hydrograph scaled up or down, an ensemble's member).
+void scale_discharge(const Reader& rd, const toml::table& t, const std::string& at, TimeSeries& discharge);
 
 // ---------------------------------------------------------------- expressions.cpp
 

@@ -38,6 +38,16 @@ const Section* find_section(std::string_view name) {
   return nullptr;
 }
 
+const Section* find_entry_keys(std::string_view array) {
+  static const std::vector<Section> s{
+      {"source", {"name", "x", "y", "discharge", "scale", "concentration"}},
+      {"boundary.segment", {"side", "from", "to", "type", "hydrograph", "discharge", "scale", "eta", "concentration"}},
+  };
+  for (const auto& e : s)
+    if (e.name == array) return &e;
+  return nullptr;
+}
+
 namespace {
 
 std::size_t levenshtein(std::string_view a, std::string_view b) {

@@ -6,6 +6,7 @@
 // one rank.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace shallows::mpi {
 
@@ -21,6 +22,27 @@ class Session {
 bool active();    // MPI initialised and more than one rank
 int rank();       // 0 without MPI
 int size();       // 1 without MPI
+
+// While one lives, this process runs as a job of its own: rank() 0, size() 1,
+// active() false and every collective above a no-op, so that a run inside it
+// is a plain one-rank run (an ensemble's members under mpirun, each rank
+// taking its own). Process-wide: every thread sees it. The functions below
+// marked "of the whole job" still reach every rank.
+class Alone {
+ public:
+  Alone();
+  ~Alone();
+  Alone(const Alone&) = delete;
+  Alone& operator=(const Alone&) = delete;
+};
+
+// This rank and the number of ranks of the whole job, Alone or not.
+int job_rank();
+int job_size();
+
+// Every rank's text, on every rank, in rank order: an all-gather of the whole
+// job ({text} without MPI). Collective of the whole job.
+std::vector<std::string> gather_text(const std::string& text);
 // This rank's index among the ranks of its node (picks the node's GPU), how
 // many ranks its node runs, and the world rank of its node's first rank (the
 // same on every rank of a node: which ranks share one). {0, 1, 0} without
