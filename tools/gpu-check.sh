@@ -69,7 +69,8 @@
 #   table     the summary (always printed last)
 # Environment: OUT (log folder; default $BUILD/gpu-check), BUILD (default
 # build-gpu), CUDA_ARCH, CUDA_FLAGS (default -lineinfo), JOBS, CPU_THREADS (default 4), BENCH_SECONDS
-# (default 1.5), KERNEL (bench kernel, default lagged), COMMIT (text for the
+# (default 1.5), CMAKE_ARGS (more arguments for the build's cmake, e.g. -Dpybind11_DIR=...),
+# KERNEL (bench kernel, default lagged), COMMIT (text for the
 # results rows; default from git), RUNPATH_FORMATS (runpath's outputs, default "gauge vtk").
 set -uo pipefail
 
@@ -112,7 +113,7 @@ stage_build() {
     cmake --version | head -1
     cmake -S "$REPO" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_PREFIX_PATH="$REPO/.deps/root/usr" -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" -DSHALLOWS_CUDA=ON \
-      -DCMAKE_CUDA_FLAGS="${CUDA_FLAGS:--lineinfo}" &&
+      -DCMAKE_CUDA_FLAGS="${CUDA_FLAGS:--lineinfo}" ${CMAKE_ARGS:-} &&
       ninja -C "$BUILD" -j "$JOBS"
   } >"$OUT/build.log" 2>&1
   local rc=$?
