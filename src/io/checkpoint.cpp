@@ -266,9 +266,10 @@ Checkpoint read_file(const fs::path& file, const Case& c) {
     k.state.hc.push_back(precision == 0 ? r.field<float>(n) : r.field<double>(n));
   }
   if (!p.forcing.structures.empty()) {
-    if (r.value<std::uint64_t>() != 3 * p.forcing.structures.size())
+    const std::size_t values = kTallyValues * p.forcing.structures.size();
+    if (r.value<std::uint64_t>() != values)
       throw InputError(file.string() + ": checkpoint is inconsistent (structures)");
-    k.forcing.structures = r.field<double>(3 * p.forcing.structures.size());
+    k.forcing.structures = r.field<double>(values);
   }
   if (r.at() != size - 8) throw InputError(file.string() + ": checkpoint is inconsistent (bytes left over)");
   return k;
@@ -348,6 +349,20 @@ std::uint64_t case_fingerprint(const Case& c) {
                      st.spec.invert_out, st.spec.n_manning, st.spec.entrance_loss, st.spec.exit_loss})
       h.value(v);
     h.value(static_cast<int>(st.spec.shape) + 2 * st.spec.controlled + 4 * st.spec.one_way);
+    if (!st.on_line() && st.spec.kind != StructureKind::breach) continue;
+    for (const LineCrossing& x : st.crossings) {
+      h.value(x.left);
+      h.value(x.right);
+      for (double v : {x.length, x.crest, x.s}) h.value(v);
+    }
+    h.vector(st.width.t);
+    h.vector(st.width.v);
+    const StructureSpec& b = st.spec;
+    h.value(b.weir + 2 * b.sensor);
+    h.value(static_cast<int>(b.growth) + 2 * b.triggered);
+    for (double v : {b.coefficient, b.at, b.bottom, b.start, b.trigger_level, b.trigger_duration, b.width_initial,
+                     b.width_final, b.f1, b.f2, b.critical_velocity})
+      h.value(v);
   }
   for (const PassiveScalar& sc : p.scalars) {
     h.string(sc.name);
@@ -432,7 +447,7 @@ void write_checkpoint(const Case& c, const Checkpoint& k) {
     else w.field<double>(k.state.hc[s]);
   }
   if (!p.forcing.structures.empty()) {
-    if (k.forcing.structures.size() != 3 * p.forcing.structures.size())
+    if (k.forcing.structures.size() != kTallyValues * p.forcing.structures.size())
       throw std::logic_error("write_checkpoint: the forcing state holds " +
                              std::to_string(k.forcing.structures.size()) + " values for " +
                              std::to_string(p.forcing.structures.size()) + " structures");

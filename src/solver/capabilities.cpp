@@ -29,7 +29,7 @@ struct Row {
 };
 
 // The one statement of what runs where. Meshes run in one process only (no MPI decomposition of meshes).
-constexpr std::array<Row, 11> kTable{{
+constexpr std::array<Row, 12> kTable{{
     {Feature::first_order, "first-order Roe scheme, wet/dry fronts, Manning friction", {1, 1, 1, 1, 1, 1}},
     {Feature::third_order, "third order (roe3)", {1, 1, 1, 1, 0, 0}},
     {Feature::rain, "rain", {1, 1, 1, 1, 1, 1}},
@@ -40,6 +40,7 @@ constexpr std::array<Row, 11> kTable{{
     {Feature::segments, "boundary segments", {1, 1, 1, 1, 0, 0}},
     {Feature::scalars, "passive scalars", {1, 1, 1, 1, 1, 1}},
     {Feature::structures, "pumps, gates and culverts", {1, 0, 0, 0, 1, 0}},
+    {Feature::lines, "weirs, walls and breaches", {1, 0, 0, 0, 1, 0}},
     {Feature::checkpoints, "checkpoints and restarts", {1, 1, 0, 0, 1, 1}},
 }};
 
@@ -66,6 +67,14 @@ std::string where_else(Feature f, Place place) {
   cpu.gpu = false;
   if (runs(f, cpu)) return place.ranks ? "on the CPU in one process only so far" : "on the CPU only so far";
   return "on grids only so far";
+}
+
+// The weirs, walls and breaches by name, for messages: " ('levee', 'gap')".
+std::string line_names(const Problem& p) {
+  std::string s;
+  for (const Structure& st : p.forcing.structures)
+    if (st.on_line() || st.spec.kind == StructureKind::breach) s += (s.empty() ? " ('" : ", '") + st.name + "'";
+  return s.empty() ? s : s + ")";
 }
 
 } // namespace
@@ -99,7 +108,14 @@ std::vector<Feature> features_of(const Problem& p) {
   if (f.has_boundary_series() || segments_follow_series(p.segments)) out.push_back(Feature::side_series);
   if (!p.segments.empty()) out.push_back(Feature::segments);
   if (!p.scalars.empty()) out.push_back(Feature::scalars);
-  if (!f.structures.empty()) out.push_back(Feature::structures);
+  bool ends = false, lines = false;
+  for (const Structure& s : f.structures) {
+    const bool line = s.on_line() || s.spec.kind == StructureKind::breach;
+    lines = lines || line;
+    ends = ends || !line;
+  }
+  if (ends) out.push_back(Feature::structures);
+  if (lines) out.push_back(Feature::lines);
   return out;
 }
 
@@ -121,6 +137,7 @@ std::string refusal(const Problem& problem, Place place) {
     for (std::size_t k = 0; k < features.size(); ++k) {
       if (k > 0) s += k + 1 == features.size() ? " and " : ", ";
       s += feature_name(features[k]);
+      if (features[k] == Feature::lines) s += line_names(problem);
     }
     const std::string last = feature_name(features.back());
     s += features.size() == 1 && last.back() != 's' ? " runs " : " run ";

@@ -104,7 +104,9 @@ void write_summary_json(const std::filesystem::path& dir, const RunSummary& s) {
       f << "  \"structures\": [";
       for (std::size_t k = 0; k < s.structures.size(); ++k)
         f << (k ? ",\n" : "\n") << "    {\"name\": " << json_string(s.structures[k].name)
-          << ", \"volume\": " << json_number(s.structures[k].volume) << "}";
+          << ", \"volume\": " << json_number(s.structures[k].volume)
+          << (s.structures[k].width >= 0 ? ", \"width\": " + json_number(s.structures[k].width) : std::string())
+          << "}";
       f << "\n  ],\n";
     }
     f << "  \"ranks\": " << s.ranks << ",\n"
@@ -503,7 +505,9 @@ RunSummary run_from(const io::Case& c, const RunOptions& options, Simulation& si
     ForcingState accounts;
     sim.backend().read_forcing_accounts(accounts);
     for (std::size_t k = 0; k < p.forcing.structures.size(); ++k)
-      s.structures.push_back({p.forcing.structures[k].name, accounts.structure_volume(k)});
+      s.structures.push_back({p.forcing.structures[k].name, accounts.structure_volume(k),
+                              p.forcing.structures[k].spec.kind == StructureKind::breach ? accounts.structure_width(k)
+                                                                                          : -1.0});
   }
   const std::vector<double> final_scalar_mass = scalar_masses();
   for (std::size_t k = 0; k < final_scalar_mass.size(); ++k) {

@@ -132,8 +132,7 @@ TEST_F(StructureCase, ErrorsNameTheStructureAndTheKey) {
   shape.replace(shape.find("\"circular\""), 10, "\"oval\"");
   EXPECT_EQ(err(shape), "case.toml: structure[0].shape: structure 'road': unknown shape 'oval' (valid: circular, box)");
   EXPECT_EQ(err("[[structure]]\nname = \"road\"\ntype = \"weir\"\n"),
-            "case.toml: structure[0].type: structure 'road': \"weir\" structures are not built yet (built: pump, "
-            "gate, culvert)");
+            "case.toml: structure[0].points: structure 'road': missing: the line's points [[x, y], ...] (m)");
   EXPECT_EQ(err("[[structure]]\ntype = \"pump\"\n"),
             "case.toml: structure[0].name: missing: every structure needs a name (for structures.csv and "
             "summary.json)");
@@ -141,7 +140,7 @@ TEST_F(StructureCase, ErrorsNameTheStructureAndTheKey) {
             "case.toml: structure[1].name: structure name 'station' used twice");
   EXPECT_EQ(err("[[structure]]\nname = \"x\"\ntype = \"culvret\"\n"),
             "case.toml: structure[0].type: structure 'x': unknown type 'culvret' (did you mean 'culvert'?); valid: "
-            "pump, gate, culvert");
+            "pump, gate, culvert, weir, wall, breach");
 }
 
 TEST_F(StructureCase, MeshesTakeTheCellsHoldingTheEnds) {

@@ -167,5 +167,67 @@ TEST(StructurePass, MovesTheVolumeAndBringsItToRest) {
   EXPECT_EQ(tally.discharge, 0.0);
 }
 
+// Free flow: Q = C L H^1.5 from the higher side; Villemonte's (1 - (H_d / H_u)^1.5)^0.385 once the lower side
+// stands above the crest too; none while both stand at or below it.
+TEST(StructureWeir, FollowsTheWeirLawAndVillemontesCorrection) {
+  EXPECT_DOUBLE_EQ(weir_discharge(1.7, 10.0, 1.0, 3.0, 0.5), 1.7 * 10.0 * std::pow(2.0, 1.5));
+  EXPECT_DOUBLE_EQ(weir_discharge(1.7, 10.0, 1.0, 0.5, 3.0), -1.7 * 10.0 * std::pow(2.0, 1.5));
+  EXPECT_NEAR(weir_discharge(1.7, 10.0, 1.0, 3.0, 2.0),
+              1.7 * 10.0 * std::pow(2.0, 1.5) * std::pow(1 - std::pow(0.5, 1.5), 0.385), 1e-12);
+  EXPECT_EQ(weir_discharge(1.7, 10.0, 1.0, 3.0, 3.0), 0.0);  // level: nothing flows
+  EXPECT_EQ(weir_discharge(1.7, 10.0, 1.0, 1.0, 0.2), 0.0);
+  // Limits: what the giver holds above the crest (2 m over 4 m^2), and equal levels ((3 - 2.5) / (1/4 + 1/4)).
+  const StructureEnd a{0, 4.0, 0.0}, b{1, 4.0, 0.0};
+  EXPECT_DOUBLE_EQ(weir_volume(100.0, 1.0, 1.0, a, 3.0, b, 0.0), 6.0);
+  EXPECT_DOUBLE_EQ(weir_volume(100.0, 1.0, 1.0, a, 3.0, b, 2.5), 1.0);
+  EXPECT_DOUBLE_EQ(weir_volume(-100.0, 1.0, 1.0, a, 2.5, b, 3.0), -1.0);
+  EXPECT_DOUBLE_EQ(weir_volume(2.0, 0.5, 1.0, a, 3.0, b, 0.0), 1.0);
+}
+
+// Verheij-van der Knaap: the increments over consecutive steps add up to the closed form at a held head.
+TEST(StructureBreach, VerheijGrowthAddsUpToTheClosedForm) {
+  StructureSpec s;
+  s.kind = StructureKind::breach;
+  const double closed = 1.3 * std::sqrt(g) * std::pow(1.5, 1.5) / 0.2 * std::log10(1 + 0.04 * g / 0.2 * 2.0);
+  double sum = 0;
+  for (int k = 0; k < 720; ++k) sum += verheij_growth(s, 1.5, 10.0 * k, 10.0, g);
+  EXPECT_NEAR(sum, closed, 1e-9 * closed);  // two hours
+  EXPECT_EQ(verheij_growth(s, 0.0, 0.0, 10.0, g), 0.0);
+}
+
+// A breach opens at its start, inside the step that holds it, with the series' width since then; a triggered
+// one once the level has stood for the duration, its timer reset by a step below.
+TEST(StructureBreach, OpensAtItsStartOrOnItsTrigger) {
+  StructureSpec s;
+  s.kind = StructureKind::breach;
+  s.start = 5.0;
+  const double t[2] = {0.0, 10.0}, w[2] = {4.0, 24.0};
+  s.breach_width = {t, w, 2};
+  StructureTally k;
+  advance_breach(s, k, 2.0, 0.0, 0.0, 4.0, g);
+  EXPECT_EQ(k.running, 0.0);
+  advance_breach(s, k, 2.0, 0.0, 4.0, 4.0, g);
+  EXPECT_EQ(k.running, 1.0);
+  EXPECT_EQ(k.since, 5.0);
+  EXPECT_DOUBLE_EQ(k.width, 4.0 + 20.0 * 3.0 / 10.0);
+  StructureSpec v = s;
+  v.triggered = true;
+  v.trigger_level = 1.0;
+  v.trigger_duration = 3.0;
+  v.growth = BreachGrowth::verheij;
+  v.width_initial = 2.0;
+  v.width_final = 30.0;
+  StructureTally m;
+  advance_breach(v, m, 1.5, 0.0, 0.0, 2.0, g);
+  advance_breach(v, m, 0.5, 0.0, 2.0, 2.0, g);  // below: the timer starts again
+  EXPECT_EQ(m.timer, 0.0);
+  advance_breach(v, m, 1.5, 0.0, 4.0, 2.0, g);
+  EXPECT_EQ(m.running, 0.0);
+  advance_breach(v, m, 1.5, 0.0, 6.0, 2.0, g);
+  EXPECT_EQ(m.running, 1.0);
+  EXPECT_EQ(m.since, 6.0);
+  EXPECT_DOUBLE_EQ(m.width, 2.0 + verheij_growth(v, 1.5, 0.0, 2.0, g));
+}
+
 }  // namespace
 }  // namespace shallows

@@ -2,19 +2,27 @@
 #pragma once
 // Hydraulic structures that join two cells (issue 41): pumps and gates, which
 // deliver a set discharge, and culverts, whose discharge follows the head
-// across them. Each step, after the update and the forcing, every structure
+// across them; weirs along a line, whose crossings (pairs of cells across
+// the line) exchange the weir law's discharge, and the breaches that lower
+// a weir's crest over a growing width. Each step, after the update and the forcing, every structure
 // in order takes a volume from the cell holding its inlet and gives it to the
 // cell holding its outlet (apply_structures). Arithmetic in double whatever
 // the run's precision, as the forcing's, so that the volume an end loses is
 // the volume the other gains to round-off. Plain views of host or device
 // arrays: a CUDA kernel calls apply_structures with one thread.
 // docs/structures.md holds the formulations and the rules.
+#include <cstddef>
+
 #include "shallows/core/math.hpp"
 #include "shallows/physics/forcing.hpp"
 
 namespace shallows {
 
-enum class StructureKind : int { pump, gate, culvert };
+// wall: a thin wall, no exchange (its faces are walls; no pass).
+enum class StructureKind : int { pump, gate, culvert, weir, wall, breach };
+// How a breach's width grows: a series of (time since it started, width), or
+// Verheij and van der Knaap (2002).
+enum class BreachGrowth : int { series, verheij };
 enum class CulvertShape : int { circular, box };
 
 // A structure's parameters (the case's [[structure]] table, in SI units).
@@ -35,6 +43,25 @@ struct StructureSpec {
   double invert_in = 0, invert_out = 0;
   double n_manning = 0, entrance_loss = 0.5, exit_loss = 1.0;
   bool one_way = false;
+  // Weirs: C of Q = C L H^1.5 (m^0.5/s), and its crossings (WeirCrossing),
+  // crossings[first_crossing, first_crossing + crossings).
+  double coefficient = 0;
+  int first_crossing = 0, crossings = 0;
+  // Breaches: the structure index of the weir it opens, its centre's
+  // distance along that weir's line (m) and the crossing whose levels it
+  // senses (the one nearest `at`, an index into crossings), its bottom level
+  // (m); it starts at `start` (s), or where `triggered`, once the higher level
+  // at the sensing crossing has stood at or above trigger_level for
+  // trigger_duration (s). Its width follows `breach_width` (a series of the
+  // time since it started) or Verheij-van der Knaap from width_initial up to
+  // width_final with f1, f2 and the critical velocity u_c (m/s).
+  int weir = -1, sensor = 0;
+  double at = 0, bottom = 0, start = 0;
+  bool triggered = false;
+  double trigger_level = 0, trigger_duration = 0;
+  BreachGrowth growth = BreachGrowth::series;
+  SeriesView breach_width;
+  double width_initial = 0, width_final = 0, f1 = 1.3, f2 = 0.04, critical_velocity = 0.2;
 };
 
 // A pump's or a gate's state after seeing the inlet level eta: running from
@@ -168,15 +195,78 @@ struct StructureEnd {
   double z = 0;
 };
 
+// A pair of cells across a weir's line, whose shared face or edge the line
+// crosses: the cell on the line's left (walking from its first point) and
+// the one on its right, the face's length (m), the crest there (m) and the
+// crossing's distance along the line (m).
+struct WeirCrossing {
+  StructureEnd left, right;
+  double length = 0, crest = 0, s = 0;
+};
+
+// The free weir law Q = C L H^1.5 at the head H above the crest of the
+// upstream level, with the Villemonte (1947) correction where the downstream
+// level stands above the crest too: Q (1 - (H_down / H_up)^1.5)^0.385. Signed:
+// > 0 from the side at eta_a to the side at eta_b; none where neither level
+// is above the crest.
+SHALLOWS_HD double weir_discharge(double c, double length, double crest, double eta_a, double eta_b) {
+  const bool forward = eta_a >= eta_b;
+  const double up = (forward ? eta_a : eta_b) - crest, down = (forward ? eta_b : eta_a) - crest;
+  if (!(up > 0)) return 0;
+  double q = c * length * up * math::sqrt(up);
+  if (down > 0) {
+    const double r = down / up;
+    q *= math::pow(1 - r * math::sqrt(r), 0.385);
+  }
+  return forward ? q : -q;
+}
+
+// The volume (m^3, > 0 from a to b) a weir crossing moves over dt at
+// discharge q: never more than the giving cell holds, than brings its level
+// down to the crest, nor than brings the two cells to one level.
+SHALLOWS_HD double weir_volume(double q, double dt, double crest, const StructureEnd& a, double h_a,
+                               const StructureEnd& b, double h_b) {
+  if (q == 0) return 0;
+  const bool forward = q > 0;
+  const double eta_a = h_a + a.z, eta_b = h_b + b.z;
+  const double give_h = forward ? h_a : h_b, give_area = forward ? a.area : b.area;
+  const double give_eta = forward ? eta_a : eta_b, take_eta = forward ? eta_b : eta_a;
+  double v = math::abs(q) * dt;
+  v = math::min(v, math::max(give_h, 0.0) * give_area);
+  v = math::min(v, math::max(give_eta - crest, 0.0) * give_area);
+  v = math::min(v, math::max(give_eta - take_eta, 0.0) / (1 / a.area + 1 / b.area));
+  return forward ? v : -v;
+}
+
+// The width a Verheij and van der Knaap (2002) breach gains over [tau, tau +
+// dt], tau the time since it started (s), at the head dh across it (m) held
+// over the step: the increment of
+//   B(tau) = f1 sqrt(g) dh^1.5 / u_c log10(1 + f2 g / u_c tau / 3600),
+// the fit's time being in hours.
+SHALLOWS_HD double verheij_growth(const StructureSpec& s, double dh, double tau, double dt, double g) {
+  if (!(dh > 0) || !(dt > 0)) return 0;
+  const double uc = s.critical_velocity, a = s.f2 * g / uc / 3600;
+  const double scale = s.f1 * math::sqrt(g) * dh * math::sqrt(dh) / uc;
+  return scale * (math::log1p(a * (tau + dt)) - math::log1p(a * tau)) / 2.302585092994046;  // ln 10
+}
+
 // What a structure carries from step to step, in double so that checkpoints
 // keep it: the discharge of its last step (m^3/s, the volume it moved over
 // the step's dt), the volume moved since the start of the run (m^3, inlet to
-// outlet positive) and a pump's state (1 running, 0 stopped).
+// outlet positive; a weir's from its line's left to its right) and a pump's
+// state (1 running, 0 stopped; a breach's: 1 started). A breach's width (m),
+// the time its trigger level has stood (s) and the time it started (s).
 struct StructureTally {
   double discharge = 0;
   double volume = 0;
   double running = 0;
+  double width = 0;
+  double timer = 0;
+  double since = 0;
 };
+
+// The values of a StructureTally in ForcingState::structures and checkpoints.
+inline constexpr std::size_t kTallyValues = 6;
 
 // The state arrays the structures move water between (by state index): the
 // depth and discharges, and each passive scalar's h c (hc[m], m < scalars).
@@ -190,18 +280,120 @@ struct StructureCells {
   Real h_dry = 0;
 };
 
+// Moves the volume v (m^3, > 0 from a to b) between the cells of a and b at
+// depths h_a, h_b: taken from the giving cell (its discharge and scalars
+// leaving with their share) and given to the other at rest
+// (sourced_discharge), with the scalars' mass at the giver's concentration.
+template <class Real>
+SHALLOWS_HD void move_volume(const StructureCells<Real>& a, const StructureEnd& end_a, double h_a,
+                             const StructureEnd& end_b, double h_b, double v) {
+  const StructureEnd give = v > 0 ? end_a : end_b, take = v > 0 ? end_b : end_a;
+  const double moved = math::abs(v);
+  const double h_give = v > 0 ? h_a : h_b, h_take = v > 0 ? h_b : h_a;
+  // The giver's last water, exactly: its depth less v / area may round to a film.
+  const double d_give = moved >= h_give * give.area ? -h_give : -moved / give.area;
+  const double d_take = moved / take.area;
+  for (int m = 0; m < a.scalars; ++m) {
+    Real* hc = a.hc[m];
+    const double c = h_give > 0 ? static_cast<double>(hc[give.state]) / h_give : 0.0;
+    hc[give.state] = static_cast<Real>(static_cast<double>(hc[give.state]) + c * d_give);
+    hc[take.state] = static_cast<Real>(static_cast<double>(hc[take.state]) + c * d_take);
+  }
+  const Real hn_give = static_cast<Real>(h_give + d_give), hn_take = static_cast<Real>(h_take + d_take);
+  a.h[give.state] = hn_give;
+  a.h[take.state] = hn_take;
+  sourced_discharge(h_give, d_give, hn_give, a.h_dry, a.hu[give.state], a.hv[give.state]);
+  sourced_discharge(h_take, d_take, hn_take, a.h_dry, a.hu[take.state], a.hv[take.state]);
+}
+
+// A breach's state over the step [t, t + dt] at the levels of its sensing
+// crossing, before the weirs' pass: open from `start` (the step holding it
+// open over the part after it), or from the step whose start completes the
+// trigger's duration at or above its level (the timer counting the steps
+// that began there, reset by one below it); then its width at the end of the
+// step, from the series at the time since it opened, or grown by
+// Verheij-van der Knaap at the head across it (each side's level floored at
+// the bottom) up to its final width. The bottom is reached at once.
+SHALLOWS_HD void advance_breach(const StructureSpec& s, StructureTally& k, double eta_l, double eta_r, double t,
+                                double dt, double g) {
+  if (k.running == 0) {
+    if (s.triggered) {
+      k.timer = math::max(eta_l, eta_r) >= s.trigger_level ? k.timer + dt : 0.0;
+      if (k.timer >= s.trigger_duration) {
+        k.running = 1;
+        k.since = t;
+      }
+    } else if (t + dt > s.start) {
+      k.running = 1;
+      k.since = s.start;
+    }
+    if (k.running == 0) return;
+    k.width = s.growth == BreachGrowth::verheij ? s.width_initial : 0;
+  }
+  // The part of the step the breach is open.
+  const double from = math::max(t, k.since), span = t + dt - from;
+  if (s.growth == BreachGrowth::series) {
+    k.width = series_value(s.breach_width, t + dt - k.since);
+    return;
+  }
+  const double dh = math::abs(math::max(eta_l, s.bottom) - math::max(eta_r, s.bottom));
+  k.width = math::min(k.width + verheij_growth(s, dh, from - k.since, span, g), s.width_final);
+}
+
 // The structures' pass over a step of dt from t, after the update and the
 // forcing: for each structure in order, its discharge at the levels its ends
-// have now (structure_discharge), the volume limited (structure_volume), taken
-// from the inlet's cell (its discharge and scalars leaving with their share)
-// and given to the outlet's cell at rest (sourced_discharge), with the
-// scalars' mass at the giving cell's concentration; tally[k] updated.
+// have now (structure_discharge), the volume limited (structure_volume) and
+// moved (move_volume); a weir's crossings each in turn by the weir law at
+// their crest, lowered to the bottom of any open breach of it whose width
+// covers them (the breach's tally counting their volume); a breach's state
+// advanced (advance_breach); tally[k] updated.
 template <class Real>
 SHALLOWS_HD void apply_structures(const StructureSpec* specs, const StructureEnd* inlets, const StructureEnd* outlets,
                                   StructureTally* tally, int count, const StructureCells<Real>& a, double t,
-                                  double dt, double g) {
+                                  double dt, double g, const WeirCrossing* crossings = nullptr) {
+  // The breaches first, so that one acts in the step it opens whatever the order.
   for (int k = 0; k < count; ++k) {
     const StructureSpec& s = specs[k];
+    if (s.kind != StructureKind::breach) continue;
+    const WeirCrossing& x = crossings[s.sensor];
+    advance_breach(s, tally[k], static_cast<double>(a.h[x.left.state]) + x.left.z,
+                   static_cast<double>(a.h[x.right.state]) + x.right.z, t, dt, g);
+  }
+  for (int k = 0; k < count; ++k) {
+    const StructureSpec& s = specs[k];
+    if (s.kind == StructureKind::wall || s.kind == StructureKind::breach) continue;
+    if (s.kind == StructureKind::weir) {
+      for (int b = 0; b < count; ++b)
+        if (specs[b].kind == StructureKind::breach && specs[b].weir == k) tally[b].discharge = 0;
+      double total = 0;
+      for (int c = s.first_crossing; c < s.first_crossing + s.crossings; ++c) {
+        const WeirCrossing& x = crossings[c];
+        // The crest, or the bottom of an open breach of this weir over this crossing.
+        double crest = x.crest;
+        int breach = -1;
+        for (int b = 0; b < count; ++b) {
+          const StructureSpec& o = specs[b];
+          if (o.kind != StructureKind::breach || o.weir != k || tally[b].running == 0) continue;
+          if (math::abs(x.s - o.at) <= tally[b].width / 2 && o.bottom < crest) {
+            crest = o.bottom;
+            breach = b;
+          }
+        }
+        const double h_l = static_cast<double>(a.h[x.left.state]), h_r = static_cast<double>(a.h[x.right.state]);
+        const double q = weir_discharge(s.coefficient, x.length, crest, h_l + x.left.z, h_r + x.right.z);
+        const double v = weir_volume(q, dt, crest, x.left, h_l, x.right, h_r);
+        if (v == 0) continue;
+        total += v;
+        if (breach >= 0) {
+          tally[breach].volume += v;
+          tally[breach].discharge += dt > 0 ? v / dt : 0.0;
+        }
+        move_volume(a, x.left, h_l, x.right, h_r, v);
+      }
+      tally[k].volume += total;
+      tally[k].discharge = dt > 0 ? total / dt : 0.0;
+      continue;
+    }
     const StructureEnd in = inlets[k], out = outlets[k];
     const double h_in = static_cast<double>(a.h[in.state]), h_out = static_cast<double>(a.h[out.state]);
     const double eta_in = h_in + in.z, eta_out = h_out + out.z;
@@ -213,24 +405,7 @@ SHALLOWS_HD void apply_structures(const StructureSpec* specs, const StructureEnd
     tally[k].discharge = dt > 0 ? v / dt : 0.0;
     if (v == 0) continue;
     tally[k].volume += v;
-    // The giving and the taking cell.
-    const StructureEnd give = v > 0 ? in : out, take = v > 0 ? out : in;
-    const double moved = math::abs(v);
-    const double h_give = v > 0 ? h_in : h_out, h_take = v > 0 ? h_out : h_in;
-    // The giver's last water, exactly: its depth less v / area may round to a film.
-    const double d_give = moved >= h_give * give.area ? -h_give : -moved / give.area;
-    const double d_take = moved / take.area;
-    for (int m = 0; m < a.scalars; ++m) {
-      Real* hc = a.hc[m];
-      const double c = h_give > 0 ? static_cast<double>(hc[give.state]) / h_give : 0.0;
-      hc[give.state] = static_cast<Real>(static_cast<double>(hc[give.state]) + c * d_give);
-      hc[take.state] = static_cast<Real>(static_cast<double>(hc[take.state]) + c * d_take);
-    }
-    const Real hn_give = static_cast<Real>(h_give + d_give), hn_take = static_cast<Real>(h_take + d_take);
-    a.h[give.state] = hn_give;
-    a.h[take.state] = hn_take;
-    sourced_discharge(h_give, d_give, hn_give, a.h_dry, a.hu[give.state], a.hv[give.state]);
-    sourced_discharge(h_take, d_take, hn_take, a.h_dry, a.hu[take.state], a.hv[take.state]);
+    move_volume(a, in, h_in, out, h_out, v);
   }
 }
 

@@ -22,6 +22,7 @@ enum class Feature {
   segments,
   scalars,
   structures,
+  lines,  // weirs, walls and breaches
   checkpoints,
 };
 

@@ -58,14 +58,31 @@ struct VolumeSource {
   TimeSeries discharge;        // m^3/s; > 0 brings water in
 };
 
-// A hydraulic structure between two cells ([[structure]]: a pump, a gate, a
-// culvert; physics/structures.hpp). spec.discharge is left empty here: the
-// executor points it at its own copy of `discharge`.
+// A pair of the problem's cells across a weir's or a wall's line
+// (WeirCrossing, by problem cell): on a grid the face between them, on a
+// mesh the edge between them, made a wall on each side when the case is read.
+struct LineCrossing {
+  index_t left = 0, right = 0;  // the cells on the line's left and right
+  double length = 0;            // of the face or edge (m)
+  double crest = 0;             // weirs: the crest there (m)
+  double s = 0;                 // the crossing's distance along the line (m)
+};
+
+// A hydraulic structure ([[structure]]: a pump, a gate, a culvert between two
+// cells; a weir or a wall along a line; a breach of a weir;
+// physics/structures.hpp). spec's series are left empty here: the executor
+// points them at its own copies of `discharge` and `width`, and a weir's
+// first_crossing and a breach's sensor (here an index into its weir's
+// crossings) at its own array of all the crossings.
 struct Structure {
   std::string name;             // as the case names it: summary.json, structures.csv, messages
-  index_t inlet = 0, outlet = 0;  // the problem's cells holding the ends
+  index_t inlet = 0, outlet = 0;  // pumps, gates, culverts: the problem's cells holding the ends
   StructureSpec spec;
   TimeSeries discharge;         // pumps and gates: m^3/s from the inlet to the outlet
+  std::vector<LineCrossing> crossings;  // weirs and walls
+  TimeSeries width;             // breaches growing by a series: m against the time since the start (s)
+
+  bool on_line() const { return spec.kind == StructureKind::weir || spec.kind == StructureKind::wall; }
 };
 
 struct Forcing {
@@ -147,13 +164,15 @@ struct ForcingState {
   // a mesh: per boundary group), where the executor keeps that account
   // (Backend::boundary_flow).
   std::vector<double> boundary;
-  // Per structure (Forcing::structures), its StructureTally: discharge of the
-  // last step, volume so far, running; empty without structures.
+  // Per structure (Forcing::structures), its StructureTally (kTallyValues
+  // values: discharge of the last step, volume so far, running, a breach's
+  // width, trigger timer and start); empty without structures.
   std::vector<double> structures;
 
   // The volume structure k moved from its inlet to its outlet so far (m^3).
-  double structure_volume(std::size_t k) const { return structures[3 * k + 1]; }
-  double structure_discharge(std::size_t k) const { return structures[3 * k]; }
+  double structure_volume(std::size_t k) const { return structures[kTallyValues * k + 1]; }
+  double structure_discharge(std::size_t k) const { return structures[kTallyValues * k]; }
+  double structure_width(std::size_t k) const { return structures[kTallyValues * k + 3]; }
 
   // The accounts summed in row and source order; area: a cell's area.
   ForcingVolumes volumes(double area) const {

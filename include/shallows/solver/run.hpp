@@ -43,6 +43,7 @@ struct ScalarSummary {
 struct StructureSummary {
   std::string name;
   double volume = 0;
+  double width = -1;  // a breach's width at the end (m); < 0: not a breach
 };
 
 struct RunSummary {

@@ -59,6 +59,59 @@ struct Primitives {
   }
 };
 
+// The faces the lines of weirs and walls cross (Structure::crossings), walls
+// for the scheme, by row: x-faces (column k: between columns k - 1 and k) of
+// row j at x_cols[x_first[j] .. x_first[j + 1]), y-faces between rows j and
+// j + 1 (column i) at y_cols[y_first[j] .. y_first[j + 1]).
+struct GridWalls {
+  std::vector<index_t> x_first, x_cols, y_first, y_cols;
+
+  GridWalls(const Problem& p) {
+    const index_t nx = p.grid.nx, ny = p.grid.ny;
+    std::vector<std::vector<index_t>> x(static_cast<std::size_t>(ny)), y(static_cast<std::size_t>(ny));
+    bool any = false;
+    for (const Structure& s : p.forcing.structures) {
+      for (const LineCrossing& c : s.crossings) {
+        const index_t lo = std::min(c.left, c.right), hi = std::max(c.left, c.right);
+        const bool across_x = hi - lo == 1 && lo / nx == hi / nx;
+        auto& row = across_x ? x[static_cast<std::size_t>(lo / nx)] : y[static_cast<std::size_t>(lo / nx)];
+        row.push_back(across_x ? hi % nx : lo % nx);
+        any = true;
+      }
+    }
+    if (!any) return;
+    const auto flatten = [](std::vector<std::vector<index_t>>& rows, std::vector<index_t>& first,
+                            std::vector<index_t>& cols) {
+      first.push_back(0);
+      for (std::vector<index_t>& r : rows) {
+        std::sort(r.begin(), r.end());
+        r.erase(std::unique(r.begin(), r.end()), r.end());
+        cols.insert(cols.end(), r.begin(), r.end());
+        first.push_back(static_cast<index_t>(cols.size()));
+      }
+    };
+    flatten(x, x_first, x_cols);
+    flatten(y, y_first, y_cols);
+  }
+
+  bool empty() const { return x_first.empty(); }
+};
+
+// The fluctuations of a wall between the active cells l and r of an axis:
+// each side sees its own wall image, as next to an inactive cell
+// (cartesian_edge).
+template <int axis, class Real>
+void wall_edge(CellPrimitive<Real> l, CellPrimitive<Real> r, const PhysicsParams<Real>& p,
+               EdgeFluctuation<Real>& left, EdgeFluctuation<Real>& right) {
+  const Real none = std::numeric_limits<Real>::quiet_NaN();
+  CellPrimitive<Real> gone = r;
+  gone.z = none;
+  left = cartesian_edge<axis>(l, gone, p);
+  gone = l;
+  gone.z = none;
+  right = cartesian_edge<axis>(gone, r, p);
+}
+
 struct RowResult {
   double max_rate;
   bool finite;
@@ -195,6 +248,54 @@ struct RowSweep {
 
   void x_edges(const PhysicsParams<Real>& p) { edges<0>(here, 0, here, 1, nx + 1, x_left, x_right, p); }
 
+  // The row's evaluated edges that are walls (GridWalls) replaced by the
+  // walls' fluctuations: x-edges of row j, the y-edges above row j.
+  void x_walls(const GridWalls& w, index_t j, const PhysicsParams<Real>& p) {
+    if (j < 0 || j >= g.ny) return;
+    for (index_t k = w.x_first[static_cast<std::size_t>(j)]; k < w.x_first[static_cast<std::size_t>(j) + 1]; ++k) {
+      const index_t e = w.x_cols[static_cast<std::size_t>(k)] - i0;
+      if (e < 0 || e > static_cast<index_t>(nx)) continue;
+      const auto at = static_cast<std::size_t>(e);
+      EdgeFluctuation<Real> l, r;
+      wall_edge<0>(primitive(here, at), primitive(here, at + 1), p, l, r);
+      store(x_left, at, l.to_left, l.speed);
+      store(x_right, at, r.to_right, r.speed);
+    }
+  }
+  void y_walls(const GridWalls& w, index_t j, const PhysicsParams<Real>& p) {
+    if (j < 0 || j >= g.ny) return;
+    for (index_t k = w.y_first[static_cast<std::size_t>(j)]; k < w.y_first[static_cast<std::size_t>(j) + 1]; ++k) {
+      const index_t e = w.y_cols[static_cast<std::size_t>(k)] - i0;
+      if (e < 0 || e >= static_cast<index_t>(nx)) continue;
+      const auto at = static_cast<std::size_t>(e);
+      EdgeFluctuation<Real> l, r;
+      wall_edge<1>(primitive(here, at + 1), primitive(above, at + 1), p, l, r);
+      store(north_to_here, at, l.to_left, l.speed);
+      store(north_to_above, at, r.to_right, r.speed);
+    }
+  }
+  // No mass crosses a wall (after mass_fluxes).
+  void wall_mass(const GridWalls& w, index_t j) {
+    if (j < 0 || j >= g.ny) return;
+    for (index_t k = w.x_first[static_cast<std::size_t>(j)]; k < w.x_first[static_cast<std::size_t>(j) + 1]; ++k) {
+      const index_t e = w.x_cols[static_cast<std::size_t>(k)] - i0;
+      if (e >= 0 && e <= static_cast<index_t>(nx)) mass_x[static_cast<std::size_t>(e)] = Real(0);
+    }
+    for (index_t k = w.y_first[static_cast<std::size_t>(j)]; k < w.y_first[static_cast<std::size_t>(j) + 1]; ++k) {
+      const index_t e = w.y_cols[static_cast<std::size_t>(k)] - i0;
+      if (e >= 0 && e < static_cast<index_t>(nx)) mass_north[static_cast<std::size_t>(e)] = Real(0);
+    }
+  }
+  static CellPrimitive<Real> primitive(const Primitives<Real>& r, std::size_t k) {
+    return {r.h[k], r.hu[k], r.hv[k], r.z[k], r.u[k], r.v[k], r.sqrt_h[k], r.c[k]};
+  }
+  static void store(Fluctuations<Real>& f, std::size_t k, const State<Real>& q, Real speed) {
+    f.h[k] = q.h;
+    f.hu[k] = q.hu;
+    f.hv[k] = q.hv;
+    f.speed[k] = speed;
+  }
+
   // Row j's cells' mass fluxes (west, east, south, north) into the per-cell arrays m.
   void store_mass(index_t j, const std::array<Real*, 4>& m) const {
     const auto o = static_cast<std::size_t>(j * g.nx + i0);
@@ -242,7 +343,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
   using Base::grid_, Base::physics_, Base::cfl_, Base::threads_, Base::fields_, Base::owned_, Base::hc_, Base::mass_;
 
  public:
-  CpuBackend(const Problem& p, const BackendOptions& o) : Base(p, o) {
+  CpuBackend(const Problem& p, const BackendOptions& o) : Base(p, o), walls_(p) {
     const auto cells = static_cast<std::size_t>(grid_.cells());
     rhs_h_.assign(cells, Real(0));
     rhs_hu_.assign(cells, Real(0));
@@ -276,6 +377,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
     const Grid& g = grid_;
     // About 16k cells per block: large enough for the caches, small enough to interleave.
     const auto rows = [](const CellBox& box) { return 16384 / std::max<index_t>(box.nx(), 1); };
+    const GridWalls* walls = walls_.empty() ? nullptr : &walls_;
     return this->first_sweep(rows, [&] {
       return [&, sweep = RowSweep<Real>(g, !hc_.empty()),
               mass = std::array<Real*, 4>{mass_[0].data(), mass_[1].data(), mass_[2].data(), mass_[3].data()}](
@@ -284,15 +386,22 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
         sweep.load_row(fields_, b.j0 - 1, sweep.here, physics_);
         sweep.load_row(fields_, b.j0, sweep.above, physics_);
         sweep.y_edges(physics_);
+        if (walls) sweep.y_walls(*walls, b.j0 - 1, physics_);
         if (sweep.mass) sweep.mass_fluxes();
+        if (sweep.mass && walls) sweep.wall_mass(*walls, b.j0 - 1);
         sweep.next_row();
         for (index_t j = b.j0; j < b.j1; ++j) {
           sweep.here.swap(sweep.above);
           sweep.load_row(fields_, j + 1, sweep.above, physics_);
           sweep.x_edges(physics_);
           sweep.y_edges(physics_);
+          if (walls) {
+            sweep.x_walls(*walls, j, physics_);
+            sweep.y_walls(*walls, j, physics_);
+          }
           if (sweep.mass) {
             sweep.mass_fluxes();
+            if (walls) sweep.wall_mass(*walls, j);
             sweep.store_mass(j, mass);
           }
           const RowResult r = sweep.combine(j, rhs_h_.data(), rhs_hu_.data(), rhs_hv_.data(), owned_);
@@ -360,12 +469,19 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
 
   std::vector<Real> rhs_h_, rhs_hu_, rhs_hv_;
   std::vector<double> row_gain_;  // clamp gains of the last step, per row
+  GridWalls walls_;               // the lines' faces; empty: none
 };
 
 } // namespace
 
 std::unique_ptr<Backend> make_cpu_backend(const Problem& problem, const BackendOptions& options) {
-  if (problem.scheme == Scheme::roe3) return make_cpu_roe3_backend(problem, options);
+  if (problem.scheme == Scheme::roe3) {
+    for (const Structure& s : problem.forcing.structures)
+      if (!s.crossings.empty())
+        throw std::invalid_argument("structure '" + s.name + "': weirs and walls run on grids with the first-order "
+                                    "scheme only so far (this run is third order, roe3)");
+    return make_cpu_roe3_backend(problem, options);
+  }
   if (problem.precision == Precision::single_precision) {
     return std::make_unique<CpuBackend<float>>(problem, options);
   }

@@ -103,16 +103,27 @@ class CpuForcing {
     state_.rain_rows.assign(static_cast<std::size_t>(cells_of_.groups()), 0.0);
     state_.infiltration_rows.assign(static_cast<std::size_t>(cells_of_.groups()), 0.0);
     state_.sources.assign(forcing_.sources.size(), 0.0);
+    const auto end = [&](index_t cell) {
+      return StructureEnd{cells_of_.state_index(cell), cells_of_.area(cell), p.z[static_cast<std::size_t>(cell)]};
+    };
+    std::vector<int> first;  // each structure's first crossing in crossings_
     for (Structure& st : forcing_.structures) {
       StructureSpec spec = st.spec;
-      spec.discharge = st.discharge.view();  // forcing_'s own copy: it lives as long as this
+      // forcing_'s own copies: they live as long as this.
+      spec.discharge = st.discharge.view();
+      spec.breach_width = st.width.view();
+      first.push_back(static_cast<int>(crossings_.size()));
+      spec.first_crossing = first.back();
+      spec.crossings = static_cast<int>(st.crossings.size());
+      for (const LineCrossing& x : st.crossings)
+        crossings_.push_back({end(x.left), end(x.right), x.length, x.crest, x.s});
       specs_.push_back(spec);
-      const auto end = [&](index_t cell) {
-        return StructureEnd{cells_of_.state_index(cell), cells_of_.area(cell), p.z[static_cast<std::size_t>(cell)]};
-      };
-      inlets_.push_back(end(st.inlet));
-      outlets_.push_back(end(st.outlet));
+      const bool ends = !st.on_line() && spec.kind != StructureKind::breach;
+      inlets_.push_back(ends ? end(st.inlet) : StructureEnd{});
+      outlets_.push_back(ends ? end(st.outlet) : StructureEnd{});
     }
+    for (StructureSpec& spec : specs_)
+      if (spec.kind == StructureKind::breach) spec.sensor += first[static_cast<std::size_t>(spec.weir)];
     tallies_.assign(forcing_.structures.size(), StructureTally{});
     read_tallies(state_);
   }
@@ -174,11 +185,14 @@ class CpuForcing {
     const auto sized = [](const std::vector<double>& a, const std::vector<double>& b) { return a.size() == b.size(); };
     check_load_size(sized(in.infiltration, state_.infiltration) && sized(in.rain_rows, state_.rain_rows) &&
                         sized(in.infiltration_rows, state_.infiltration_rows) && sized(in.sources, state_.sources) &&
-                        sized(in.boundary, state_.boundary) && in.structures.size() == 3 * tallies_.size(),
+                        sized(in.boundary, state_.boundary) &&
+                        in.structures.size() == kTallyValues * tallies_.size(),
                     "load_forcing_state");
     state_ = in;
-    for (std::size_t k = 0; k < tallies_.size(); ++k)
-      tallies_[k] = {in.structures[3 * k], in.structures[3 * k + 1], in.structures[3 * k + 2]};
+    for (std::size_t k = 0; k < tallies_.size(); ++k) {
+      const double* v = in.structures.data() + kTallyValues * k;
+      tallies_[k] = {v[0], v[1], v[2], v[3], v[4], v[5]};
+    }
   }
 
  private:
@@ -283,14 +297,14 @@ class CpuForcing {
     cells.scalars = static_cast<int>(hc_views_.size());
     cells.h_dry = p.h_dry;
     apply_structures(specs_.data(), inlets_.data(), outlets_.data(), tallies_.data(), static_cast<int>(specs_.size()),
-                     cells, t, dt, static_cast<double>(p.g));
+                     cells, t, dt, static_cast<double>(p.g), crossings_.data());
   }
 
   // The structures' tallies as ForcingState::structures.
   void read_tallies(ForcingState& out) const {
     out.structures.clear();
     for (const StructureTally& k : tallies_)
-      out.structures.insert(out.structures.end(), {k.discharge, k.volume, k.running});
+      out.structures.insert(out.structures.end(), {k.discharge, k.volume, k.running, k.width, k.timer, k.since});
   }
 
   // The forcing's inputs as views of its vectors.
@@ -333,6 +347,7 @@ class CpuForcing {
   // The structures' parameters (their series viewing forcing_'s), ends and tallies.
   std::vector<StructureSpec> specs_;
   std::vector<StructureEnd> inlets_, outlets_;
+  std::vector<WeirCrossing> crossings_;  // the weirs' and walls' crossings, in structure order
   std::vector<StructureTally> tallies_;
   std::vector<Real*> hc_views_;
 };

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
 // [[structure]]: hydraulic structures between two cells (docs/structures.md):
 // pumps and gates (a discharge, a number or a CSV series, optionally started
-// and stopped by the inlet level) and culverts (circular or box barrels).
-// Every error names the structure and its key.
+// and stopped by the inlet level) and culverts (circular or box barrels);
+// weirs and walls along a line, whose crossings (the pairs of cells whose
+// centres the line separates) become walls for the scheme; breaches of
+// weirs. Every error names the structure and its key.
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
+#include <memory>
 
 #include "reader.hpp"
 
@@ -15,6 +19,21 @@ namespace {
 const Keys kPumpKeys{"name", "type", "inlet", "outlet", "discharge", "on", "off"};
 const Keys kCulvertKeys{"name",   "type",   "inlet",  "outlet",  "shape",         "diameter",  "width",
                         "height", "length", "invert", "manning", "entrance_loss", "exit_loss", "one_way"};
+const Keys kWeirKeys{"name", "type", "points", "crest", "coefficient"};
+const Keys kWallKeys{"name", "type", "points"};
+const Keys kBreachKeys{"name", "type", "line", "at", "start", "trigger", "bottom", "width"};
+const Keys kTriggerKeys{"level", "duration"};
+const Keys kGrowthKeys{"initial", "final", "model", "f1", "f2", "critical_velocity"};
+
+const Keys& keys_of(StructureKind k) {
+  switch (k) {
+    case StructureKind::culvert: return kCulvertKeys;
+    case StructureKind::weir: return kWeirKeys;
+    case StructureKind::wall: return kWallKeys;
+    case StructureKind::breach: return kBreachKeys;
+    default: return kPumpKeys;
+  }
+}
 
 // The structure's entry as messages name it.
 struct Entry {
@@ -124,6 +143,282 @@ void read_culvert(const Entry& e, Structure& s, const Problem& p) {
                          " m is below the bed of the cell holding the outlet (" + num(z_out) + " m)");
 }
 
+
+// ------------------------------------------------------------ lines
+
+struct Point {
+  double x, y;
+};
+
+// > 0 where c lies left of the line from a to b, twice the triangle's area.
+double orient(Point a, Point b, Point c) { return (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x); }
+
+// The line's points ([[x, y], ...], at least two, consecutive ones distinct).
+std::vector<Point> line_points(const Entry& e) {
+  const toml::node* n = e.t.get("points");
+  if (!n) e.fail("points", "missing: the line's points [[x, y], ...] (m)");
+  const toml::array* a = n->as_array();
+  if (!a) e.rd.fail_type(e.key("points"), "an array of points [[x, y], ...]", *n);
+  std::vector<Point> out;
+  for (std::size_t k = 0; k < a->size(); ++k) {
+    const std::string at = e.key("points") + "[" + std::to_string(k) + "]";
+    const toml::array* xy = a->get(k)->as_array();
+    if (!xy || xy->size() != 2) e.rd.fail_type(at, "a point [x, y] (m)", *a->get(k));
+    out.push_back({e.rd.number(*xy->get(0), at + "[0]"), e.rd.number(*xy->get(1), at + "[1]")});
+    if (k > 0 && out[k].x == out[k - 1].x && out[k].y == out[k - 1].y)
+      e.fail("points", "points " + std::to_string(k - 1) + " and " + std::to_string(k) + " are the same");
+  }
+  if (out.size() < 2) e.fail("points", "a line needs at least two points, found " + std::to_string(out.size()));
+  return out;
+}
+
+// Where the line crosses the segment from the centre of cell a to that of
+// cell b: an odd number of times (a point on the line counts on its right,
+// consistently, so that the crossed pairs separate the two sides), the
+// first crossing's distance along the line and the side a lies on.
+struct Crossed {
+  bool odd = false;
+  double s = 0;
+  bool a_left = false;
+};
+
+Crossed cross(const std::vector<Point>& line, const std::vector<double>& along, Point a, Point b) {
+  Crossed out;
+  int count = 0;
+  for (std::size_t k = 0; k + 1 < line.size(); ++k) {
+    const Point p0 = line[k], p1 = line[k + 1];
+    if (std::max(a.x, b.x) < std::min(p0.x, p1.x) || std::min(a.x, b.x) > std::max(p0.x, p1.x) ||
+        std::max(a.y, b.y) < std::min(p0.y, p1.y) || std::min(a.y, b.y) > std::max(p0.y, p1.y))
+      continue;
+    const double da = orient(p0, p1, a), db = orient(p0, p1, b);
+    const double d0 = orient(a, b, p0), d1 = orient(a, b, p1);
+    if ((da > 0) == (db > 0) || (d0 > 0) == (d1 > 0)) continue;
+    const double s = along[k] + d0 / (d0 - d1) * (along[k + 1] - along[k]);
+    if (count == 0 || s < out.s) {
+      out.s = s;
+      out.a_left = da > 0;
+    }
+    ++count;
+  }
+  out.odd = count % 2 == 1;
+  return out;
+}
+
+// The distance along the line to each of its points.
+std::vector<double> distances(const std::vector<Point>& line) {
+  std::vector<double> out{0.0};
+  for (std::size_t k = 1; k < line.size(); ++k)
+    out.push_back(out.back() + std::hypot(line[k].x - line[k - 1].x, line[k].y - line[k - 1].y));
+  return out;
+}
+
+// The pairs of active cells the line separates: on a grid across the faces
+// between neighbours, on a mesh across the interior edges.
+std::vector<LineCrossing> line_crossings(const std::vector<Point>& line, const Problem& p) {
+  const std::vector<double> along = distances(line);
+  std::vector<LineCrossing> out;
+  const auto add = [&](index_t a, index_t b, Point ca, Point cb, double length) {
+    const Crossed c = cross(line, along, ca, cb);
+    if (!c.odd) return;
+    out.push_back({c.a_left ? a : b, c.a_left ? b : a, length, 0.0, c.s});
+  };
+  const auto active = [&](index_t c) { return !std::isnan(p.z[static_cast<std::size_t>(c)]); };
+  if (p.mesh) {
+    const UnstructuredMesh& m = *p.mesh;
+    for (index_t e = 0; e < m.edges(); ++e) {
+      const auto k = static_cast<std::size_t>(e);
+      const mesh_index l = m.edge_left[k], r = m.edge_right[k];
+      if (r < 0) continue;
+      add(l, r, {m.cell_x[static_cast<std::size_t>(l)], m.cell_y[static_cast<std::size_t>(l)]},
+          {m.cell_x[static_cast<std::size_t>(r)], m.cell_y[static_cast<std::size_t>(r)]}, m.edge_length[k]);
+    }
+    return out;
+  }
+  const Grid& g = p.grid;
+  // The cells around each of the line's segments: their east and north faces.
+  std::vector<char> seen(static_cast<std::size_t>(g.cells()), 0);
+  for (std::size_t k = 0; k + 1 < line.size(); ++k) {
+    const auto column = [&](double x) {
+      return std::clamp(static_cast<index_t>(std::floor((x - g.x0) / g.dx)), index_t(0), g.nx - 1);
+    };
+    const auto row = [&](double y) {
+      return std::clamp(static_cast<index_t>(std::floor((y - g.y0) / g.dy)), index_t(0), g.ny - 1);
+    };
+    const index_t i0 = std::max<index_t>(column(std::min(line[k].x, line[k + 1].x)) - 1, 0);
+    const index_t i1 = column(std::max(line[k].x, line[k + 1].x));
+    const index_t j0 = std::max<index_t>(row(std::min(line[k].y, line[k + 1].y)) - 1, 0);
+    const index_t j1 = row(std::max(line[k].y, line[k + 1].y));
+    for (index_t j = j0; j <= j1; ++j) {
+      for (index_t i = i0; i <= i1; ++i) {
+        const index_t c = j * g.nx + i;
+        if (seen[static_cast<std::size_t>(c)]++ || !active(c)) continue;
+        const Point here{g.x_center(i), g.y_center(j)};
+        if (i + 1 < g.nx && active(c + 1)) add(c, c + 1, here, {g.x_center(i + 1), here.y}, g.dy);
+        if (j + 1 < g.ny && active(c + g.nx)) add(c, c + g.nx, here, {here.x, g.y_center(j + 1)}, g.dx);
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const LineCrossing& a, const LineCrossing& b) { return a.s < b.s; });
+  return out;
+}
+
+void read_line(const Entry& e, const fs::path& base_dir, Structure& s, const Problem& p) {
+  const std::vector<Point> line = line_points(e);
+  if (!p.mesh && p.scheme == Scheme::roe3)
+    e.fail("type", "weirs and walls run on grids with the first-order scheme only so far (this case asks for "
+                   "third order, roe3)");
+  s.crossings = line_crossings(line, p);
+  if (s.crossings.empty())
+    e.fail("points", std::string("the line crosses no ") + (p.mesh ? "edge between two active cells of the mesh"
+                                                                    : "face between two active cells of the grid") +
+                         " (it must separate the centres of neighbouring cells)");
+  if (s.spec.kind == StructureKind::wall) return;
+  s.spec.coefficient = e.positive("coefficient", "C of Q = C L H^1.5 (m^0.5/s), free flow");
+  const toml::node* c = e.t.get("crest");
+  if (!c) e.fail("crest", "missing: the crest level (m, a number or a CSV of distance along the line, crest)");
+  if (c->is_number()) {
+    const double z = e.rd.number(*c, e.key("crest"));
+    for (LineCrossing& x : s.crossings) x.crest = z;
+  } else if (c->is_string()) {
+    const TimeSeries crest = series_file(e.rd, e.key("crest"), *c, base_dir, 1.0, "crest (m) against the distance "
+                                         "along the line (m)", 0.0, std::nullopt);
+    for (LineCrossing& x : s.crossings) x.crest = series_value(crest.view(), x.s);
+  } else {
+    e.rd.fail_type(e.key("crest"), "a number (m) or a CSV file of (distance along the line, crest)", *c);
+  }
+}
+
+// A breach's own keys; its line and `at` are resolved once every structure is read (resolve_breach).
+void read_breach(const Entry& e, const fs::path& base_dir, Structure& s) {
+  StructureSpec& b = s.spec;
+  if (!e.rd.string(e.t, e.at, "line")) e.fail("line", "missing: the name of the weir it opens");
+  e.pair("at", "its centre [x, y] on the weir's line (m)");
+  b.bottom = e.required("bottom", "the breach's final bottom level (m)");
+  const toml::node* trigger = e.t.get("trigger");
+  const bool start = e.t.contains("start");
+  if (start == (trigger != nullptr))
+    e.fail(start ? "trigger" : "start", "give either 'start' (a time, s) or 'trigger' ({ level = ..., duration = ... })");
+  if (start) {
+    b.start = e.required("start", "the time it starts (s)");
+  } else {
+    const toml::table* t = trigger->as_table();
+    if (!t) e.rd.fail_type(e.key("trigger"), "a table { level = ..., duration = ... }", *trigger);
+    e.rd.check_keys(*t, e.key("trigger"), kTriggerKeys);
+    const auto level = e.rd.number(*t, e.key("trigger"), "level");
+    if (!level) e.fail("trigger.level", "missing: the water level (m) that starts it");
+    const double duration = e.rd.number(*t, e.key("trigger"), "duration").value_or(0.0);
+    if (!(duration >= 0)) e.fail("trigger.duration", "must be >= 0 (s), found " + num(duration));
+    b.triggered = true;
+    b.trigger_level = *level;
+    b.trigger_duration = duration;
+  }
+  const toml::node* w = e.t.get("width");
+  if (!w) e.fail("width", "missing: { initial = ..., final = ..., model = \"verheij\" } or a CSV of (time since it "
+                          "started, width)");
+  if (w->is_string()) {
+    b.growth = BreachGrowth::series;
+    s.width = series_file(e.rd, e.key("width"), *w, base_dir, 1.0, "width (m)", 0.0,
+                          std::string("a width is >= 0"));
+    return;
+  }
+  const toml::table* t = w->as_table();
+  if (!t) e.rd.fail_type(e.key("width"), "a table { initial, final, model = \"verheij\" } or a CSV file name", *w);
+  e.rd.check_keys(*t, e.key("width"), kGrowthKeys);
+  const std::string model = e.rd.string(*t, e.key("width"), "model").value_or("verheij");
+  if (model != "verheij") e.fail("width.model", "unknown model '" + clip(model) + "' (valid: verheij)");
+  b.growth = BreachGrowth::verheij;
+  const Entry g{e.rd, *t, e.key("width"), e.name};
+  b.width_initial = g.non_negative("initial", 0.0, "the width when it starts (m)");
+  b.width_final = g.positive("final", "the width it grows to (m)");
+  if (b.width_final < b.width_initial)
+    g.fail("final", "the final width " + num(b.width_final) + " m is below the initial one " + num(b.width_initial) +
+                        " m");
+  b.f1 = g.non_negative("f1", 1.3, "Verheij-van der Knaap's f1");
+  b.f2 = g.non_negative("f2", 0.04, "Verheij-van der Knaap's f2");
+  b.critical_velocity = g.non_negative("critical_velocity", 0.2, "the dike's critical flow velocity (m/s)");
+  if (!(b.critical_velocity > 0)) g.fail("critical_velocity", "must be > 0 (m/s)");
+}
+
+// The weir a breach opens (by name), where on its line it lies and the crossing nearest it.
+void resolve_breach(const Entry& e, std::size_t self, std::vector<Structure>& all, std::size_t first,
+                    const std::vector<std::vector<Point>>& lines) {
+  Structure& s = all[self];
+  const std::string name = *e.rd.string(e.t, e.at, "line");
+  std::size_t w = first;
+  std::string weirs;
+  for (; w < all.size(); ++w) {
+    if (all[w].spec.kind != StructureKind::weir) continue;
+    if (all[w].name == name) break;
+    weirs += (weirs.empty() ? "" : ", ") + all[w].name;
+  }
+  if (w == all.size())
+    e.fail("line", "names no weir: '" + clip(name) + "' (weirs: " + (weirs.empty() ? "none" : weirs) + ")");
+  const std::vector<Point>& line = lines[w - first];
+  const auto xy = e.pair("at", "its centre [x, y] on the weir's line (m)");
+  const Point at{xy[0], xy[1]};
+  // The nearest point of the line.
+  const std::vector<double> along = distances(line);
+  double best = -1, s_at = 0;
+  for (std::size_t k = 0; k + 1 < line.size(); ++k) {
+    const double dx = line[k + 1].x - line[k].x, dy = line[k + 1].y - line[k].y, l2 = dx * dx + dy * dy;
+    const double u = std::clamp(((at.x - line[k].x) * dx + (at.y - line[k].y) * dy) / l2, 0.0, 1.0);
+    const double d = std::hypot(line[k].x + u * dx - at.x, line[k].y + u * dy - at.y);
+    if (best < 0 || d < best) {
+      best = d;
+      s_at = along[k] + u * (along[k + 1] - along[k]);
+    }
+  }
+  const double tolerance = std::max(0.01, 1e-6 * along.back());
+  if (best > tolerance)
+    e.fail("at", "(" + num(at.x) + ", " + num(at.y) + ") is " + num(best) + " m off the line of weir '" +
+                     all[w].name + "' (it must lie on it, within " + num(tolerance) + " m)");
+  s.spec.weir = static_cast<int>(w);
+  s.spec.at = s_at;
+  const std::vector<LineCrossing>& x = all[w].crossings;
+  std::size_t nearest = 0;
+  for (std::size_t k = 1; k < x.size(); ++k)
+    if (std::abs(x[k].s - s_at) < std::abs(x[nearest].s - s_at)) nearest = k;
+  s.spec.sensor = static_cast<int>(nearest);
+}
+
+// The mesh with the edges between the crossings' cells made walls on both
+// sides: each such edge keeps its left cell, and a new edge, reversed,
+// serves its right cell.
+UnstructuredMesh cut_edges(const UnstructuredMesh& mesh, const std::vector<Structure>& structures) {
+  UnstructuredMesh out = mesh;
+  if (out.boundary_names.empty()) out.boundary_names.emplace_back();
+  std::map<std::pair<mesh_index, mesh_index>, mesh_index> edge_of;
+  for (index_t e = 0; e < mesh.edges(); ++e) {
+    const auto k = static_cast<std::size_t>(e);
+    if (mesh.edge_right[k] >= 0) edge_of[{mesh.edge_left[k], mesh.edge_right[k]}] = static_cast<mesh_index>(e);
+  }
+  for (const Structure& s : structures) {
+    for (const LineCrossing& x : s.crossings) {
+      const auto l = static_cast<mesh_index>(x.left), r = static_cast<mesh_index>(x.right);
+      auto it = edge_of.find({l, r});
+      if (it == edge_of.end()) it = edge_of.find({r, l});
+      if (it == edge_of.end()) continue;  // cut already, by another line
+      const auto k = static_cast<std::size_t>(it->second);
+      const mesh_index right = out.edge_right[k];
+      edge_of.erase(it);
+      const auto cut = static_cast<mesh_index>(out.edge_left.size());
+      out.edge_right[k] = boundary_code(0);
+      out.edge_left.push_back(right);
+      out.edge_right.push_back(boundary_code(0));
+      out.edge_node0.push_back(out.edge_node1[k]);
+      out.edge_node1.push_back(out.edge_node0[k]);
+      out.edge_nx.push_back(-out.edge_nx[k]);
+      out.edge_ny.push_back(-out.edge_ny[k]);
+      out.edge_length.push_back(out.edge_length[k]);
+      for (int slot = 0; slot < 4; ++slot) {
+        mesh_index& e = out.cell_edges[static_cast<std::size_t>(4 * right + slot)];
+        if (e == static_cast<mesh_index>(k)) e = cut;
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 void read_structures(const Reader& rd, const toml::node& n, const fs::path& base_dir, const CellCentres& where,
@@ -131,6 +426,9 @@ void read_structures(const Reader& rd, const toml::node& n, const fs::path& base
   const toml::array* a = n.as_array();
   if (!a) rd.fail_type("structure", "an array of tables [[structure]] with name and type", n);
   std::vector<std::string> names;
+  const std::size_t first = p.forcing.structures.size();
+  std::vector<std::vector<Point>> lines;  // per structure read here: its line, if any
+  std::vector<std::size_t> breaches;
   for (std::size_t k = 0; k < a->size(); ++k) {
     const std::string at = "structure[" + std::to_string(k) + "]";
     const toml::table* t = a->get(k)->as_table();
@@ -145,32 +443,49 @@ void read_structures(const Reader& rd, const toml::node& n, const fs::path& base
     names.push_back(*name);
     const Entry e{rd, *t, at, "structure '" + clip(*name) + "'"};
     const auto type = rd.string(*t, at, "type");
-    if (!type) e.fail("type", "missing (pump, gate or culvert)");
+    if (!type) e.fail("type", "missing (pump, gate, culvert, weir, wall or breach)");
     Structure s;
     s.name = *name;
-    if (*type == "pump" || *type == "gate") {
-      s.spec.kind = *type == "pump" ? StructureKind::pump : StructureKind::gate;
-    } else if (*type == "culvert") {
-      s.spec.kind = StructureKind::culvert;
-    } else if (*type == "weir" || *type == "wall" || *type == "breach") {
-      e.fail("type", "\"" + *type + "\" structures are not built yet (built: pump, gate, culvert)");
-    } else {
-      static const Keys valid{"pump", "gate", "culvert"};
+    static const std::map<std::string, StructureKind> kinds{
+        {"pump", StructureKind::pump}, {"gate", StructureKind::gate},     {"culvert", StructureKind::culvert},
+        {"weir", StructureKind::weir}, {"wall", StructureKind::wall},     {"breach", StructureKind::breach}};
+    const auto kind = kinds.find(*type);
+    if (kind == kinds.end()) {
+      static const Keys valid{"pump", "gate", "culvert", "weir", "wall", "breach"};
       std::string msg = "unknown type '" + clip(*type) + "'";
       if (auto best = closest(*type, valid)) msg += " (did you mean '" + std::string(*best) + "'?)";
-      e.fail("type", msg + "; valid: pump, gate, culvert");
+      e.fail("type", msg + "; valid: pump, gate, culvert, weir, wall, breach");
     }
+    s.spec.kind = kind->second;
     // The keys first, so that a misspelt one is named before what it leaves missing.
-    rd.check_keys(*t, at, s.spec.kind == StructureKind::culvert ? kCulvertKeys : kPumpKeys);
-    s.inlet = end_cell(e, "inlet", where, p);
-    s.outlet = end_cell(e, "outlet", where, p);
-    if (s.inlet == s.outlet) e.fail("outlet", "the inlet and the outlet lie in the same cell");
-    if (s.spec.kind == StructureKind::culvert)
-      read_culvert(e, s, p);
-    else
-      read_pump(e, base_dir, s, p);
+    rd.check_keys(*t, at, keys_of(s.spec.kind));
+    lines.emplace_back();
+    if (s.on_line()) {
+      lines.back() = line_points(e);
+      read_line(e, base_dir, s, p);
+    } else if (s.spec.kind == StructureKind::breach) {
+      read_breach(e, base_dir, s);
+      breaches.push_back(k);
+    } else {
+      s.inlet = end_cell(e, "inlet", where, p);
+      s.outlet = end_cell(e, "outlet", where, p);
+      if (s.inlet == s.outlet) e.fail("outlet", "the inlet and the outlet lie in the same cell");
+      if (s.spec.kind == StructureKind::culvert)
+        read_culvert(e, s, p);
+      else
+        read_pump(e, base_dir, s, p);
+    }
     p.forcing.structures.push_back(std::move(s));
   }
+  for (std::size_t k : breaches) {
+    const std::string at = "structure[" + std::to_string(k) + "]";
+    const toml::table& t = *a->get(k)->as_table();
+    const Entry e{rd, t, at, "structure '" + clip(p.forcing.structures[first + k].name) + "'"};
+    resolve_breach(e, first + k, p.forcing.structures, first, lines);
+  }
+  bool cut = false;
+  for (const Structure& s : p.forcing.structures) cut = cut || !s.crossings.empty();
+  if (cut && p.mesh) p.mesh = std::make_shared<const UnstructuredMesh>(cut_edges(*p.mesh, p.forcing.structures));
 }
 
 }  // namespace shallows::io::case_reader

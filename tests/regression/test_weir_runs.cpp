@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+// Weirs, walls and breaches read from case files and run on the CPU
+// executors, grids and meshes: a wall line keeps two basins at their levels,
+// a weir's first step moves C L H^1.5 dt (free) or the Villemonte share of it
+// (submerged), a breach lets through its width's share only, a restart in
+// the middle of a breach gives the same bytes, and the errors name the
+// structure and its key.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "shallows/io/case.hpp"
+#include "shallows/io/gmsh.hpp"
+#include "shallows/mesh/unstructured/generator.hpp"
+#include "shallows/solver/backend.hpp"
+#include "shallows/solver/capabilities.hpp"
+#include "support/case_fixture.hpp"
+#include "support/cli_runs.hpp"
+#include "support/restart_runs.hpp"
+
+namespace shallows {
+namespace {
+
+namespace fs = std::filesystem;
+
+// 40 x 10 cells of 10 m, walled, a flat bed at 0: the water at eta_west west
+// of x = 200 m and eta_east east of it.
+std::string weir_basins(double eta_west, double eta_east) {
+  return "[domain]\nnx = 40\nny = 10\nx = [0.0, 400.0]\ny = [0.0, 100.0]\n[bathymetry]\nz = 0.0\n"
+         "[initial]\neta = \"x < 200 ? " +
+         std::to_string(eta_west) + " : " + std::to_string(eta_east) + "\"\n[time]\nend = 100\n";
+}
+
+// A weir along x = 200 m across the whole width: ten crossings of 10 m.
+const std::string kWeir =
+    "[[structure]]\nname = \"sill\"\ntype = \"weir\"\npoints = [[200.0, -5.0], [200.0, 105.0]]\ncrest = 1.0\n"
+    "coefficient = 1.7\n";
+
+std::unique_ptr<Backend> cpu(const Problem& p) {
+  BackendOptions o;
+  o.kind = "cpu";
+  o.threads = 2;
+  return make_backend(p, o);
+}
+
+ForcingState accounts(const Backend& b) {
+  ForcingState f;
+  b.read_forcing_accounts(f);
+  return f;
+}
+
+class WeirCase : public test_support::CaseFixture {};
+
+TEST_F(WeirCase, WeirLineCrossesTheFacesBetweenTheCentresItSeparates) {
+  const Problem p = parse(weir_basins(2, 0) + kWeir).problem;
+  const Structure& s = p.forcing.structures.at(0);
+  ASSERT_EQ(s.crossings.size(), 10u);
+  for (std::size_t k = 0; k < 10; ++k) {
+    const auto j = static_cast<index_t>(k);
+    // Walking north, the west is on the left.
+    EXPECT_EQ(s.crossings[k].left, j * 40 + 19) << k;
+    EXPECT_EQ(s.crossings[k].right, j * 40 + 20) << k;
+    EXPECT_EQ(s.crossings[k].length, 10.0);
+    EXPECT_EQ(s.crossings[k].crest, 1.0);
+    EXPECT_DOUBLE_EQ(s.crossings[k].s, 10.0 * static_cast<double>(k) + 10.0);
+  }
+}
+
+// Free flow: the first step moves C L H^1.5 dt, L = 100 m, H = 1 m, from the west (the line's left) to the east.
+TEST_F(WeirCase, FreeWeirMovesTheWeirLawsDischarge) {
+  const Problem p = parse(weir_basins(2, 0) + kWeir).problem;
+  auto b = cpu(p);
+  const double v0 = b->volume();
+  const double dt = b->step(0, 1.0);
+  const ForcingState f = accounts(*b);
+  EXPECT_NEAR(f.structure_discharge(0), 1.7 * 100 * 1.0, 1e-9);
+  EXPECT_NEAR(f.structure_volume(0), 1.7 * 100 * dt, 1e-9);
+  EXPECT_NEAR(b->volume(), v0, 1e-9 * v0);
+}
+
+// Submerged: H_up = 1, H_down = 0.5, Villemonte's (1 - 0.5^1.5)^0.385 of the free discharge.
+TEST_F(WeirCase, SubmergedWeirTakesVillemontesShare) {
+  const Problem p = parse(weir_basins(2, 1.5) + kWeir).problem;
+  auto b = cpu(p);
+  b->step(0, 1.0);
+  const double free = 1.7 * 100 * 1.0, share = std::pow(1 - std::pow(0.5, 1.5), 0.385);
+  EXPECT_NEAR(accounts(*b).structure_discharge(0), free * share, 1e-9);
+  EXPECT_LT(share, 0.85);
+}
+
+// Over a run, the weir's water is what the west lost and the east gained, the whole volume kept to round-off,
+// and the discharge never above the free law at the west's starting head.
+TEST_F(WeirCase, WeirKeepsTheVolumeOverARun) {
+  const Problem p = parse(weir_basins(2, 0) + kWeir).problem;
+  auto b = cpu(p);
+  const double v0 = b->volume();
+  b->advance(0, 60, 1000000);
+  const ForcingState f = accounts(*b);
+  Fields s;
+  b->read_state(s);
+  double east = 0;
+  for (index_t c = 0; c < p.cells(); ++c)
+    if (c % 40 >= 20) east += s.h[static_cast<std::size_t>(c)] * 100;
+  EXPECT_NEAR(f.structure_volume(0), east, 1e-9 * v0);
+  EXPECT_GT(east, 0.5 * 1.7 * 100 * 60);
+  EXPECT_LT(east, 1.7 * 100 * 60);
+  EXPECT_NEAR(b->volume(), v0, 1e-12 * v0);
+}
+
+// A thin wall along a diagonal staircase: the basins each side stay at rest, at their levels, to round-off.
+TEST_F(WeirCase, WallKeepsTwoBasinsAtTheirLevelsOnAGrid) {
+  const std::string c =
+      "[domain]\nnx = 20\nny = 20\nx = [0.0, 100.0]\ny = [0.0, 100.0]\n[bathymetry]\nz = \"0.01 * x\"\n"
+      "[initial]\neta = \"y > x + 3 ? 2 : 1\"\n[time]\nend = 100\n"
+      "[[structure]]\nname = \"fence\"\ntype = \"wall\"\npoints = [[-1.0, 2.0], [101.0, 104.0]]\n";
+  const Problem p = parse(c).problem;
+  auto b = cpu(p);
+  b->advance(0, 30, 1000000);
+  Fields s;
+  b->read_state(s);
+  for (index_t k = 0; k < p.cells(); ++k) {
+    const auto i = static_cast<std::size_t>(k);
+    EXPECT_NEAR(s.h[i] + p.z[i], p.h[i] + p.z[i], 1e-12) << k;
+    EXPECT_NEAR(s.hu[i], 0.0, 1e-12) << k;
+  }
+}
+
+TEST_F(WeirCase, WallKeepsTwoBasinsAtTheirLevelsOnAMesh) {
+  RectangleMeshSpec spec;
+  spec.x1 = spec.y1 = 100;
+  spec.nx = spec.ny = 12;
+  spec.perturbation = 0.2;
+  io::write_gmsh(dir_ / "m.msh", rectangle_mesh(spec), true);
+  const Problem p = parse("[mesh]\nfile = \"m.msh\"\n[bathymetry]\nz = \"0.01 * x\"\n"
+                          "[initial]\neta = \"y > x + 3 ? 2 : 1\"\n[time]\nend = 100\n"
+                          "[[structure]]\nname = \"fence\"\ntype = \"wall\"\npoints = [[-1.0, 2.0], [101.0, 104.0]]\n")
+                        .problem;
+  // The line separates the centres above it from those below, every crossed edge cut into two walls.
+  const Structure& s = p.forcing.structures.at(0);
+  ASSERT_GT(s.crossings.size(), 10u);
+  for (const LineCrossing& x : s.crossings) {
+    const auto above = [&](index_t c) {
+      return p.mesh->cell_y[static_cast<std::size_t>(c)] > p.mesh->cell_x[static_cast<std::size_t>(c)] + 3;
+    };
+    EXPECT_TRUE(above(x.left) && !above(x.right));
+  }
+  auto b = cpu(p);
+  b->advance(0, 30, 1000000);
+  Fields st;
+  b->read_state(st);
+  for (index_t k = 0; k < p.cells(); ++k) {
+    const auto i = static_cast<std::size_t>(k);
+    EXPECT_NEAR(st.h[i] + p.z[i], p.h[i] + p.z[i], 1e-12) << k;
+  }
+}
+
+// A weir on a mesh: the water crosses the line only through it, the volume kept to round-off.
+TEST_F(WeirCase, WeirOnAMeshMovesWaterKeepingTheVolume) {
+  RectangleMeshSpec spec;
+  spec.x1 = 400;
+  spec.y1 = 100;
+  spec.nx = 40;
+  spec.ny = 10;
+  spec.perturbation = 0.2;
+  io::write_gmsh(dir_ / "m.msh", rectangle_mesh(spec), true);
+  const Problem p = parse("[mesh]\nfile = \"m.msh\"\n[bathymetry]\nz = 0.0\n[initial]\neta = \"x < 200 ? 2 : 0\"\n"
+                          "[time]\nend = 100\n" + kWeir)
+                        .problem;
+  auto b = cpu(p);
+  const double v0 = b->volume();
+  const double dt = b->step(0, 1.0);
+  double length = 0;
+  for (const LineCrossing& x : p.forcing.structures[0].crossings) length += x.length;
+  // The first step from rest at H = 1 over every crossed edge, from the line's left (west) to its right.
+  EXPECT_NEAR(accounts(*b).structure_volume(0), 1.7 * length * dt, 1e-9);
+  b->advance(dt, 30, 1000000);
+  EXPECT_NEAR(b->volume(), v0, 1e-12 * v0);
+  EXPECT_GT(accounts(*b).structure_volume(0), 1000.0);
+}
+
+// A breach of a weir whose crest stands above both basins: only its open width passes water, at the weir law
+// over its bottom; its width follows the CSV from its start. Width 20 m at the middle of a 100 m line: the two
+// crossings at s = 50, 60 (|s - 55| <= 10), L = 20 m, H = 2 - 0.5.
+TEST_F(WeirCase, BreachPassesItsWidthsShareFromItsStart) {
+  write("w.csv", "time,width\n0,20\n100,40\n");
+  const std::string c = weir_basins(2, 0) +
+                        "[[structure]]\nname = \"levee\"\ntype = \"weir\"\npoints = [[200.0, -5.0], [200.0, 105.0]]\n"
+                        "crest = 3.0\ncoefficient = 1.7\n"
+                        "[[structure]]\nname = \"gap\"\ntype = \"breach\"\nline = \"levee\"\nat = [200.0, 50.0]\n"
+                        "start = 2.0\nbottom = 0.5\nwidth = \"w.csv\"\n";
+  const Problem p = parse(c).problem;
+  EXPECT_DOUBLE_EQ(p.forcing.structures[1].spec.at, 55.0);
+  auto b = cpu(p);
+  double t = 0;
+  while (t < 2.0) t += b->step(t, 2.0 - t);  // closed: nothing passes
+  EXPECT_EQ(accounts(*b).structure_volume(0), 0.0);
+  const double dt = b->step(t, 0.5);
+  const ForcingState f = accounts(*b);
+  const double q = 1.7 * 20 * std::pow(1.5, 1.5);
+  EXPECT_NEAR(f.structure_volume(1), q * dt, 1e-9);
+  EXPECT_NEAR(f.structure_volume(0), q * dt, 1e-9);
+  EXPECT_NEAR(f.structure_discharge(1), q, 1e-9);
+  EXPECT_NEAR(f.structure_width(1), 20 + 20 * dt / 100, 1e-12);
+}
+
+// Verheij-van der Knaap growth from the trigger: the width after the first step, at the head of 2 m across the
+// dry side, is the initial one plus the increment of f1 sqrt(g) dh^1.5 / u_c log10(1 + f2 g tau / u_c / 3600).
+TEST_F(WeirCase, TriggeredBreachGrowsByVerheij) {
+  const std::string c = weir_basins(2, 0) +
+                        "[[structure]]\nname = \"levee\"\ntype = \"weir\"\npoints = [[200.0, -5.0], [200.0, 105.0]]\n"
+                        "crest = 3.0\ncoefficient = 1.7\n"
+                        "[[structure]]\nname = \"gap\"\ntype = \"breach\"\nline = \"levee\"\nat = [200.0, 50.0]\n"
+                        "trigger = { level = 1.5, duration = 0.0 }\nbottom = 0.0\n"
+                        "width = { initial = 10.0, final = 10.2, model = \"verheij\" }\n";
+  const Problem p = parse(c).problem;
+  auto b = cpu(p);
+  const double dt = b->step(0, 1.0);
+  const double g = p.physics.g, a = 0.04 * g / 0.2 / 3600;
+  const double grown = 1.3 * std::sqrt(g) * std::pow(2.0, 1.5) / 0.2 * std::log10(1 + a * dt);
+  EXPECT_NEAR(accounts(*b).structure_width(1), 10.0 + grown, 1e-12 * grown);
+  EXPECT_GT(grown, 0.01);
+  // Never beyond the final width.
+  b->advance(dt, 100, 1000000);
+  EXPECT_EQ(accounts(*b).structure_width(1), 10.2);
+}
+
+// Killed after a checkpoint in the middle of the breach and restarted: the same bytes.
+TEST(WeirRuns, KilledBreachRunContinuesByteForByte) {
+  test_support::kill_and_restart({"levee-breach", std::string(SHALLOWS_SOURCE_DIR) + "/cases/levee-breach/case.toml",
+                                  "--set time.end=60", 31.3, 10.0});
+}
+
+// The example: summary.json and structures.csv hold the breach's width and volume; the balance closes.
+TEST(WeirRuns, ExampleWritesTheBreachsWidth) {
+  const fs::path dir = test_support::temp_dir("levee-breach");
+  const test_support::Result r = test_support::shell(
+      "run " + std::string(SHALLOWS_SOURCE_DIR) + "/cases/levee-breach/case.toml -q -o " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string summary = test_support::slurp(dir / "summary.json");
+  EXPECT_NE(summary.find("{\"name\": \"gap\", \"volume\": "), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"width\": 20}"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"mass_balance_ok\": true"), std::string::npos) << summary;
+  std::ifstream in(dir / "structures.csv");
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header, "time,levee_discharge,levee_volume,gap_discharge,gap_volume,gap_width,fence_discharge,"
+                    "fence_volume");
+  fs::remove_all(dir);
+}
+
+// The GPU refuses weirs, walls and breaches, naming them.
+TEST(WeirRuns, TheGpuRefusesWeirsNamingThem) {
+  const fs::path dir = test_support::temp_dir("levee-gpu");
+  const test_support::Result r = test_support::shell(
+      "run " + std::string(SHALLOWS_SOURCE_DIR) + "/cases/levee-breach/case.toml -q --backend cuda -o " +
+      dir.string());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("weirs, walls and breaches ('levee', 'gap', 'fence') run on the CPU only so far; this run "
+                          "is on a grid on the GPU"),
+            std::string::npos)
+      << r.output;
+  fs::remove_all(dir);
+}
+
+TEST_F(WeirCase, ErrorsNameTheStructureAndTheKey) {
+  const std::string base = weir_basins(2, 0);
+  const auto weir = [](const std::string& rest) { return "[[structure]]\nname = \"sill\"\ntype = \"weir\"\n" + rest; };
+  EXPECT_EQ(error_of(base + weir("points = [[200.0, 5.0]]\ncrest = 1.0\ncoefficient = 1.7\n")),
+            "case.toml: structure[0].points: structure 'sill': a line needs at least two points, found 1");
+  EXPECT_EQ(error_of(base + weir("points = [[201.0, 12.0], [204.0, 12.0]]\ncrest = 1.0\ncoefficient = 1.7\n")),
+            "case.toml: structure[0].points: structure 'sill': the line crosses no face between two active cells "
+            "of the grid (it must separate the centres of neighbouring cells)");
+  write("bad.csv", "s,crest\n0,1\nten,2\n");
+  EXPECT_NE(error_of(base + weir("points = [[200.0, -5.0], [200.0, 105.0]]\ncrest = \"bad.csv\"\n"
+                                 "coefficient = 1.7\n"))
+                .find("case.toml: structure[0].crest: "),
+            std::string::npos);
+  EXPECT_EQ(error_of(base + weir("points = [[200.0, -5.0], [200.0, 105.0]]\ncrest = 1.0\n")),
+            "case.toml: structure[0].coefficient: structure 'sill': missing: C of Q = C L H^1.5 (m^0.5/s), free flow");
+  const std::string sill = weir("points = [[200.0, -5.0], [200.0, 105.0]]\ncrest = 1.0\ncoefficient = 1.7\n");
+  const auto breach = [](const std::string& rest) {
+    return "[[structure]]\nname = \"gap\"\ntype = \"breach\"\nbottom = 0.0\nwidth = { final = 20.0 }\n" + rest;
+  };
+  EXPECT_EQ(error_of(base + sill + breach("line = \"dike\"\nat = [200.0, 50.0]\nstart = 0.0\n")),
+            "case.toml: structure[1].line: structure 'gap': names no weir: 'dike' (weirs: sill)");
+  EXPECT_EQ(error_of(base + sill + breach("line = \"sill\"\nat = [210.0, 50.0]\nstart = 0.0\n")),
+            "case.toml: structure[1].at: structure 'gap': (210, 50) is 10 m off the line of weir 'sill' (it must lie "
+            "on it, within 0.01 m)");
+  EXPECT_EQ(error_of(base + sill + breach("line = \"sill\"\nat = [200.0, 50.0]\n")),
+            "case.toml: structure[1].start: structure 'gap': give either 'start' (a time, s) or 'trigger' "
+            "({ level = ..., duration = ... })");
+  EXPECT_EQ(error_of("[numerics]\nscheme = \"roe3\"\n" + base + sill),
+            "case.toml: structure[0].type: structure 'sill': weirs and walls run on grids with the first-order "
+            "scheme only so far (this case asks for third order, roe3)");
+}
+
+}  // namespace
+}  // namespace shallows
