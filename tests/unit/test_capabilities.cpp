@@ -144,6 +144,30 @@ TEST(Capabilities, StructuresRunOnTheCpuInOneProcessAndAreRefusedElsewhere) {
   EXPECT_EQ(message_of(p, o), "");  // the CPU
 }
 
+// Weirs, walls and breaches: a feature of their own, refused on the GPU and on ranks naming them; auto takes the CPU.
+TEST(Capabilities, LinesAreRefusedOffTheCpuByName) {
+  Problem p = flat_grid();
+  Structure wall;
+  wall.name = "fence";
+  wall.spec.kind = StructureKind::wall;
+  wall.crossings.push_back({0, 1, 1.0, 0.0, 0.5});
+  p.forcing.structures.push_back(wall);
+  EXPECT_EQ(features_of(p), (std::vector<Feature>{Feature::first_order, Feature::lines}));
+  EXPECT_EQ(refusal(p, {false, false, false}), "");
+  EXPECT_EQ(refusal(p, {false, true, false}),
+            "weirs, walls and breaches ('fence') run on the CPU only so far; this run is on a grid on the GPU");
+  EXPECT_EQ(refusal(p, {false, false, true}),
+            "weirs, walls and breaches ('fence') run in one process only so far; this run is on a grid on the CPU "
+            "on several MPI ranks");
+  p.forcing.structures.push_back(pump_between(0, 63));
+  EXPECT_EQ(refusal(p, {false, true, false}),
+            "pumps, gates and culverts and weirs, walls and breaches ('fence') run on the CPU only so far; this run "
+            "is on a grid on the GPU");
+  BackendOptions o;
+  o.kind = "auto";
+  EXPECT_EQ(message_of(p, o), "");  // the CPU
+}
+
 // docs/features.md holds the table as `shallows features` prints it.
 TEST(Capabilities, TheDocsTableIsTheTable) {
   std::ifstream in(std::string(SHALLOWS_SOURCE_DIR) + "/docs/features.md");
