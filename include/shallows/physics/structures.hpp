@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Hydraulic structures that join two cells (issue 41): pumps and gates, which
-// deliver a set discharge, and culverts, whose discharge follows the head
-// across them; weirs along a line, whose crossings (pairs of cells across
-// the line) exchange the weir law's discharge, and the breaches that lower
-// a weir's crest over a growing width. Each step, after the update and the forcing, every structure
-// in order takes a volume from the cell holding its inlet and gives it to the
-// cell holding its outlet (apply_structures). Arithmetic in double whatever
+// Hydraulic structures (issue 41): pumps and gates, which deliver a set
+// discharge, and culverts, whose discharge follows the head across them,
+// join two cells; weirs along a line exchange the weir law's discharge
+// across its crossings (pairs of cells across the line), and breaches lower
+// a weir's crest over a growing width. Each step, after the update and the
+// forcing, every structure in order takes a volume from one cell and gives
+// it to another (apply_structures). Arithmetic in double whatever
 // the run's precision, as the forcing's, so that the volume an end loses is
 // the volume the other gains to round-off. Plain views of host or device
 // arrays: a CUDA kernel calls apply_structures with one thread.
@@ -18,7 +18,7 @@
 
 namespace shallows {
 
-// wall: a thin wall, no exchange (its faces are walls; no pass).
+// wall: a thin wall, which never exchanges (its crossings are walls for the scheme).
 enum class StructureKind : int { pump, gate, culvert, weir, wall, breach };
 // How a breach's width grows: a series of (time since it started, width), or
 // Verheij and van der Knaap (2002).
