@@ -219,6 +219,33 @@ TEST_F(WeirCase, BreachPassesItsWidthsShareFromItsStart) {
   EXPECT_NEAR(f.structure_width(1), 20 + 20 * dt / 100, 1e-12);
 }
 
+// The same on a mesh: the first step passes C H^1.5 dt over the edges within half the width of `at`.
+TEST_F(WeirCase, BreachOnAMeshPassesItsEdgesShare) {
+  RectangleMeshSpec spec;
+  spec.x1 = 400;
+  spec.y1 = 100;
+  spec.nx = 40;
+  spec.ny = 10;
+  spec.perturbation = 0.2;
+  io::write_gmsh(dir_ / "m.msh", rectangle_mesh(spec), true);
+  write("w.csv", "time,width\n0,30\n");
+  const Problem p = parse("[mesh]\nfile = \"m.msh\"\n[bathymetry]\nz = 0.0\n[initial]\neta = \"x < 200 ? 2 : 0\"\n"
+                          "[time]\nend = 100\n"
+                          "[[structure]]\nname = \"levee\"\ntype = \"weir\"\npoints = [[200.0, -5.0], [200.0, 105.0]]\n"
+                          "crest = 3.0\ncoefficient = 1.7\n"
+                          "[[structure]]\nname = \"gap\"\ntype = \"breach\"\nline = \"levee\"\nat = [200.0, 50.0]\n"
+                          "start = 0.0\nbottom = 0.5\nwidth = \"w.csv\"\n")
+                        .problem;
+  double open = 0;
+  for (const LineCrossing& x : p.forcing.structures[0].crossings)
+    if (std::abs(x.s - 55.0) <= 15.0) open += x.length;
+  ASSERT_GT(open, 20.0);
+  auto b = cpu(p);
+  const double dt = b->step(0, 0.5);
+  EXPECT_NEAR(accounts(*b).structure_volume(1), 1.7 * open * std::pow(1.5, 1.5) * dt, 1e-9);
+  EXPECT_EQ(accounts(*b).structure_volume(0), accounts(*b).structure_volume(1));
+}
+
 // Verheij-van der Knaap growth from the trigger: the width after the first step, at the head of 2 m across the
 // dry side, is the initial one plus the increment of f1 sqrt(g) dh^1.5 / u_c log10(1 + f2 g tau / u_c / 3600).
 TEST_F(WeirCase, TriggeredBreachGrowsByVerheij) {
@@ -305,6 +332,15 @@ TEST_F(WeirCase, ErrorsNameTheStructureAndTheKey) {
   EXPECT_EQ(error_of(base + sill + breach("line = \"sill\"\nat = [200.0, 50.0]\n")),
             "case.toml: structure[1].start: structure 'gap': give either 'start' (a time, s) or 'trigger' "
             "({ level = ..., duration = ... })");
+  EXPECT_EQ(error_of(base + sill +
+                     "[[structure]]\nname = \"gap\"\ntype = \"breach\"\nbottom = 1.0\nwidth = { final = 20.0 }\n"
+                     "line = \"sill\"\nat = [200.0, 50.0]\nstart = 0.0\n"),
+            "case.toml: structure[1].bottom: structure 'gap': the bottom 1 m is not below the crest of weir 'sill' at "
+            "`at` (1 m)");
+  EXPECT_EQ(error_of(base + sill + "[[structure]]\nname = \"fence\"\ntype = \"wall\"\n"
+                                   "points = [[195.0, 40.0], [205.0, 60.0]]\n"),
+            "case.toml: structure[1].points: structure 'fence': its line crosses the face or edge between cells 179 and "
+            "180 that structure 'sill' crosses too (one line to a face)");
   EXPECT_EQ(error_of("[numerics]\nscheme = \"roe3\"\n" + base + sill),
             "case.toml: structure[0].type: structure 'sill': weirs and walls run on grids with the first-order "
             "scheme only so far (this case asks for third order, roe3)");

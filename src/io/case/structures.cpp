@@ -379,6 +379,9 @@ void resolve_breach(const Entry& e, std::size_t self, std::vector<Structure>& al
   for (std::size_t k = 1; k < x.size(); ++k)
     if (std::abs(x[k].s - s_at) < std::abs(x[nearest].s - s_at)) nearest = k;
   s.spec.sensor = static_cast<int>(nearest);
+  if (!(s.spec.bottom < x[nearest].crest))
+    e.fail("bottom", "the bottom " + num(s.spec.bottom) + " m is not below the crest of weir '" + all[w].name +
+                         "' at `at` (" + num(x[nearest].crest) + " m)");
 }
 
 // The mesh with the edges between the crossings' cells made walls on both
@@ -483,8 +486,22 @@ void read_structures(const Reader& rd, const toml::node& n, const fs::path& base
     const Entry e{rd, t, at, "structure '" + clip(p.forcing.structures[first + k].name) + "'"};
     resolve_breach(e, first + k, p.forcing.structures, first, lines);
   }
+  // A face or edge belongs to one line at most: two would exchange across it twice, or a wall would not hold.
+  std::map<std::pair<index_t, index_t>, std::size_t> owner;
   bool cut = false;
-  for (const Structure& s : p.forcing.structures) cut = cut || !s.crossings.empty();
+  for (std::size_t k = first; k < p.forcing.structures.size(); ++k) {
+    const Structure& s = p.forcing.structures[k];
+    for (const LineCrossing& x : s.crossings) {
+      const auto [it, fresh] = owner.emplace(std::minmax(x.left, x.right), k);
+      if (fresh) continue;
+      const toml::table& t = *a->get(k - first)->as_table();
+      const Entry e{rd, t, "structure[" + std::to_string(k - first) + "]", "structure '" + clip(s.name) + "'"};
+      e.fail("points", "its line crosses the face or edge between cells " + std::to_string(x.left) + " and " +
+                           std::to_string(x.right) + " that structure '" + p.forcing.structures[it->second].name +
+                           "' crosses too (one line to a face)");
+    }
+    cut = cut || !s.crossings.empty();
+  }
   if (cut && p.mesh) p.mesh = std::make_shared<const UnstructuredMesh>(cut_edges(*p.mesh, p.forcing.structures));
 }
 
