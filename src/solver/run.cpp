@@ -504,10 +504,12 @@ RunSummary run_from(const io::Case& c, const RunOptions& options, Simulation& si
   if (!p.forcing.structures.empty()) {
     ForcingState accounts;
     sim.backend().read_forcing_accounts(accounts);
-    for (std::size_t k = 0; k < p.forcing.structures.size(); ++k)
-      s.structures.push_back({p.forcing.structures[k].name, accounts.structure_volume(k),
-                              p.forcing.structures[k].spec.kind == StructureKind::breach ? accounts.structure_width(k)
-                                                                                          : -1.0});
+    for (std::size_t k = 0; k < p.forcing.structures.size(); ++k) {
+      const Structure& st = p.forcing.structures[k];
+      const bool breach = st.spec.kind == StructureKind::breach;
+      s.structures.push_back({st.name, accounts.structure_volume(k), breach ? accounts.structure_width(k) : -1.0,
+                              breach || st.on_line()});
+    }
   }
   const std::vector<double> final_scalar_mass = scalar_masses();
   for (std::size_t k = 0; k < final_scalar_mass.size(); ++k) {
@@ -547,7 +549,8 @@ RunSummary run_from(const io::Case& c, const RunOptions& options, Simulation& si
     if (s.boundary.kept())
       std::printf("through the sides: %.6g m^3 in, %.6g m^3 out\n", s.boundary.in, s.boundary.out);
     for (const StructureSummary& m : s.structures)
-      std::printf("structure %s moved %.6g m^3 from its inlet to its outlet\n", m.name.c_str(), m.volume);
+      std::printf("structure %s moved %.6g m^3 %s\n", m.name.c_str(), m.volume,
+                  m.line ? "from its line's left to its right" : "from its inlet to its outlet");
     for (const ScalarSummary& m : s.scalars)
       std::printf("%s: mass %.6g at the start, %.6g at the end\n", m.name.c_str(), m.initial_mass, m.final_mass);
     // Unchecked only where water crosses the boundary and the executor keeps no account of it (mass_balance).

@@ -44,6 +44,7 @@ struct StructureSummary {
   std::string name;
   double volume = 0;
   double width = -1;  // a breach's width at the end (m); < 0: not a breach
+  bool line = false;  // a weir, wall or breach: volume from the line's left to its right
 };
 
 struct RunSummary {
