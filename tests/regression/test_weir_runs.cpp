@@ -7,6 +7,7 @@
 // structure and its key.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -65,7 +66,47 @@ TEST_F(WeirCase, WeirLineCrossesTheFacesBetweenTheCentresItSeparates) {
     EXPECT_EQ(s.crossings[k].right, j * 40 + 20) << k;
     EXPECT_EQ(s.crossings[k].length, 10.0);
     EXPECT_EQ(s.crossings[k].crest, 1.0);
-    EXPECT_DOUBLE_EQ(s.crossings[k].s, 10.0 * static_cast<double>(k) + 10.0);
+    EXPECT_NEAR(s.crossings[k].s, 10.0 * static_cast<double>(k) + 10.0, 1e-5);  // the line moved by 1e-6 m
+  }
+}
+
+// The cells a line's crossings leave joined, as pieces: a line from side to side cuts the grid in two, even through
+// cell centres and with a corner on one.
+int pieces_left(const Problem& p, const std::vector<LineCrossing>& cut) {
+  const index_t nx = p.grid.nx, n = p.cells();
+  std::vector<index_t> parent(static_cast<std::size_t>(n));
+  for (index_t c = 0; c < n; ++c) parent[static_cast<std::size_t>(c)] = c;
+  const auto root = [&](index_t c) {
+    while (parent[static_cast<std::size_t>(c)] != c) c = parent[static_cast<std::size_t>(c)];
+    return c;
+  };
+  const auto is_cut = [&](index_t a, index_t b) {
+    for (const LineCrossing& x : cut)
+      if (std::minmax(x.left, x.right) == std::minmax(a, b)) return true;
+    return false;
+  };
+  int pieces = static_cast<int>(n);
+  for (index_t c = 0; c < n; ++c) {
+    for (index_t d : {c + 1, c + nx}) {
+      if (d >= n || (d == c + 1 && d % nx == 0) || is_cut(c, d)) continue;
+      const index_t a = root(c), b = root(d);
+      if (a == b) continue;
+      parent[static_cast<std::size_t>(std::max(a, b))] = std::min(a, b);
+      --pieces;
+    }
+  }
+  return pieces;
+}
+
+TEST_F(WeirCase, LinesThroughCentresAndCornersCutTheGridInTwo) {
+  for (const std::string points : {"[[0.0, 0.0], [100.0, 100.0]]", "[[-1.0, 5.0], [45.0, 45.0], [101.0, 15.0]]",
+                                   "[[5.0, -1.0], [55.0, 55.0], [55.0, 101.0]]", "[[50.0, -1.0], [50.0, 101.0]]",
+                                   "[[-1.0, 35.0], [35.0, 35.0], [35.0, 65.0], [101.0, 65.0]]"}) {
+    const Problem p = parse("[domain]\nnx = 10\nny = 10\nx = [0.0, 100.0]\ny = [0.0, 100.0]\n[initial]\nh = 1\n"
+                            "[time]\nend = 1\n[[structure]]\nname = \"fence\"\ntype = \"wall\"\npoints = " +
+                            points + "\n")
+                          .problem;
+    EXPECT_EQ(pieces_left(p, p.forcing.structures[0].crossings), 2) << points;
   }
 }
 

@@ -173,9 +173,8 @@ std::vector<Point> line_points(const Entry& e) {
 }
 
 // Where the line crosses the segment from the centre of cell a to that of
-// cell b: an odd number of times (a point on the line counts on its right,
-// consistently, so that the crossed pairs separate the two sides), the
-// first crossing's distance along the line and the side a lies on.
+// cell b: an odd number of times (a point on the line counts on its right),
+// the first crossing's distance along the line and the side a lies on.
 struct Crossed {
   bool odd = false;
   double s = 0;
@@ -213,8 +212,17 @@ std::vector<double> distances(const std::vector<Point>& line) {
 }
 
 // The pairs of active cells the line separates: on a grid across the faces
-// between neighbours, on a mesh across the interior edges.
-std::vector<LineCrossing> line_crossings(const std::vector<Point>& line, const Problem& p) {
+// between neighbours, on a mesh across the interior edges. The line is
+// first moved by a few ten-millionths of a cell, the same for every line, so
+// that it passes through no centre and along no pair of centres (a line along
+// a row of centres, turning on one, would otherwise leave a pair on its two
+// sides uncut).
+std::vector<LineCrossing> line_crossings(std::vector<Point> line, const Problem& p) {
+  const double cell = p.mesh ? std::sqrt(p.mesh->cell_area[0]) : std::min(p.grid.dx, p.grid.dy);
+  for (Point& q : line) {
+    q.x += 1.4142135623730951e-7 * cell;
+    q.y += 0.7320508075688772e-7 * cell;
+  }
   const std::vector<double> along = distances(line);
   std::vector<LineCrossing> out;
   const auto add = [&](index_t a, index_t b, Point ca, Point cb, double length) {
