@@ -66,7 +66,7 @@ struct Primitives {
 struct GridWalls {
   std::vector<index_t> x_first, x_cols, y_first, y_cols;
 
-  GridWalls(const Problem& p) {
+  explicit GridWalls(const Problem& p) {
     const index_t nx = p.grid.nx, ny = p.grid.ny;
     std::vector<std::vector<index_t>> x(static_cast<std::size_t>(ny)), y(static_cast<std::size_t>(ny));
     bool any = false;
