@@ -182,6 +182,34 @@ TEST_F(WeirCase, WallKeepsTwoBasinsAtTheirLevelsOnAGrid) {
   }
 }
 
+// A dye west of a wall through flowing water: none reaches the east (no mass crosses a wall face); with a weir in its
+// place the dye crosses with the water at the west's concentration, its mass kept to round-off.
+TEST_F(WeirCase, DyeCrossesAWeirWithItsWaterAndNeverAWall) {
+  std::string base = weir_basins(2, 1.5) + "[[scalar]]\nname = \"dye\"\ninitial = \"x < 200 ? 1 : 0\"\n";
+  base.replace(base.find("[time]"), 6, "u = 0.5\n[time]");  // the west's water runs at the line
+  const auto east_and_total = [&](const std::string& line) {
+    const Problem p = parse(base + line).problem;
+    auto b = cpu(p);
+    b->advance(0, 30, 1000000);
+    Fields s;
+    b->read_state(s);
+    double east = 0, total = 0;
+    for (index_t c = 0; c < p.cells(); ++c) {
+      const double m = s.hc.at(0)[static_cast<std::size_t>(c)] * 100;
+      total += m;
+      if (c % 40 >= 20) east += m;
+    }
+    return std::pair{east, total};
+  };
+  const auto [east_wall, total_wall] =
+      east_and_total("[[structure]]\nname = \"fence\"\ntype = \"wall\"\npoints = [[200.0, -5.0], [200.0, 105.0]]\n");
+  EXPECT_EQ(east_wall, 0.0);
+  EXPECT_NEAR(total_wall, 2 * 20000, 1e-9 * 40000);  // the wall's face carries no mass either way
+  const auto [east_weir, total_weir] = east_and_total(kWeir);
+  EXPECT_GT(east_weir, 100.0);
+  EXPECT_NEAR(total_weir, 2 * 20000, 1e-9 * 40000);
+}
+
 TEST_F(WeirCase, WallKeepsTwoBasinsAtTheirLevelsOnAMesh) {
   RectangleMeshSpec spec;
   spec.x1 = spec.y1 = 100;
