@@ -413,14 +413,8 @@ UnstructuredMesh cut_edges(const UnstructuredMesh& mesh, const std::vector<Struc
       const mesh_index right = out.edge_right[k];
       edge_of.erase(it);
       const auto cut = static_cast<mesh_index>(out.edge_left.size());
+      out.push_reversed_wall(out, k);
       out.edge_right[k] = boundary_code(0);
-      out.edge_left.push_back(right);
-      out.edge_right.push_back(boundary_code(0));
-      out.edge_node0.push_back(out.edge_node1[k]);
-      out.edge_node1.push_back(out.edge_node0[k]);
-      out.edge_nx.push_back(-out.edge_nx[k]);
-      out.edge_ny.push_back(-out.edge_ny[k]);
-      out.edge_length.push_back(out.edge_length[k]);
       for (int slot = 0; slot < 4; ++slot) {
         mesh_index& e = out.cell_edges[static_cast<std::size_t>(4 * right + slot)];
         if (e == static_cast<mesh_index>(k)) e = cut;

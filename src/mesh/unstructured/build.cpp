@@ -497,16 +497,10 @@ UnstructuredMesh deactivate_cells(const UnstructuredMesh& mesh, const std::vecto
       out.edge_node1.push_back(mesh.edge_node1[e]);
       out.edge_nx.push_back(mesh.edge_nx[e]);
       out.edge_ny.push_back(mesh.edge_ny[e]);
+      out.edge_length.push_back(mesh.edge_length[e]);
     } else {
-      // Only the right cell is active: it becomes the left one of a wall, seen from its side.
-      out.edge_left.push_back(r);
-      out.edge_right.push_back(boundary_code(0));
-      out.edge_node0.push_back(mesh.edge_node1[e]);
-      out.edge_node1.push_back(mesh.edge_node0[e]);
-      out.edge_nx.push_back(-mesh.edge_nx[e]);
-      out.edge_ny.push_back(-mesh.edge_ny[e]);
+      out.push_reversed_wall(mesh, e);  // only the right cell is active
     }
-    out.edge_length.push_back(mesh.edge_length[e]);
   }
   out.cell_edges.resize(mesh.cell_edges.size());
   for (size_t s = 0; s < mesh.cell_edges.size(); ++s) {

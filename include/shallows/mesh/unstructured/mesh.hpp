@@ -65,6 +65,19 @@ struct UnstructuredMesh {
     return perimeter;
   }
   bool is_boundary(index_t e) const { return edge_right[static_cast<std::size_t>(e)] < 0; }
+  // Appends interior edge e of `from` as its right cell sees it, a wall (group 0): that cell on the left,
+  // the nodes and the normal reversed. The second side of a cut edge; an edge to an inactive cell.
+  void push_reversed_wall(const UnstructuredMesh& from, std::size_t e) {
+    const mesh_index cell = from.edge_right[e], node0 = from.edge_node1[e], node1 = from.edge_node0[e];
+    const double nx = -from.edge_nx[e], ny = -from.edge_ny[e], length = from.edge_length[e];
+    edge_left.push_back(cell);
+    edge_right.push_back(boundary_code(0));
+    edge_node0.push_back(node0);
+    edge_node1.push_back(node1);
+    edge_nx.push_back(nx);
+    edge_ny.push_back(ny);
+    edge_length.push_back(length);
+  }
   // Index of a boundary group by name, -1 if the mesh has none of that name.
   int find_boundary(const std::string& name) const {
     for (std::size_t g = 1; g < boundary_names.size(); ++g)
