@@ -53,7 +53,19 @@ ForcingState accounts(const Backend& b) {
   return f;
 }
 
-class WeirCase : public test_support::CaseFixture {};
+class WeirCase : public test_support::CaseFixture {
+ protected:
+  // m.msh: perturbed triangles over the basins' 400 m x 100 m, 40 x 10 cells' worth.
+  void write_basins_mesh() {
+    RectangleMeshSpec spec;
+    spec.x1 = 400;
+    spec.y1 = 100;
+    spec.nx = 40;
+    spec.ny = 10;
+    spec.perturbation = 0.2;
+    io::write_gmsh(dir_ / "m.msh", rectangle_mesh(spec), true);
+  }
+};
 
 TEST_F(WeirCase, WeirLineCrossesTheFacesBetweenTheCentresItSeparates) {
   const Problem p = parse(weir_basins(2, 0) + kWeir).problem;
@@ -241,13 +253,7 @@ TEST_F(WeirCase, WallKeepsTwoBasinsAtTheirLevelsOnAMesh) {
 
 // A weir on a mesh: the water crosses the line only through it, the volume kept to round-off.
 TEST_F(WeirCase, WeirOnAMeshMovesWaterKeepingTheVolume) {
-  RectangleMeshSpec spec;
-  spec.x1 = 400;
-  spec.y1 = 100;
-  spec.nx = 40;
-  spec.ny = 10;
-  spec.perturbation = 0.2;
-  io::write_gmsh(dir_ / "m.msh", rectangle_mesh(spec), true);
+  write_basins_mesh();
   const Problem p = parse("[mesh]\nfile = \"m.msh\"\n[bathymetry]\nz = 0.0\n[initial]\neta = \"x < 200 ? 2 : 0\"\n"
                           "[time]\nend = 100\n" + kWeir)
                         .problem;
@@ -290,13 +296,7 @@ TEST_F(WeirCase, BreachPassesItsWidthsShareFromItsStart) {
 
 // The same on a mesh: the first step passes C H^1.5 dt over the edges within half the width of `at`.
 TEST_F(WeirCase, BreachOnAMeshPassesItsEdgesShare) {
-  RectangleMeshSpec spec;
-  spec.x1 = 400;
-  spec.y1 = 100;
-  spec.nx = 40;
-  spec.ny = 10;
-  spec.perturbation = 0.2;
-  io::write_gmsh(dir_ / "m.msh", rectangle_mesh(spec), true);
+  write_basins_mesh();
   write("w.csv", "time,width\n0,30\n");
   const Problem p = parse("[mesh]\nfile = \"m.msh\"\n[bathymetry]\nz = 0.0\n[initial]\neta = \"x < 200 ? 2 : 0\"\n"
                           "[time]\nend = 100\n"
