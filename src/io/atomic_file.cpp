@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Files written under "<name>.part" and renamed when complete.
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -105,13 +104,6 @@ std::string utc_now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
-}
-
-std::string format_number(double v, int digits) {
-  if (std::isnan(v)) return "nan";
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, digits);
-  return std::string(buf, r.ptr);
 }
 
 void cut_csv_rows(const fs::path& part, std::size_t rows) {

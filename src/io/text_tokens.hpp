@@ -3,6 +3,7 @@
 // Private to src/io: the tokens of the text formats read by hand (ESRI ASCII
 // rasters, CSV time series), and numbers written as text.
 #include <charconv>
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -28,7 +29,12 @@ inline std::string quoted(std::string_view tok) {
   return "'" + s + "'";
 }
 
-// "%.10g"-style formatting without locale surprises; NaN -> "nan" (atomic_file.cpp).
-std::string format_number(double v, int digits = 10);
+// "%.10g"-style formatting without locale surprises; NaN -> "nan".
+inline std::string format_number(double v, int digits = 10) {
+  if (std::isnan(v)) return "nan";
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, digits);
+  return std::string(buf, r.ptr);
+}
 
 }  // namespace shallows::io::detail
