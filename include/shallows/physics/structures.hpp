@@ -167,6 +167,24 @@ SHALLOWS_HD double structure_discharge(const StructureSpec& s, double eta_in, do
   return pump_discharge(s, t, dt, running);
 }
 
+// The volume |q| dt (m^3, > 0 from the inlet to the outlet), never more than
+// the giving cell holds, nor than brings its level below floor (-inf: none),
+// nor, where level, than brings the two cells to one level.
+SHALLOWS_HD double limited_volume(double q, double dt, double h_in, double area_in, double eta_in, double h_out,
+                                  double area_out, double eta_out, bool level, double floor) {
+  if (q == 0) return 0;
+  const bool forward = q > 0;
+  const double give_area = forward ? area_in : area_out, give_eta = forward ? eta_in : eta_out;
+  double v = math::abs(q) * dt;
+  v = math::min(v, math::max(forward ? h_in * area_in : h_out * area_out, 0.0));
+  v = math::min(v, math::max(give_eta - floor, 0.0) * give_area);
+  if (level) {
+    const double take_eta = forward ? eta_out : eta_in;
+    v = math::min(v, math::max(give_eta - take_eta, 0.0) / (1 / area_in + 1 / area_out));
+  }
+  return forward ? v : -v;
+}
+
 // The volume (m^3, > 0 from the inlet to the outlet) a structure moves over a
 // step of dt at discharge q: never more than the giving cell holds (its
 // depth times its area); a culvert's, whose flow follows the levels, never
@@ -176,15 +194,8 @@ SHALLOWS_HD double structure_discharge(const StructureSpec& s, double eta_in, do
 // inlet holds limits it.
 SHALLOWS_HD double structure_volume(const StructureSpec& s, double q, double dt, double h_in, double area_in,
                                     double eta_in, double h_out, double area_out, double eta_out) {
-  if (q == 0) return 0;
-  const bool forward = q > 0;
-  double v = math::abs(q) * dt;
-  v = math::min(v, math::max(forward ? h_in * area_in : h_out * area_out, 0.0));
-  if (s.kind == StructureKind::culvert) {
-    const double level = forward ? eta_in - eta_out : eta_out - eta_in;
-    v = math::min(v, math::max(level, 0.0) / (1 / area_in + 1 / area_out));
-  }
-  return forward ? v : -v;
+  return limited_volume(q, dt, h_in, area_in, eta_in, h_out, area_out, eta_out, s.kind == StructureKind::culvert,
+                        -INFINITY);
 }
 
 // One end of a structure: the state index of the cell holding it, the cell's
@@ -226,16 +237,7 @@ SHALLOWS_HD double weir_discharge(double c, double length, double crest, double 
 // down to the crest, nor than brings the two cells to one level.
 SHALLOWS_HD double weir_volume(double q, double dt, double crest, const StructureEnd& a, double h_a,
                                const StructureEnd& b, double h_b) {
-  if (q == 0) return 0;
-  const bool forward = q > 0;
-  const double eta_a = h_a + a.z, eta_b = h_b + b.z;
-  const double give_h = forward ? h_a : h_b, give_area = forward ? a.area : b.area;
-  const double give_eta = forward ? eta_a : eta_b, take_eta = forward ? eta_b : eta_a;
-  double v = math::abs(q) * dt;
-  v = math::min(v, math::max(give_h, 0.0) * give_area);
-  v = math::min(v, math::max(give_eta - crest, 0.0) * give_area);
-  v = math::min(v, math::max(give_eta - take_eta, 0.0) / (1 / a.area + 1 / b.area));
-  return forward ? v : -v;
+  return limited_volume(q, dt, h_a, a.area, h_a + a.z, h_b, b.area, h_b + b.z, true, crest);
 }
 
 // The width a Verheij and van der Knaap (2002) breach gains over [tau, tau +
