@@ -653,10 +653,10 @@ class PyEnsemble {
       throw io::InputError(name + ": TOML syntax error: " + std::string(e.description()));
     }
     if (table) {
-      io::FieldArrays arrays;
-      toml::table t = to_toml_table(*table, "ensemble", arrays);
-      if (!arrays.empty())
-        throw py::type_error(arrays.begin()->first + ": a member's value is one value (a number, a string, ...), " +
+      io::FieldArrays in_table;
+      toml::table t = to_toml_table(*table, "ensemble", in_table);
+      if (!in_table.empty())
+        throw py::type_error(in_table.begin()->first + ": a member's value is one value (a number, a string, ...), " +
                              "not an array per cell");
       // Thresholds or percentiles alone change those of the case's own members.
       if (!t.contains("members") && !t.contains("product") && !t.contains("sample")) {
