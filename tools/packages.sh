@@ -3,9 +3,12 @@
 # Debian/Ubuntu; otherwise prints the apt-get command and fails).
 #   run   what building and running need: compilers, the libraries, the Python module's
 #         (tools/setup.sh)
-#   test  what the tests add: GoogleTest, pytest, matplotlib for the Python examples
-#         (tools/test.sh, and CI before it builds every target)
-# Usage: tools/packages.sh run|test
+#   test      what the tests add: GoogleTest, pytest (tools/test.sh, and CI
+#             before it builds every target)
+#   examples  matplotlib, with which the Python examples plot (CI; the
+#             examples' tests skip without it: its 16 packages take about
+#             28 s to install, more than the rest of the tests' set)
+# Usage: tools/packages.sh run|test|examples
 set -euo pipefail
 case "${1:-}" in
   run)
@@ -13,9 +16,11 @@ case "${1:-}" in
               libnetcdf-dev netcdf-bin libgdal-dev libpng-dev libopenmpi-dev openmpi-bin
               pybind11-dev python3-dev python3-numpy python3-xarray python3-netcdf4) ;;
   test)
-    packages=(libgtest-dev libgmock-dev python3-pytest python3-matplotlib) ;;
+    packages=(libgtest-dev libgmock-dev python3-pytest) ;;
+  examples)
+    packages=(python3-matplotlib) ;;
   *)
-    echo "usage: tools/packages.sh run|test" >&2
+    echo "usage: tools/packages.sh run|test|examples" >&2
     exit 2 ;;
 esac
 command -v dpkg-query >/dev/null || exit 0  # not Debian: the packages are the user's to provide

@@ -1,8 +1,13 @@
-"""The package's examples run as tests, shortened."""
+"""The package's examples run as tests, shortened. They plot with matplotlib: without it
+(`tools/packages.sh examples` installs it) they skip."""
 from __future__ import annotations
 
-import dam_break_numpy
-import valley
+import pytest
+
+pytest.importorskip("matplotlib", reason="the examples plot with matplotlib (tools/packages.sh examples)")
+
+import dam_break_numpy  # noqa: E402
+import valley  # noqa: E402
 
 
 def test_the_numpy_dam_break_example_plots_a_png(tmp_path):

@@ -339,7 +339,7 @@ TEST_F(WeirCase, TriggeredBreachGrowsByVerheij) {
 // Killed after a checkpoint in the middle of the breach and restarted: the same bytes.
 TEST(WeirRuns, KilledBreachRunContinuesByteForByte) {
   test_support::kill_and_restart({"levee-breach", std::string(SHALLOWS_SOURCE_DIR) + "/cases/levee-breach/case.toml",
-                                  "--set time.end=60", 31.3, 10.0});
+                                  "--set time.end=60 --set time.output_every=5", 31.3, 10.0});
 }
 
 // The example: summary.json and structures.csv hold the breach's width and volume; the balance closes.
