@@ -107,10 +107,21 @@ SHALLOWS="$BUILD/shallows"
 TEST_BACKEND="$BUILD/tests/test_backend"
 
 stage_build() {
+  # A compiler whose libstdc++ is the static archive alone (the GPU machine's default g++) links a copy into the
+  # Python module, which refuses to import then (python/src/module.cpp says why): C++ and CUDA's host code are
+  # built by the first compiler that has the shared library.
+  local cxx
+  for cxx in "${CXX:-c++}" /usr/bin/g++; do
+    if [[ "$("$cxx" -print-file-name=libstdc++.so 2>/dev/null)" == /* ]]; then
+      export CXX=$cxx CUDAHOSTCXX=${CUDAHOSTCXX:-$cxx}
+      break
+    fi
+  done
   {
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
     nvcc --version | tail -2
     cmake --version | head -1
+    echo "C++ compiler: ${CXX:-default}, CUDA host compiler: ${CUDAHOSTCXX:-nvcc's default}"
     cmake -S "$REPO" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_PREFIX_PATH="$REPO/.deps/root/usr" -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" -DSHALLOWS_CUDA=ON \
       -DCMAKE_CUDA_FLAGS="${CUDA_FLAGS:--lineinfo}" ${CMAKE_ARGS:-} &&

@@ -38,7 +38,7 @@ from ._shallows import CaseError
 
 __version__: str = _shallows.__version__
 __all__ = ["Case", "CaseError", "Ensemble", "Simulation", "open_output", "read_summary", "write_mesh",
-           "cuda_available", "features", "run_ensemble"]
+           "cuda_available", "netcdf_available", "features", "run_ensemble"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 # An ensemble's members: a list of dicts ({"physics.manning": 0.03, "weight": 2}, ...) or a dict of equal-length
@@ -70,6 +70,11 @@ def _space(info: Mapping[str, Any], x: np.ndarray, y: np.ndarray) -> tuple:
 def cuda_available() -> bool:
     """Whether this build has the CUDA backend and a GPU answers."""
     return bool(_shallows.cuda_available())
+
+
+def netcdf_available() -> bool:
+    """Whether this build writes NetCDF (output.nc, the default output format)."""
+    return bool(_shallows.netcdf_available())
 
 
 def features() -> str:

@@ -10,6 +10,7 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <dlfcn.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <filesystem>
+#include <locale>
 #include <map>
 #include <memory>
 #include <optional>
@@ -358,17 +360,29 @@ class PySimulation {
   }
 
   py::array_t<double> field(const std::string& name) const {
-    Fields f = state();
     const Problem& p = case_.problem;
-    if (name == "h") return field_array(p, std::move(f.h));
-    if (name == "hu") return field_array(p, std::move(f.hu));
-    if (name == "hv") return field_array(p, std::move(f.hv));
+    const auto alone = [&](StateField which) {
+      std::vector<double> v;
+      {
+        py::gil_scoped_release release;
+        v = sim_->field(which);
+      }
+      return field_array(p, std::move(v));
+    };
+    if (name == "h") return alone(StateField::h);
+    if (name == "hu") return alone(StateField::hu);
+    if (name == "hv") return alone(StateField::hv);
     if (name == "eta") {
       // The free surface h + z: the bed in dry cells, NaN in inactive ones.
-      std::vector<double> eta(f.h.size());
-      for (std::size_t k = 0; k < eta.size(); ++k) eta[k] = p.z[k] + f.h[k];
+      std::vector<double> eta;
+      {
+        py::gil_scoped_release release;
+        eta = sim_->field(StateField::h);
+      }
+      for (std::size_t k = 0; k < eta.size(); ++k) eta[k] += p.z[k];
       return field_array(p, std::move(eta));
     }
+    Fields f = state();
     for (std::size_t s = 0; s < p.scalars.size(); ++s) {
       if (p.scalars[s].name != name) continue;
       std::vector<double> c(f.h.size());
@@ -837,9 +851,28 @@ class PyEnsemble {
   fs::path output_dir_;
 };
 
+// Whether libstdc++ is the shared library rather than a copy inside this
+// module. A compiler whose lib folder holds libstdc++.a alone links a copy
+// in, while toml++ and muParser, shared libraries, take the system's: the two
+// copies number their locale facets apart, and the first number toml++
+// formats calls the wrong facet and crashes the interpreter.
+bool shared_libstdcxx() {
+  Dl_info mine{}, lib{};
+  if (dladdr(reinterpret_cast<void*>(&shared_libstdcxx), &mine) == 0 ||
+      dladdr(reinterpret_cast<void*>(&std::locale::classic), &lib) == 0)
+    return true;  // cannot tell: assume the usual build
+  return mine.dli_fbase != lib.dli_fbase;
+}
+
 } // namespace
 
 PYBIND11_MODULE(_shallows, m) {
+  if (!shared_libstdcxx())
+    throw py::import_error(
+        "shallows: this module holds its own copy of libstdc++ (its compiler links the static library), while "
+        "toml++ and muParser use the system's, which would crash the interpreter: build again, in a fresh build "
+        "folder, with a compiler that links libstdc++.so, for C++ and for CUDA's host code alike, e.g. "
+        "CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++ tools/setup.sh");
   m.doc() = "The shallows library in Python (compiled part; use the package `shallows`).";
 #if PYBIND11_VERSION_MAJOR == 2 && PYBIND11_VERSION_MINOR < 12
   // pybind11 before 2.12 reads numpy 1's array structures: with numpy 2 its arrays would crash the interpreter.
@@ -922,5 +955,12 @@ PYBIND11_MODULE(_shallows, m) {
         py::arg("threads"), py::arg("backend"), py::arg("quiet"));
   m.def("cuda_available", &cuda_available, "Whether this build has the CUDA backend and a GPU answers.");
   m.def("features", &features_table, "What runs where (Markdown), as `shallows features` prints it.");
+  m.def("netcdf_available", [] {
+#if defined(SHALLOWS_HAVE_NETCDF)
+    return true;
+#else
+    return false;
+#endif
+  }, "Whether this build writes NetCDF (output.nc): without it, a case's output.format must not name netcdf.");
   m.attr("__version__") = SHALLOWS_VERSION;
 }

@@ -9,6 +9,9 @@ import pytest
 
 import shallows
 
+# Runs that write output.nc (the default format) need a build with NetCDF.
+needs_netcdf = pytest.mark.skipif(not shallows.netcdf_available(), reason="this build writes no NetCDF (output.nc)")
+
 CASE = """
 [domain]
 nx = 12
@@ -29,6 +32,7 @@ members = [ { "physics.manning" = 0.01 }, { "physics.manning" = 0.05 } ]
 """
 
 
+@needs_netcdf
 def test_run_ensemble_runs_every_member_then_skips_them(tmp_path: Path) -> None:
     case = tmp_path / "case.toml"
     case.write_text(CASE)
@@ -64,6 +68,7 @@ def dam_break() -> shallows.Case:
     return case.set("initial.eta", eta).set("physics.manning", 0.03)
 
 
+@needs_netcdf
 def test_ensemble_members_get_the_maxima_of_their_own_runs(tmp_path: Path) -> None:
     ens = shallows.Ensemble(dam_break(), members=[{"physics.manning": 0.01}, {"physics.manning": 0.08, "weight": 2},
                                                   {}])
@@ -93,6 +98,7 @@ def test_ensemble_members_get_the_maxima_of_their_own_runs(tmp_path: Path) -> No
     np.testing.assert_array_equal(ens.dataset["max_h"].values, ds["max_h"].values)
 
 
+@needs_netcdf
 def test_ensemble_statistics_are_those_of_the_members_maxima(tmp_path: Path) -> None:
     manning = np.array([0.01, 0.02, 0.04, 0.08])
     weight = np.array([1.0, 2.0, 3.0, 4.0])
@@ -118,6 +124,7 @@ def test_ensemble_statistics_are_those_of_the_members_maxima(tmp_path: Path) -> 
     assert len(np.unique(h.reshape(4, -1), axis=0)) == 4  # the members differ
 
 
+@needs_netcdf
 def test_a_member_that_fails_is_reported_and_the_others_run(tmp_path: Path) -> None:
     ens = shallows.Ensemble(dam_break(), members=[{"physics.manning": 0.01},
                                                   {"physics.manning": {"file": str(tmp_path / "missing.asc")}}])
@@ -144,6 +151,7 @@ def test_an_ensemble_from_a_dict_of_arrays_is_the_one_from_a_list_of_dicts() -> 
         assert e.member_case(0).overrides[-2:] == ["boundary.east=\"open\"", "physics.manning=0.01"]
 
 
+@needs_netcdf
 def test_ensemble_of_a_case_file_takes_its_own_members_and_new_thresholds(tmp_path: Path) -> None:
     case = tmp_path / "case.toml"
     case.write_text(CASE)
@@ -156,6 +164,7 @@ def test_ensemble_of_a_case_file_takes_its_own_members_and_new_thresholds(tmp_pa
         assert [r["status"] for r in csv.DictReader(f)] == ["ok", "ok"]
 
 
+@needs_netcdf
 def test_ensemble_on_a_mesh_gives_fields_in_the_file_order(tmp_path: Path) -> None:
     from test_mesh import square_mesh
 
@@ -202,6 +211,7 @@ def test_ensemble_errors_name_the_argument_the_member_and_the_key() -> None:
         shallows.Ensemble(case, members=[{}]).to_xarray()
 
 
+@needs_netcdf
 def test_members_given_arrays_are_the_runs_of_those_arrays_set_on_a_case(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")

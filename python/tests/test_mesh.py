@@ -6,6 +6,9 @@ import pytest
 
 import shallows
 
+# Runs that write output.nc (the default format) need a build with NetCDF.
+needs_netcdf = pytest.mark.skipif(not shallows.netcdf_available(), reason="this build writes no NetCDF (output.nc)")
+
 
 def square_mesh(path, n: int = 4):
     """The unit square as n x n squares, each cut into two triangles; its four sides as named groups."""
@@ -91,6 +94,7 @@ def test_mesh_arrays_are_in_the_file_order_whatever_the_ordering_and_runs_agree_
     assert np.abs(runs["file"][3] - h0).max() > 1e-3
 
 
+@needs_netcdf
 def test_a_depth_set_from_numpy_shows_up_at_its_element_in_output_nc(tmp_path):
     msh, cells = square_mesh(tmp_path / "square.msh", n=6)
     h0 = np.linspace(0.2, 1.0, cells)

@@ -42,6 +42,12 @@ Fields Backend::read_cells(const std::vector<std::size_t>& cells) const {
   return cells_of(all, cells);
 }
 
+std::vector<double> Backend::read_field(StateField which) const {
+  Fields all;
+  read_state(all);
+  return std::move(which == StateField::h ? all.h : which == StateField::hu ? all.hu : all.hv);
+}
+
 AdvanceResult Backend::advance(double t, double target, index_t max_steps) {
   AdvanceResult r{t, 0, 0};
   while (takes_step(r.t, target, r.steps, max_steps)) {

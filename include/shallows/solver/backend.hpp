@@ -203,6 +203,8 @@ class RankReport {
   virtual index_t halo_cells() const = 0;
 };
 
+enum class StateField { h, hu, hv };
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -228,6 +230,11 @@ class Backend {
   // ranks rank 0 gets them, the others nothing); the CUDA grid executor
   // copies those cells alone.
   virtual Fields read_cells(const std::vector<std::size_t>& cells) const;
+  // One of h, hu and hv of the current state, as read_state gives it: what a
+  // script that reads one array needs (an 8192^2 grid's three fields are
+  // 1.6 GB in double). The default picks it from read_state; the CUDA grid
+  // executors copy that field alone.
+  virtual std::vector<double> read_field(StateField which) const;
   virtual void read_maxima(Maxima& out) const = 0;
   // A state and maxima read before (read_state, read_maxima) put back, for a
   // restart: the state is stored in the run's precision, so a value read out

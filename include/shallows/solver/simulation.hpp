@@ -29,6 +29,7 @@ class Simulation {
   index_t steps() const { return steps_; }
   double last_dt() const { return dt_; }  // the length of the last step taken (0 before the first)
   Fields state() const;
+  std::vector<double> field(StateField which) const { return backend_->read_field(which); }
   // The current state for output, copied to the host while the run goes on
   // (Backend::snapshot); this Simulation must outlive the snapshot.
   Snapshot snapshot() { return backend_->snapshot(); }

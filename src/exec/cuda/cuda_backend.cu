@@ -410,6 +410,14 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
       gpu::download_interior(grid_, hc_[2 * s + static_cast<std::size_t>(c.parity)], out.hc[s]);
   }
 
+  std::vector<double> read_field(StateField which) const override {
+    const Ctrl c = fetch_ctrl();
+    const auto& f = which == StateField::h ? h_ : which == StateField::hu ? hu_ : hv_;
+    std::vector<double> out;
+    gpu::download_interior(grid_, f[c.parity], out);
+    return out;
+  }
+
   // Gauges alone: the listed cells of the current state, not the whole of it.
   Fields read_cells(const std::vector<std::size_t>& cells) const override {
     const Ctrl c = fetch_ctrl();

@@ -3,6 +3,7 @@
 // Device fields back to the host as the Backend interface gives them, shared
 // by the CUDA executors. The caller synchronises its stream first.
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,9 +18,10 @@ namespace shallows::gpu {
 // One padded device field's interior, row-major, in double.
 template <class T>
 void download_interior(const Grid& g, const DeviceArray<T>& field, std::vector<double>& out) {
-  std::vector<T> buf(static_cast<std::size_t>(g.padded_size()));
-  field.download(buf.data(), buf.size());
-  copy_interior(g, buf.data(), out);
+  const auto n = static_cast<std::size_t>(g.padded_size());
+  const std::unique_ptr<T[]> buf(new T[n]);  // not zeroed: the copy fills it
+  field.download(buf.get(), n);
+  copy_interior(g, buf.get(), out);
 }
 
 // Row-major double values into the interior of one padded device field

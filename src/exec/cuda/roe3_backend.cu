@@ -232,6 +232,14 @@ class CudaRoe3Backend final : public gpu::WithForcing<Real, GridCells, gpu::Grid
     for (std::size_t s = 0; s < out.hc.size(); ++s) gpu::download_interior(grid_, hc_[3 * s], out.hc[s]);
   }
 
+  std::vector<double> read_field(StateField which) const override {
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const auto& f = which == StateField::h ? h_ : which == StateField::hu ? hu_ : hv_;
+    std::vector<double> out;
+    gpu::download_interior(grid_, f[0], out);
+    return out;
+  }
+
   // Into U^n and both stages, as the constructor starts them; ghosts filled again.
   void load_state(const Fields& in) override {
     const auto cells = static_cast<std::size_t>(grid_.cells());
