@@ -20,7 +20,7 @@ MassBalance mass_balance(const Problem& p, double initial, double final, double 
   b.closed = closed_domain(p);
   // Measured (tests/regression/test_robustness_sweep.cpp: every walled case,
   // both schemes, two resolutions, up to 100 steps): |residual| <= 2.3e-15 in
-  // double and 5.1e-8 in float; the issue-12 box at 1000 m/s: 2e-15 and
+  // double and 5.1e-8 in float; a walled box at 1000 m/s: 2e-15 and
   // 8.7e-7. Round-off grows with the steps: the margins (4e4 and 100) leave
   // room for long runs, while a garbage run misses by far more.
   b.tolerance = p.precision == Precision::single_precision ? 1e-4 : 1e-10;
