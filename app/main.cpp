@@ -144,8 +144,8 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   run->add_flag("--dry-run", r.dry_run, "A case with [ensemble]: list the members and their values, run nothing");
   run->add_option("-j,--jobs", r.jobs,
-                  "A case with [ensemble]: members run side by side on the CPU, each on threads / jobs threads "
-                  "(default 1)")
+                  "A case with [ensemble]: members run side by side, each on threads / jobs threads (on a GPU: "
+                  "each on a stream of its own) (default 1)")
       ->check(CLI::Range(1, 1 << 16));
   run->add_flag("--strict", r.strict,
                 "Fail (exit status 1) when the mass balance behind walls misses its tolerance, instead of warning");

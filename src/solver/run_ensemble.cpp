@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The ensemble runner: each member is a plain run (run_case) of its own case
 // into DIR/members/NNNN/, so its outputs are those of `--member N`. Members
-// run side by side on CPU threads (jobs), one after another on a GPU;
-// run_members is the one place that chooses, where a batched executor would
-// take a list of members instead. Under mpirun each rank runs its share of
+// run side by side on `jobs` threads, on the CPU or on a GPU, where each
+// member's executor has a stream of its own; run_members is the one place
+// that chooses, where a batched executor would take a list of members instead. Under mpirun each rank runs its share of
 // the members as one-rank runs, and rank 0 writes the ensemble's files from
 // their results on disk (what a rerun reads too).
 #include "shallows/solver/run_ensemble.hpp"
@@ -189,13 +189,13 @@ MemberOutcome run_member(Shared& sh, std::size_t m, int threads) {
   return out;
 }
 
-// The members of `todo`, side by side on `jobs` threads (each with threads / jobs CPU threads) or, on a GPU, one
-// after another; done(member, outcome) as each ends. Stops taking members on a signal.
+// The members of `todo`, side by side on `jobs` threads, each with threads / jobs CPU threads; on a GPU each
+// member's executor launches on a stream of its own, so that small members' steps overlap on the device.
+// done(member, outcome) as each ends. Stops taking members on a signal.
 void run_members(Shared& sh, const std::vector<std::size_t>& todo,
                  const std::function<void(std::size_t, const MemberOutcome&)>& done) {
-  const bool gpu = sh.options.run.backend.kind == "cuda";
   const auto jobs = static_cast<std::size_t>(
-      std::clamp<long>(gpu ? 1 : sh.options.jobs, 1, static_cast<long>(std::max<std::size_t>(todo.size(), 1))));
+      std::clamp<long>(sh.options.jobs, 1, static_cast<long>(std::max<std::size_t>(todo.size(), 1))));
   int threads = sh.options.run.backend.threads;
   if (jobs > 1) {
     const int all = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "support/cli_runs.hpp"
+#include "support/ensemble_runs.hpp"
 #include "support/output_files.hpp"
 
 namespace {
@@ -24,66 +25,12 @@ using shallows::test_support::shell;
 using shallows::test_support::slurp;
 using shallows::test_support::split;
 using shallows::test_support::temp_dir;
+using shallows::test_support::expect_same_files;
+using shallows::test_support::kEnsembleEnv;
+using shallows::test_support::kGridCase;
+using shallows::test_support::write_case;
 
 namespace fs = std::filesystem;
-
-const std::string kEnv = "SOURCE_DATE_EPOCH=1700000000";
-
-// A dam break with rain and a gauge on 24 x 4 cells; the ensemble varies Manning and the rain. Members side by
-// side run on 1 thread each (-j 2 -t 2), alone on 2: the bytes do not depend on the thread count.
-const std::string kGridCase = R"(
-name = "dam"
-[domain]
-nx = 24
-ny = 4
-x = [0.0, 12.0]
-y = [0.0, 2.0]
-[bathymetry]
-z = "0.05 * x"
-[initial]
-eta = "x < 4 ? 1.5 : 0"
-[boundary]
-west = "wall"
-east = "open"
-[physics]
-manning = 0.03
-[rain]
-rate = 360.0
-[time]
-end = 2.0
-output_every = 1.0
-[output]
-format = ["netcdf", "vtk", "png", "geotiff"]
-gauges = [{ name = "mid", x = 6.0, y = 1.0 }]
-[ensemble]
-product = { "physics.manning" = [0.01, 0.05], "rain.scale" = [0.0, 2.0] }
-thresholds = [0.05, 0.2]
-)";
-
-// The files below dir (relative paths) and their bytes, summary.json left out (it holds wall times).
-std::map<std::string, std::string> files_below(const fs::path& dir) {
-  std::map<std::string, std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file() && e.path().filename() != "summary.json")
-      out[fs::relative(e.path(), dir).string()] = slurp(e.path());
-  return out;
-}
-
-void expect_same_files(const fs::path& a, const fs::path& b) {
-  const auto fa = files_below(a), fb = files_below(b);
-  ASSERT_FALSE(fa.empty()) << a;
-  std::vector<std::string> na, nb;
-  for (const auto& kv : fa) na.push_back(kv.first);
-  for (const auto& kv : fb) nb.push_back(kv.first);
-  ASSERT_EQ(na, nb) << a << " and " << b;
-  for (const auto& [name, bytes] : fa) EXPECT_TRUE(bytes == fb.at(name)) << name << " differs: " << a << " " << b;
-}
-
-fs::path write_case(const fs::path& dir, const std::string& text) {
-  const fs::path file = dir / "case.toml";
-  std::ofstream(file) << text;
-  return file;
-}
 
 } // namespace
 
@@ -103,12 +50,12 @@ TEST(EnsembleRuns, DryRunListsTheMembersAsSetOptions) {
 TEST(EnsembleRuns, GridMembersAreTheBytesOfEachMemberRunAloneWithMembersOnTwoThreads) {
   const fs::path dir = temp_dir("ens-grid");
   const fs::path file = write_case(dir, kGridCase);
-  const Result r = shell(kEnv, "run " + file.string() + " -o " + (dir / "ens").string() + " -j 2 -t 2 -q");
+  const Result r = shell(kEnsembleEnv, "run " + file.string() + " -o " + (dir / "ens").string() + " -j 2 -t 2 -q");
   ASSERT_EQ(r.code, 0) << r.output;
   for (int m = 0; m < 4; ++m) {
     const fs::path alone = dir / ("alone" + std::to_string(m));
     const Result a =
-        shell(kEnv, "run " + file.string() + " --member " + std::to_string(m) + " -o " + alone.string() + " -q -t 2");
+        shell(kEnsembleEnv, "run " + file.string() + " --member " + std::to_string(m) + " -o " + alone.string() + " -q -t 2");
     ASSERT_EQ(a.code, 0) << a.output;
     char name[8];
     std::snprintf(name, sizeof name, "%04d", m);
@@ -150,12 +97,12 @@ format = ["netcdf", "vtk"]
 [ensemble]
 members = [ { "physics.manning" = 0.01 }, { "initial.eta" = "x < 0.8 ? 0.4 : 0.1", weight = 2 } ]
 )");
-  const Result r = shell(kEnv, "run " + file.string() + " -o " + (dir / "ens").string() + " -q");
+  const Result r = shell(kEnsembleEnv, "run " + file.string() + " -o " + (dir / "ens").string() + " -q");
   ASSERT_EQ(r.code, 0) << r.output;
   for (int m = 0; m < 2; ++m) {
     const fs::path alone = dir / ("alone" + std::to_string(m));
     const Result a =
-        shell(kEnv, "run " + file.string() + " --member " + std::to_string(m) + " -o " + alone.string() + " -q");
+        shell(kEnsembleEnv, "run " + file.string() + " --member " + std::to_string(m) + " -o " + alone.string() + " -q");
     ASSERT_EQ(a.code, 0) << a.output;
     expect_same_files(dir / "ens" / "members" / ("000" + std::to_string(m)), alone);
   }
@@ -216,9 +163,9 @@ TEST(EnsembleRuns, ResumedEnsembleWritesTheBytesOfAnUninterruptedOne) {
   const fs::path dir = temp_dir("ens-resume");
   const fs::path file = write_case(dir, kGridCase);
   const std::string run = "run " + file.string() + " -q -t 1 -o ";
-  ASSERT_EQ(shell(kEnv, run + (dir / "whole").string()).code, 0);
+  ASSERT_EQ(shell(kEnsembleEnv, run + (dir / "whole").string()).code, 0);
   // Interrupted by SIGINT inside a member (simulated time 1 s of the first member to get there).
-  const Result stopped = shell(kEnv + " SHALLOWS_TEST_SIGNAL=2@1.0", run + (dir / "resumed").string());
+  const Result stopped = shell(kEnsembleEnv + " SHALLOWS_TEST_SIGNAL=2@1.0", run + (dir / "resumed").string());
   EXPECT_EQ(stopped.code, 130) << stopped.output;
   EXPECT_NE(stopped.output.find("run the same command again to go on"), std::string::npos) << stopped.output;
   EXPECT_FALSE(fs::exists(dir / "resumed" / "ensemble.nc"));
@@ -227,7 +174,7 @@ TEST(EnsembleRuns, ResumedEnsembleWritesTheBytesOfAnUninterruptedOne) {
   fs::create_directories(dir / "resumed" / "members");
   fs::copy_file(dir / "whole" / "members" / "0002.done", dir / "resumed" / "members" / "0002.done");
   fs::copy(dir / "whole" / "members" / "0002", dir / "resumed" / "members" / "0002", fs::copy_options::recursive);
-  const Result resumed = shell(kEnv, "run " + file.string() + " -t 1 -o " + (dir / "resumed").string());
+  const Result resumed = shell(kEnsembleEnv, "run " + file.string() + " -t 1 -o " + (dir / "resumed").string());
   ASSERT_EQ(resumed.code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("4 members, 3 run now, 1 done before, 0 failed"), std::string::npos)
       << resumed.output;
@@ -235,7 +182,7 @@ TEST(EnsembleRuns, ResumedEnsembleWritesTheBytesOfAnUninterruptedOne) {
   for (const char* m : {"0000", "0001", "0002", "0003"})
     expect_same_files(dir / "whole" / "members" / m, dir / "resumed" / "members" / m);
   // A rerun of a complete ensemble runs nothing and rebuilds the same file.
-  const Result again = shell(kEnv, "run " + file.string() + " -t 1 -o " + (dir / "resumed").string());
+  const Result again = shell(kEnsembleEnv, "run " + file.string() + " -t 1 -o " + (dir / "resumed").string());
   EXPECT_NE(again.output.find("4 members, 0 run now, 4 done before"), std::string::npos) << again.output;
   EXPECT_TRUE(slurp(dir / "whole" / "ensemble.nc") == slurp(dir / "resumed" / "ensemble.nc"));
 }
@@ -247,7 +194,7 @@ TEST(EnsembleRuns, AFailingMemberIsReportedAndTheOthersGoOn) {
                "members = [ { \"physics.manning\" = 0.02 }, { \"bathymetry.z\" = { file = \"missing.asc\" } }, "
                "{ \"physics.manning\" = 0.04 } ]\n");
   const fs::path file = write_case(dir, text);
-  const Result r = shell(kEnv, "run " + file.string() + " -q -t 1 -o " + (dir / "out").string());
+  const Result r = shell(kEnsembleEnv, "run " + file.string() + " -q -t 1 -o " + (dir / "out").string());
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("member 1 failed: "), std::string::npos) << r.output;
   EXPECT_TRUE(fs::exists(dir / "out" / "members" / "0000.done"));
@@ -301,9 +248,9 @@ TEST(EnsembleRuns, ScaledSourceAndSegmentAreTheBytesOfTheDoubledDischarges) {
   fs::create_directories(ens_dir);
   fs::create_directories(twice_dir);
   const fs::path ens_file = write_case(ens_dir, ensemble), twice_file = write_case(twice_dir, doubled);
-  const Result r = shell(kEnv, "run " + ens_file.string() + " -q -t 1 -o " + (dir / "out").string());
+  const Result r = shell(kEnsembleEnv, "run " + ens_file.string() + " -q -t 1 -o " + (dir / "out").string());
   ASSERT_EQ(r.code, 0) << r.output;
-  const Result t = shell(kEnv, "run " + twice_file.string() + " -q -t 1 -o " + (dir / "plain").string());
+  const Result t = shell(kEnsembleEnv, "run " + twice_file.string() + " -q -t 1 -o " + (dir / "plain").string());
   ASSERT_EQ(t.code, 0) << t.output;
   expect_same_files(dir / "out" / "members" / "0000", dir / "plain");
   const std::vector<std::string> rows = split(read(dir / "out" / "ensemble.csv"), '\n');
@@ -317,7 +264,7 @@ TEST(EnsembleRuns, ScaledSourceAndSegmentAreTheBytesOfTheDoubledDischarges) {
   std::string bad = ensemble;
   bad.replace(bad.find("\"source[0].scale\" = 0.5"), 23, "\"source[0].scale\" = -1.0");
   const fs::path bad_file = write_case(dir, bad);
-  const Result b = shell(kEnv, "run " + bad_file.string() + " -q -t 1 -o " + (dir / "bad").string());
+  const Result b = shell(kEnsembleEnv, "run " + bad_file.string() + " -q -t 1 -o " + (dir / "bad").string());
   EXPECT_EQ(b.code, 2) << b.output;
   EXPECT_NE(b.output.find("member 1 failed: --set: source[0].scale: must be >= 0, found -1"), std::string::npos)
       << b.output;
@@ -330,7 +277,7 @@ TEST(EnsembleRuns, ValleyEnsembleExceedanceCountsTheMembersAboveEachThreshold) {
   using shallows::test_support::nc_ok;
   const fs::path dir = temp_dir("ens-valley");
   const fs::path file = fs::path(SHALLOWS_SOURCE_DIR) / "cases" / "valley-ensemble" / "case.toml";
-  const Result r = shell(kEnv, "run " + file.string() + " -q -t 2 -o " + (dir / "out").string() +
+  const Result r = shell(kEnsembleEnv, "run " + file.string() + " -q -t 2 -o " + (dir / "out").string() +
                                    " --set domain.nx=20 --set domain.ny=15 --set time.end=1800"
                                    " --set time.output_every=900 --set 'output.format=[\"netcdf\"]'"
                                    " --set 'bathymetry.z={ file = \"../valley/dem.asc\", resample = \"average\" }'");
