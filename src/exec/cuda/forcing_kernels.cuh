@@ -494,8 +494,9 @@ class ForcingDevice {
     for (const Structure& s : f.structures) {
       doubles += 2 * (s.discharge.t.size() + s.width.t.size());
       other += sizeof(StructureSpec) + 2 * sizeof(StructureEnd) + sizeof(StructureTally) +
-               s.crossings.size() * sizeof(WeirCrossing) + 2 * p.scalars.size() * sizeof(Real*);
+               s.crossings.size() * sizeof(WeirCrossing);
     }
+    if (!f.structures.empty()) other += 2 * p.scalars.size() * sizeof(Real*);
     return doubles * sizeof(double) + other + 2 * sizeof(index_t) + sizeof(int);
   }
 
