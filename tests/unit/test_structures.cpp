@@ -2,10 +2,13 @@
 // The structures' discharge laws (physics/structures.hpp) against hand
 // computations: a full culvert by the energy equation, inlet control by
 // Boyd's relations, a flap, a pump's rate and its on/off levels, the volume
-// limits, and the pass that moves the water.
+// limits, and the pass that moves the water; the IEEE-only powers and angles
+// the laws use (core/math.hpp) against libm in long double.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <random>
 #include <vector>
 
 #include "shallows/physics/structures.hpp"
@@ -227,6 +230,45 @@ TEST(StructureBreach, OpensAtItsStartOrOnItsTrigger) {
   EXPECT_EQ(m.running, 1.0);
   EXPECT_EQ(m.since, 6.0);
   EXPECT_DOUBLE_EQ(m.width, 2.0 + verheij_growth(v, 1.5, 0.0, 2.0, g));
+}
+
+// math::log, exp, pow and acos (IEEE operations only, so that the GPU gives
+// the CPU's bits) against libm in long double: within a few ulps over the
+// laws' ranges, exact at the ends.
+TEST(StructureMath, PowersAndAnglesWithinAFewUlps) {
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> unit(0, 1);
+  const double eps = std::numeric_limits<double>::epsilon();
+  double log_worst = 0, exp_worst = 0, pow_worst = 0, acos_worst = 0;
+  for (int k = 0; k < 200000; ++k) {
+    const double x = std::exp(60 * unit(rng) - 30);
+    const long double lx = std::log(static_cast<long double>(x));
+    if (lx != 0) log_worst = std::max(log_worst, std::abs(static_cast<double>((math::log(x) - lx) / lx)));
+    const double e = 1400 * unit(rng) - 700;
+    const long double le = std::exp(static_cast<long double>(e));
+    exp_worst = std::max(exp_worst, std::abs(static_cast<double>((math::exp(e) - le) / le)));
+    const double base = 20 * unit(rng), y = 2 * unit(rng);
+    const long double lp = std::pow(static_cast<long double>(base), static_cast<long double>(y));
+    if (lp > 0) pow_worst = std::max(pow_worst, std::abs(static_cast<double>((math::pow(base, y) - lp) / lp)));
+    const double c = 2 * unit(rng) - 1;
+    const long double la = std::acos(static_cast<long double>(c));
+    acos_worst = std::max(acos_worst, std::abs(static_cast<double>((math::acos(c) - la) / la)));
+  }
+  EXPECT_LE(log_worst, 2 * eps);
+  EXPECT_LE(exp_worst, 2 * eps);
+  EXPECT_LE(pow_worst, 20 * eps);
+  EXPECT_LE(acos_worst, 2 * eps);
+  EXPECT_EQ(math::log(1.0), 0.0);
+  EXPECT_EQ(math::exp(0.0), 1.0);
+  EXPECT_EQ(math::pow(0.0, 1.5), 0.0);
+  EXPECT_EQ(math::pow(3.0, 0.0), 1.0);
+  EXPECT_EQ(math::acos(1.0), 0.0);
+  EXPECT_DOUBLE_EQ(math::acos(-1.0), pi);
+  EXPECT_DOUBLE_EQ(math::acos(0.0), pi / 2);
+  EXPECT_TRUE(std::isnan(math::acos(1.5)));
+  EXPECT_EQ(math::exp(-800.0), 0.0);
+  EXPECT_EQ(math::exp(800.0), std::numeric_limits<double>::infinity());
+  EXPECT_NEAR(math::log(5e-310), std::log(5e-310), 1e-13);  // subnormal
 }
 
 }  // namespace

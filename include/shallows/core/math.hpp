@@ -65,17 +65,13 @@ SHALLOWS_HD double log1p_atanh(double s) {
   const double two_s = 2 * s;
   return two_s + two_s * (z * r);
 }
-} // namespace detail
 
-SHALLOWS_HD double log1p(double x) {
-  if (!(x > -1.0)) return x == -1.0 ? -HUGE_VAL : NAN;  // NaN stays NaN
-  if (x == HUGE_VAL) return x;
-  if (x > -0.2928932188134524 && x < 0.41421356237309503) return detail::log1p_atanh(x / (2 + x));
-  const double u = 1 + x;
-  const double c = x > 1 ? (1 - (u - x)) / u : (x - (u - 1)) / u;  // what rounding 1 + x lost, relative to u
+// log(u 2^k0) + c for a normal u > 0: u = 2^k m, m in [sqrt(1/2), sqrt(2)),
+// log(m) = 2 atanh((m - 1) / (m + 1)).
+SHALLOWS_HD double log_normal(double u, double c, int k0) {
   unsigned long long bits;
   memcpy(&bits, &u, sizeof u);
-  int k = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
+  int k = static_cast<int>((bits >> 52) & 0x7ff) - 1023 + k0;
   bits = (bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull;  // m in [1, 2)
   double m;
   memcpy(&m, &bits, sizeof m);
@@ -84,7 +80,25 @@ SHALLOWS_HD double log1p(double x) {
     ++k;
   }
   const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;  // ln2_hi k exact
-  return k * ln2_hi + (k * ln2_lo + (detail::log1p_atanh((m - 1) / (m + 1)) + c));
+  return k * ln2_hi + (k * ln2_lo + (log1p_atanh((m - 1) / (m + 1)) + c));
+}
+
+// 2^n, |n| <= 1022.
+SHALLOWS_HD double two_to(int n) {
+  const unsigned long long bits = static_cast<unsigned long long>(n + 1023) << 52;
+  double p;
+  memcpy(&p, &bits, sizeof p);
+  return p;
+}
+} // namespace detail
+
+SHALLOWS_HD double log1p(double x) {
+  if (!(x > -1.0)) return x == -1.0 ? -HUGE_VAL : NAN;  // NaN stays NaN
+  if (x == HUGE_VAL) return x;
+  if (x > -0.2928932188134524 && x < 0.41421356237309503) return detail::log1p_atanh(x / (2 + x));
+  const double u = 1 + x;
+  const double c = x > 1 ? (1 - (u - x)) / u : (x - (u - 1)) / u;  // what rounding 1 + x lost, relative to u
+  return detail::log_normal(u, c, 0);
 }
 
 // log(1 + a / b), b > 0: near 0 with one division, s = a / (2 b + a), where
@@ -98,11 +112,82 @@ SHALLOWS_HD double log1p_ratio(double a, double b) {
 SHALLOWS_HD float abs(float x) { return ::fabsf(x); }
 SHALLOWS_HD double abs(double x) { return ::fabs(x); }
 
-// libm's and CUDA's, which may differ in the last bit: for the structures'
-// discharge laws (physics/structures.hpp), which run on the CPU only so far.
-SHALLOWS_HD double pow(double x, double y) { return ::pow(x, y); }
-SHALLOWS_HD double acos(double x) { return ::acos(x); }
-SHALLOWS_HD double sin(double x) { return ::sin(x); }
+// log(x), exp(x), pow(x, y) and acos(x) from IEEE operations only, for the
+// same reason as cbrt: the structures' discharge laws (physics/structures.hpp)
+// run on the CPU and the GPU, which must move the same water.
+
+// log(x), x > 0 (log1p's reduction): within two ulps.
+SHALLOWS_HD double log(double x) {
+  if (!(x > 0)) return x == 0 ? -HUGE_VAL : NAN;
+  if (x == HUGE_VAL) return x;
+  if (x < 2.2250738585072014e-308) return detail::log_normal(x * 0x1p+54, 0.0, -54);
+  return detail::log_normal(x, 0.0, 0);
+}
+
+// e^x: x = k ln 2 + r with |r| <= ln 2 / 2 (Cody-Waite, k ln2_hi exact), e^r
+// by its Taylor series to r^13 (truncation below 1e-17), times 2^k in two
+// exact halves. Within two ulps.
+SHALLOWS_HD double exp(double x) {
+  if (x != x) return x;
+  if (x > 709.782712893384) return HUGE_VAL;
+  if (x < -745.1332191019412) return 0.0;
+  const double t = x * 1.4426950408889634;  // x / ln 2
+  const int k = static_cast<int>(t >= 0 ? t + 0.5 : t - 0.5);
+  const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+  const double r = (x - k * ln2_hi) - k * ln2_lo;
+  double e = 0x1.6124613a86d09p-33;  // 1 / 13!
+  e = 0x1.1eed8eff8d898p-29 + r * e;
+  e = 0x1.ae64567f544e4p-26 + r * e;
+  e = 0x1.27e4fb7789f5cp-22 + r * e;
+  e = 0x1.71de3a556c734p-19 + r * e;
+  e = 0x1.a01a01a01a01ap-16 + r * e;
+  e = 0x1.a01a01a01a01ap-13 + r * e;
+  e = 0x1.6c16c16c16c17p-10 + r * e;
+  e = 0x1.1111111111111p-7 + r * e;
+  e = 0x1.5555555555555p-5 + r * e;
+  e = 0x1.5555555555555p-3 + r * e;
+  e = 0.5 + r * e;
+  e = 1.0 + r * e;
+  e = 1.0 + r * e;
+  const int k1 = k / 2;  // 2^k in two halves, each a normal number
+  return e * detail::two_to(k1) * detail::two_to(k - k1);
+}
+
+// x^y, x >= 0, as e^(y log x): the error of y log x grows with it, within
+// 20 ulps for |y log x| < 6 (the culvert and weir laws: 0 < y < 2, x in metres).
+SHALLOWS_HD double pow(double x, double y) {
+  if (y == 0) return 1.0;
+  if (!(x > 0)) return x == 0 ? (y > 0 ? 0.0 : HUGE_VAL) : NAN;
+  return exp(y * log(x));
+}
+
+// acos(x), |x| <= 1, through asin's Taylor series on |z| <= 1/2 (to z^51,
+// truncation below 1e-17): pi/2 - asin(x) for |x| <= 1/2, else
+// 2 asin(sqrt((1 - |x|) / 2)) from 0 or pi (1 - |x| exact there).
+namespace detail {
+SHALLOWS_HD double asin_half(double z) {
+  const double z2 = z * z;
+  const double c[26] = {
+      0x1.0000000000000p+0, 0x1.5555555555555p-3, 0x1.3333333333333p-4, 0x1.6db6db6db6db7p-5,
+      0x1.f1c71c71c71c7p-6, 0x1.6e8ba2e8ba2e9p-6, 0x1.1c4ec4ec4ec4fp-6, 0x1.c99999999999ap-7,
+      0x1.7a87878787878p-7, 0x1.3fde50d79435ep-7, 0x1.12ef3cf3cf3cfp-7, 0x1.df3bd37a6f4dfp-8,
+      0x1.a6863d70a3d71p-8, 0x1.782dda12f684cp-8, 0x1.51ba308d3dcb1p-8, 0x1.31683bdef7bdfp-8,
+      0x1.15ee9d45d1746p-8, 0x1.fcaf8fb6db6dbp-9, 0x1.d3d2a8e0dd67dp-9, 0x1.b026f57b13b14p-9,
+      0x1.90cb77f60c7cep-9, 0x1.750de64d7d05fp-9, 0x1.5c5f56efaaaabp-9, 0x1.464c0950f7d47p-9,
+      0x1.3275586c5f2f0p-9, 0x1.208d3570ae5a6p-9};  // (2n)! / (4^n n!^2 (2n + 1))
+  double s = c[25];
+  for (int n = 24; n >= 0; --n) s = c[n] + z2 * s;
+  return z * s;
+}
+} // namespace detail
+
+SHALLOWS_HD double acos(double x) {
+  if (!(x >= -1.0 && x <= 1.0)) return NAN;
+  const double pio2_hi = 1.57079632679489655800e+00, pio2_lo = 6.12323399573676603587e-17;
+  if (x >= -0.5 && x <= 0.5) return pio2_hi - (detail::asin_half(x) - pio2_lo);
+  if (x > 0) return 2 * detail::asin_half(sqrt((1 - x) * 0.5));
+  return 2 * pio2_hi - (2 * detail::asin_half(sqrt((1 + x) * 0.5)) - 2 * pio2_lo);
+}
 
 template <class Real>
 SHALLOWS_HD Real min(Real a, Real b) { return b < a ? b : a; }

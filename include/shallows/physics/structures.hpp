@@ -9,8 +9,9 @@
 // it to another (apply_structures). Arithmetic in double whatever
 // the run's precision, as the forcing's, so that the volume an end loses is
 // the volume the other gains to round-off. Plain views of host or device
-// arrays: a CUDA kernel calls apply_structures with one thread.
-// docs/structures.md holds the formulations and the rules.
+// arrays: a CUDA kernel calls apply_structures with one thread, and the
+// laws' powers and angles are math.hpp's IEEE-only ones, so that the GPU
+// moves the CPU's bits. docs/structures.md holds the formulations and the rules.
 #include <cstddef>
 
 #include "shallows/core/math.hpp"
@@ -96,9 +97,12 @@ SHALLOWS_HD BarrelFlow barrel_flow(const StructureSpec& s, double y) {
     const double wetted = y < d ? s.width + 2 * y : 2 * (s.width + d);
     return {area, area / wetted};
   }
-  // theta: the angle the water surface's chord subtends at the centre.
-  const double theta = 2 * math::acos(math::max(-1.0, 1 - 2 * y / d));
-  const double area = d * d / 8 * (theta - math::sin(theta));
+  // theta: the angle the water surface's chord subtends at the centre;
+  // sin(theta) = 2 sin(theta / 2) cos(theta / 2) with cos(theta / 2) = 1 - 2 q,
+  // sin(theta / 2) = 2 sqrt(q (1 - q)): no sine to evaluate.
+  const double q = y / d, c = 1 - 2 * q;
+  const double theta = 2 * math::acos(math::max(-1.0, c));
+  const double area = d * d / 8 * (theta - 4 * c * math::sqrt(q * (1 - q)));
   return {area, area / (d * theta / 2)};
 }
 
@@ -112,7 +116,7 @@ SHALLOWS_HD double culvert_inlet_control(const StructureSpec& s, double hw, doub
   if (!(hw > 0)) return 0;
   const double sg = math::sqrt(g), d = s.height;
   if (s.shape == CulvertShape::box)
-    return math::min(0.544 * sg * s.width * math::pow(hw, 1.5),
+    return math::min(0.544 * sg * s.width * hw * math::sqrt(hw),
                      0.702 * sg * s.width * math::pow(d, 0.89) * math::pow(hw, 0.61));
   return math::min(0.421 * sg * math::pow(d, 0.87) * math::pow(hw, 1.63),
                    0.530 * sg * math::pow(d, 1.87) * math::pow(hw, 0.63));
@@ -128,7 +132,7 @@ SHALLOWS_HD double culvert_outlet_control(const StructureSpec& s, double y, doub
   if (!(dh > 0)) return 0;
   const BarrelFlow f = barrel_flow(s, y);
   if (!(f.area > 0)) return 0;
-  const double friction = 2 * g * s.n_manning * s.n_manning * s.length / math::pow(f.radius, 4.0 / 3.0);
+  const double friction = 2 * g * s.n_manning * s.n_manning * s.length / (f.radius * math::cbrt(f.radius));
   const double losses = s.entrance_loss + s.exit_loss + friction;
   if (!(losses > 0)) return 0;
   return f.area * math::sqrt(2 * g * dh / losses);

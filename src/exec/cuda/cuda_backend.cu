@@ -330,10 +330,11 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
     plain_.segment_count = static_cast<int>(p.segments.size());
     plain_.scalar_segment = scalar_segment_.get();
     if (march_strips > 0) march_ = forcing_.march();
-    if (lagged && !p.forcing.sources.empty()) list_after_sources(p);
+    const bool moves_water = !p.forcing.sources.empty() || !p.forcing.structures.empty();
+    if (lagged && moves_water) list_after_sources(p);
     side_series_ = gpu::forcing::SideSeriesDevice(p.forcing.boundary);
     march_.sides = side_series_.views();
-    sources_series_ = lagged && (!p.forcing.sources.empty() || p.forcing.has_boundary_series());
+    sources_series_ = lagged && (moves_water || p.forcing.has_boundary_series());
 
     {
       const PaddedFields<Real> f = make_padded_fields<Real>(p);
@@ -820,15 +821,26 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
     SHALLOWS_CUDA_CHECK_LAUNCH("first_rhs_kernel (chunks after the sources)");
   }
 
-  // The chunks whose cells or one-cell rings hold a source's cell: as a
-  // list (chunks_touched) and as flags.
+  // The chunks whose cells or one-cell rings hold a source's cell or a
+  // structure's (which the forcing changes after the kernel as a source
+  // does): as a list (chunks_touched) and as flags.
   void list_after_sources(const Problem& p) {
     std::vector<CellBox> rings;
-    for (const VolumeSource& s : p.forcing.sources) {
-      for (index_t cell : s.cells) {
-        const index_t i = cell % grid_.nx, j = cell / grid_.nx;
-        rings.push_back({std::max<index_t>(i - 1, 0), std::max<index_t>(j - 1, 0), std::min(i + 2, grid_.nx),
-                         std::min(j + 2, grid_.ny)});
+    const auto ring = [&](index_t cell) {
+      const index_t i = cell % grid_.nx, j = cell / grid_.nx;
+      rings.push_back({std::max<index_t>(i - 1, 0), std::max<index_t>(j - 1, 0), std::min(i + 2, grid_.nx),
+                       std::min(j + 2, grid_.ny)});
+    };
+    for (const VolumeSource& s : p.forcing.sources)
+      for (index_t cell : s.cells) ring(cell);
+    for (const Structure& s : p.forcing.structures) {
+      if (!s.on_line() && s.spec.kind != StructureKind::breach) {
+        ring(s.inlet);
+        ring(s.outlet);
+      }
+      for (const LineCrossing& x : s.crossings) {
+        ring(x.left);
+        ring(x.right);
       }
     }
     std::vector<unsigned char> flag;

@@ -16,6 +16,9 @@
 //     Problem::forcing.sources: those that share no cell with an earlier one
 //     of the same launch run side by side (a launch per "level", normally
 //     one), a source that shares a cell waits for the launch after.
+//  3. structures_kernel, one thread: the hydraulic structures in order
+//     (apply_structures, physics/structures.hpp, as on the CPU), after the
+//     sources; their tallies stay on the device until read.
 //
 // The executor supplies a Clock: a small struct whose window() says, on the
 // device, whether a step was taken, its t and dt, and where the state after
@@ -42,9 +45,11 @@
 #include "shallows/mesh/structured/grid.hpp"
 #include "shallows/physics/cell_forcing.hpp"
 #include "shallows/physics/scalar_transport.hpp"
+#include "shallows/physics/structures.hpp"
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/cell_layout.hpp"
 #include "shallows/solver/problem.hpp"
+#include "shallows/solver/structure_table.hpp"
 
 namespace shallows::gpu::forcing {
 
@@ -98,6 +103,22 @@ struct SourceArgs {
   const double* v;
   double* moved;              // per source: the volume it added (m^3, sinks negative), summed over steps
   ScalarArgs<Real> scalars;
+};
+
+// The structures (StructureTable's arrays on the device), their tallies, and
+// the scalars' h c of the state in buffer parity p: hc[p][m] for scalar m.
+template <class Real>
+struct StructureArgs {
+  const StructureSpec* specs = nullptr;
+  const StructureEnd* inlets = nullptr;
+  const StructureEnd* outlets = nullptr;
+  const WeirCrossing* crossings = nullptr;
+  StructureTally* tally = nullptr;
+  int count = 0;
+  Real h_dry = 0;
+  double g = 0;  // the run's precision's g, in double, as the CPU passes it
+  Real* const* hc[2] = {};
+  int scalars = 0;
 };
 
 // The sum of v over the block by a fixed tree, the same bits on every run.
@@ -336,6 +357,23 @@ __global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real,
   if (threadIdx.x == 0) sources.moved[src] += added * cells.account_scale();
 }
 
+// The structures over the step, one thread, in order: each may move water
+// that the next one sees.
+template <class Real, class Clock>
+__global__ void structures_kernel(const StructureArgs<Real> structures, const Clock clock) {
+  const StepWindow<Real> w = clock.window();
+  if (!w.taken) return;
+  StructureCells<Real> cells;
+  cells.h = w.h;
+  cells.hu = w.hu;
+  cells.hv = w.hv;
+  cells.hc = w.parity != 0 ? structures.hc[1] : structures.hc[0];
+  cells.scalars = structures.scalars;
+  cells.h_dry = structures.h_dry;
+  apply_structures(structures.specs, structures.inlets, structures.outlets, structures.tally, structures.count, cells,
+                   w.t0, w.dt, structures.g, structures.crossings);
+}
+
 // A rank's weights and depths of source src's cells (kSpread above): its
 // owned cells' after the step, 0 for the others (another rank's, or outside
 // the block), so that an all-reduce sum gives every cell its owner's values.
@@ -381,8 +419,11 @@ class ForcingDevice {
   // Checks and uploads p.forcing for the executor's cells (a mesh's areas
   // in device memory); waits for the copies. march_strips > 0 (a grid): the
   // lagged step kernel applies the cell forcing (f.forces_cells() and
-  // marches), with that many strips of chunks.
-  ForcingDevice(const Problem& p, const Cells& layout, index_t march_strips = 0) : layout_(layout) {
+  // marches), with that many strips of chunks. host_layout: the same cells
+  // with their areas on the host, for the structures' ends (a mesh's; a
+  // grid's layout is its own).
+  ForcingDevice(const Problem& p, const Cells& layout, index_t march_strips = 0, const Cells* host_layout = nullptr)
+      : layout_(layout) {
     const Forcing& f = p.forcing;
     active_ = f.active();
     if (!active_) return;
@@ -421,6 +462,11 @@ class ForcingDevice {
     }
     ranked_sources_ = p.owned.cells() > 0 && !f.sources.empty();
     upload_sources(f.sources);
+    if (!f.structures.empty()) {
+      if (!kGrid && host_layout == nullptr)
+        throw std::logic_error("ForcingDevice: a mesh's structures need its areas on the host");
+      upload_structures(p, host_layout ? *host_layout : layout_);
+    }
     // Pageable copies may still be in flight; the executor's stream does not wait for the legacy stream.
     SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
   }
@@ -445,6 +491,12 @@ class ForcingDevice {
       doubles += 2 * s.discharge.t.size() + 1;
       other += s.cells.size() * sizeof(index_t) + sizeof(index_t) + 2 * sizeof(int);
     }
+    for (const Structure& s : f.structures) {
+      doubles += 2 * (s.discharge.t.size() + s.width.t.size());
+      other += sizeof(StructureSpec) + 2 * sizeof(StructureEnd) + sizeof(StructureTally) +
+               s.crossings.size() * sizeof(WeirCrossing);
+    }
+    if (!f.structures.empty()) other += 2 * p.scalars.size() * sizeof(Real*);
     return doubles * sizeof(double) + other + 2 * sizeof(index_t) + sizeof(int);
   }
 
@@ -503,6 +555,21 @@ class ForcingDevice {
                              static_cast<int>(source_count_)};
     cell_.scalars = a;
     source_.scalars = a;
+    if (structures_.count > 0) {
+      // apply_structures takes one array of h c pointers per state buffer.
+      std::vector<Real*> all(2 * count), by_parity[2];
+      SHALLOWS_CUDA_CHECK(cudaMemcpy(all.data(), hc, all.size() * sizeof(Real*), cudaMemcpyDeviceToHost));
+      for (std::size_t m = 0; m < count; ++m) {
+        by_parity[0].push_back(all[2 * m]);
+        by_parity[1].push_back(all[2 * m + 1]);
+      }
+      for (int b = 0; b < 2; ++b) {
+        structure_hc_[b] = DeviceArray<Real*>(count);
+        structure_hc_[b].upload(by_parity[b].data(), count);
+        structures_.hc[b] = structure_hc_[b].get();
+      }
+      structures_.scalars = static_cast<int>(count);
+    }
     if (march_.strips > 0 && infiltrated_.size() > 0) {
       taken_ = DeviceArray<double>(infiltrated_.size());
       march_.taken = taken_.get();
@@ -531,12 +598,16 @@ class ForcingDevice {
     if constexpr (kGrid) {
       if (ranked_sources_) launch_ranked_sources(clock, stream, reduce);
     }
-    if (ranked_sources_) return;
-    for (std::size_t l = 0; l + 1 < level_start_.size(); ++l) {
+    for (std::size_t l = 0; !ranked_sources_ && l + 1 < level_start_.size(); ++l) {
       const int first = level_start_[l];
       const auto count = static_cast<unsigned>(level_start_[l + 1] - first);
       source_kernel<Real, Cells, Clock><<<count, kThreads, 0, stream>>>(source_, clock, first);
       SHALLOWS_CUDA_CHECK_LAUNCH("forcing source_kernel");
+    }
+    // After the sources, as on the CPU (CpuForcing::apply).
+    if (structures_.count > 0) {
+      structures_kernel<Real, Clock><<<1, 1, 0, stream>>>(structures_, clock);
+      SHALLOWS_CUDA_CHECK_LAUNCH("forcing structures_kernel");
     }
   }
 
@@ -590,7 +661,8 @@ class ForcingDevice {
   void load(const ForcingState& in, cudaStream_t stream) {
     const auto groups = static_cast<std::size_t>(active_ ? layout_.groups() : 0);
     check_load_size(in.infiltration.size() == infiltrated_.size() && in.rain_rows.size() == groups &&
-                        in.infiltration_rows.size() == groups && in.sources.size() == moved_.size(),
+                        in.infiltration_rows.size() == groups && in.sources.size() == moved_.size() &&
+                        in.structures.size() == kTallyValues * static_cast<std::size_t>(structures_.count),
                     "load_forcing_state");
     if (!active_) return;
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -600,6 +672,10 @@ class ForcingDevice {
     SHALLOWS_CUDA_CHECK(cudaMemcpy(cell_.group_infiltration, in.infiltration_rows.data(), groups * sizeof(double),
                                    cudaMemcpyHostToDevice));
     moved_.upload(in.sources.data(), in.sources.size());
+    if (structures_.count > 0) {
+      const std::vector<StructureTally> k = tallies_of(in.structures);
+      tallies_.upload(k.data(), k.size());
+    }
     // Pageable copies may still be in flight; stream does not wait for the legacy stream.
     SHALLOWS_CUDA_CHECK(cudaDeviceSynchronize());
   }
@@ -617,7 +693,12 @@ class ForcingDevice {
     fetch(out.rain_rows, cell_.group_rain, groups);
     fetch(out.infiltration_rows, cell_.group_infiltration, groups);
     fetch(out.sources, moved_.get(), moved_.size());
+    std::vector<StructureTally> k(static_cast<std::size_t>(structures_.count));
+    if (!k.empty())
+      SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(k.data(), tallies_.get(), k.size() * sizeof(StructureTally),
+                                          cudaMemcpyDeviceToHost, stream));
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
+    out.structures = tally_values(k);
   }
 
   static DeviceArray<double> upload(const std::vector<double>& v) {
@@ -722,6 +803,45 @@ class ForcingDevice {
                knot_start_.get(), source_t_.get(), source_v_.get(), moved_.get()};
   }
 
+  // The structures (structure_table over host_layout) with their series
+  // concatenated on the device, and zero tallies.
+  void upload_structures(const Problem& p, const Cells& host_layout) {
+    StructureTable table = structure_table(p.forcing.structures, host_layout, p.z);
+    std::vector<double> t, v;
+    std::vector<std::size_t> at;  // where each series starts in t, v: discharge and width of each structure
+    for (const Structure& st : p.forcing.structures) {
+      for (const TimeSeries* ts : {&st.discharge, &st.width}) {
+        at.push_back(t.size());
+        t.insert(t.end(), ts->t.begin(), ts->t.end());
+        v.insert(v.end(), ts->v.begin(), ts->v.end());
+      }
+    }
+    structure_t_ = upload(t);
+    structure_v_ = upload(v);
+    for (std::size_t k = 0; k < table.specs.size(); ++k) {
+      StructureSpec& spec = table.specs[k];
+      spec.discharge = {structure_t_.get() + at[2 * k], structure_v_.get() + at[2 * k], spec.discharge.n};
+      spec.breach_width = {structure_t_.get() + at[2 * k + 1], structure_v_.get() + at[2 * k + 1], spec.breach_width.n};
+    }
+    const auto copy = [](auto& d, const auto& host) {
+      d = std::remove_reference_t<decltype(d)>(host.size());
+      d.upload(host.data(), host.size());
+    };
+    copy(specs_, table.specs);
+    copy(inlets_, table.inlets);
+    copy(outlets_, table.outlets);
+    copy(crossings_, table.crossings);
+    copy(tallies_, std::vector<StructureTally>(table.specs.size()));
+    structures_.specs = specs_.get();
+    structures_.inlets = inlets_.get();
+    structures_.outlets = outlets_.get();
+    structures_.crossings = crossings_.get();
+    structures_.tally = tallies_.get();
+    structures_.count = table.count();
+    structures_.h_dry = cell_.phys.h_dry;
+    structures_.g = static_cast<double>(cell_.phys.g);
+  }
+
   // A problem cell in messages: on a grid with its (i, j).
   std::string cell_name(index_t c) const {
     std::string name = "cell " + std::to_string(c);
@@ -750,6 +870,14 @@ class ForcingDevice {
   DeviceArray<index_t> cell_start_, cells_;
   DeviceArray<double> source_t_, source_v_, moved_;
   DeviceArray<double> scalar_rain_, scalar_sources_;
+  // The structures' arrays (StructureArgs views them); count = 0: none.
+  StructureArgs<Real> structures_{};
+  DeviceArray<StructureSpec> specs_;
+  DeviceArray<StructureEnd> inlets_, outlets_;
+  DeviceArray<WeirCrossing> crossings_;
+  DeviceArray<StructureTally> tallies_;
+  DeviceArray<double> structure_t_, structure_v_;
+  DeviceArray<Real*> structure_hc_[2];
 };
 
 } // namespace shallows::gpu::forcing

@@ -316,7 +316,8 @@ class CudaMeshExecutor final : public gpu::WithForcing<Real, MeshCells, gpu::Exe
 
     if (p.forcing.active()) {
       upload(area_on_device_, hm.area);
-      forcing_ = gpu::forcing::ForcingDevice<Real, MeshCells>(p, MeshCells{area_on_device_.get(), cells_});
+      const MeshCells on_host{hm.area.data(), cells_};  // the structures' ends take their areas from it
+      forcing_ = gpu::forcing::ForcingDevice<Real, MeshCells>(p, MeshCells{area_on_device_.get(), cells_}, 0, &on_host);
       forcing_.set_bed(z_.get());  // inactive cells (NaN bed) get no forcing
       // The forcing changes the state after the update: the maxima follow it.
       late_maxima_ = track_maxima_;

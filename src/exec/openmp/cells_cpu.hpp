@@ -26,6 +26,7 @@
 #include "shallows/solver/backend.hpp"
 #include "shallows/solver/cell_layout.hpp"
 #include "shallows/solver/cell_maxima.hpp"
+#include "shallows/solver/structure_table.hpp"
 
 namespace shallows::detail {
 
@@ -103,27 +104,7 @@ class CpuForcing {
     state_.rain_rows.assign(static_cast<std::size_t>(cells_of_.groups()), 0.0);
     state_.infiltration_rows.assign(static_cast<std::size_t>(cells_of_.groups()), 0.0);
     state_.sources.assign(forcing_.sources.size(), 0.0);
-    const auto end = [&](index_t cell) {
-      return StructureEnd{cells_of_.state_index(cell), cells_of_.area(cell), p.z[static_cast<std::size_t>(cell)]};
-    };
-    std::vector<int> first;  // each structure's first crossing in crossings_
-    for (Structure& st : forcing_.structures) {
-      StructureSpec spec = st.spec;
-      // forcing_'s own copies: they live as long as this.
-      spec.discharge = st.discharge.view();
-      spec.breach_width = st.width.view();
-      first.push_back(static_cast<int>(crossings_.size()));
-      spec.first_crossing = first.back();
-      spec.crossings = static_cast<int>(st.crossings.size());
-      for (const LineCrossing& x : st.crossings)
-        crossings_.push_back({end(x.left), end(x.right), x.length, x.crest, x.s});
-      specs_.push_back(spec);
-      const bool ends = !st.on_line() && spec.kind != StructureKind::breach;
-      inlets_.push_back(ends ? end(st.inlet) : StructureEnd{});
-      outlets_.push_back(ends ? end(st.outlet) : StructureEnd{});
-    }
-    for (StructureSpec& spec : specs_)
-      if (spec.kind == StructureKind::breach) spec.sensor += first[static_cast<std::size_t>(spec.weir)];
+    structures_ = structure_table(forcing_.structures, cells_of_, p.z);  // viewing forcing_'s own series
     tallies_.assign(forcing_.structures.size(), StructureTally{});
     read_tallies(state_);
   }
@@ -135,7 +116,7 @@ class CpuForcing {
              const PhysicsParams<Real>& p, const Backend::SumReducer& reduce) {
     if (cells_) apply_cells(a, hc, t, dt, p);
     for (std::size_t s = 0; s < forcing_.sources.size(); ++s) apply_source(a, hc, s, t, dt, p, reduce);
-    if (!specs_.empty()) apply_structures_of_step(a, hc, t, dt, p);
+    if (!structures_.empty()) apply_structures_of_step(a, hc, t, dt, p);
   }
 
   // The infiltrated depth of a rectangle of cells, for halo exchange
@@ -189,10 +170,7 @@ class CpuForcing {
                         in.structures.size() == kTallyValues * tallies_.size(),
                     "load_forcing_state");
     state_ = in;
-    for (std::size_t k = 0; k < tallies_.size(); ++k) {
-      const double* v = in.structures.data() + kTallyValues * k;
-      tallies_[k] = {v[0], v[1], v[2], v[3], v[4], v[5]};
-    }
+    tallies_ = tallies_of(in.structures);
   }
 
  private:
@@ -296,16 +274,13 @@ class CpuForcing {
     cells.hc = hc_views_.data();
     cells.scalars = static_cast<int>(hc_views_.size());
     cells.h_dry = p.h_dry;
-    apply_structures(specs_.data(), inlets_.data(), outlets_.data(), tallies_.data(), static_cast<int>(specs_.size()),
-                     cells, t, dt, static_cast<double>(p.g), crossings_.data());
+    const StructureTable& s = structures_;
+    apply_structures(s.specs.data(), s.inlets.data(), s.outlets.data(), tallies_.data(), s.count(), cells, t, dt,
+                     static_cast<double>(p.g), s.crossings.data());
   }
 
   // The structures' tallies as ForcingState::structures.
-  void read_tallies(ForcingState& out) const {
-    out.structures.clear();
-    for (const StructureTally& k : tallies_)
-      out.structures.insert(out.structures.end(), {k.discharge, k.volume, k.running, k.width, k.timer, k.since});
-  }
+  void read_tallies(ForcingState& out) const { out.structures = tally_values(tallies_); }
 
   // The forcing's inputs as views of its vectors.
   ForcingInputs inputs() const {
@@ -344,10 +319,8 @@ class CpuForcing {
   // The concentration of the rain (per scalar) and of each source's water (ScalarInflow::source).
   std::vector<double> scalar_rain_, scalar_source_;
   std::vector<double> source_buffer_;  // apply_source's weights and depths
-  // The structures' parameters (their series viewing forcing_'s), ends and tallies.
-  std::vector<StructureSpec> specs_;
-  std::vector<StructureEnd> inlets_, outlets_;
-  std::vector<WeirCrossing> crossings_;  // the weirs' and walls' crossings, in structure order
+  // The structures (their series viewing forcing_'s) and their tallies.
+  StructureTable structures_;
   std::vector<StructureTally> tallies_;
   std::vector<Real*> hc_views_;
 };

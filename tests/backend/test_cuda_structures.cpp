@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+// Pumps, gates and culverts on the CUDA executors (forcing_kernels.cuh's
+// structures_kernel): two walled basins joined by a pump, a gate and a
+// culvert, a passive scalar carried through them. On a grid in first order
+// (the lagged kernel and the plain ones) and on a mesh (each design), the
+// GPU gives the CPU's bits: the state, the scalar, and every structure's
+// tally; third order agrees to round-off. A restart through
+// read_forcing_state / load_forcing_state goes on bit for bit, and so does a
+// run of the example case killed after a checkpoint; its structures.csv is
+// the CPU run's. Weirs, walls and breaches stay on the CPU, refused by name.
+// Every test skips where no CUDA device is present.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shallows/solver/backend.hpp"
+#include "support/gpu.hpp"
+#include "support/measures.hpp"
+#include "support/mesh_problems.hpp"
+#include "support/problems.hpp"
+#include "support/restart_runs.hpp"
+
+#ifndef SHALLOWS_HAVE_CUDA
+TEST(CudaStructures, NotBuilt) { GTEST_SKIP() << "this build has no CUDA backend: GPU tests skipped"; }
+#else
+
+#include "shallows/exec/cuda_backend.hpp"
+
+namespace cuda_structure_tests {
+
+using namespace shallows;
+using test_support::bitwise_equal;
+
+// Two basins 50 m x 20 m each side of a dry ridge at x in [50, 60] (bed
+// 5 m), walls all round: the west one at eta 1.5 m, the east one at 0.3 m.
+double ridge_bed(double x, double) { return x > 50 && x < 60 ? 5.0 : 0.0; }
+double basin_level(double x, double) { return x < 55 ? 1.5 : 0.3; }
+
+// The active cell whose centre is nearest (x, y).
+index_t nearest_cell(const Problem& p, double x, double y) {
+  index_t best = -1;
+  double d_best = 0;
+  for (index_t c = 0; c < p.cells(); ++c) {
+    const double cx = p.mesh ? p.mesh->cell_x[static_cast<std::size_t>(c)] : p.grid.x_center(c % p.grid.nx);
+    const double cy = p.mesh ? p.mesh->cell_y[static_cast<std::size_t>(c)] : p.grid.y_center(c / p.grid.nx);
+    const double d = std::hypot(cx - x, cy - y);
+    if (best < 0 || d < d_best) {
+      best = c;
+      d_best = d;
+    }
+  }
+  return best;
+}
+
+// A pump that sends the east's water back west while the east stands at
+// 0.6 m or more (off below 0.55 m), a gate west to east whose discharge
+// follows a series, and a circular culvert under the ridge; a dye in the west
+// basin. Order matters: the pump and the gate share the east cell.
+void add_structures(Problem& p) {
+  Structure pump;
+  pump.name = "pump";
+  pump.spec.kind = StructureKind::pump;
+  pump.inlet = nearest_cell(p, 90, 10);
+  pump.outlet = nearest_cell(p, 20, 10);
+  pump.discharge = TimeSeries::constant(0.4);
+  pump.spec.controlled = true;
+  pump.spec.on = 0.6;
+  pump.spec.off = 0.55;
+  Structure gate;
+  gate.name = "gate";
+  gate.spec.kind = StructureKind::gate;
+  gate.inlet = nearest_cell(p, 30, 5);
+  gate.outlet = nearest_cell(p, 90, 10);
+  gate.discharge = {{0.0, 60.0, 120.0}, {0.0, 0.3, 0.1}};
+  Structure culvert;
+  culvert.name = "culvert";
+  culvert.spec.kind = StructureKind::culvert;
+  culvert.spec.shape = CulvertShape::circular;
+  culvert.spec.width = culvert.spec.height = 0.8;
+  culvert.spec.length = 15;
+  culvert.spec.n_manning = 0.013;
+  culvert.spec.invert_in = 0.1;
+  culvert.spec.invert_out = 0.0;
+  culvert.inlet = nearest_cell(p, 45, 15);
+  culvert.outlet = nearest_cell(p, 65, 15);
+  p.forcing.structures = {pump, gate, culvert};
+  std::vector<double> dye;
+  for (index_t c = 0; c < p.cells(); ++c)
+    dye.push_back(p.mesh ? (p.mesh->cell_x[static_cast<std::size_t>(c)] < 55 ? 1.0 : 0.0)
+                         : (p.grid.x_center(c % p.grid.nx) < 55 ? 1.0 : 0.0));
+  p.scalars = {test_support::scalar("dye", dye)};
+}
+
+Problem grid_basins(Precision precision, Scheme scheme = Scheme::roe1) {
+  Problem p = test_support::make_problem(22, 4, 0, 110, 0, 20, ridge_bed, basin_level);
+  for (Side s : {Side::west, Side::east, Side::south, Side::north}) p.bc(s) = {BoundaryKind::wall, 0};
+  p.physics.n_manning = 0.03;
+  p.precision = precision;
+  p.scheme = scheme;
+  add_structures(p);
+  return p;
+}
+
+Problem mesh_basins(Precision precision) {
+  RectangleMeshSpec spec;
+  spec.x1 = 110;
+  spec.y1 = 20;
+  spec.nx = 22;
+  spec.ny = 4;
+  spec.perturbation = 0.2;
+  Problem p = test_support::make_mesh_problem(spec, ridge_bed, basin_level);
+  p.physics.n_manning = 0.03;
+  p.precision = precision;
+  add_structures(p);
+  return p;
+}
+
+const char* precision_name(Precision p) { return p == Precision::single_precision ? "float" : "double"; }
+
+BackendOptions options(const std::string& kind, const std::string& mesh_loop = "cell") {
+  BackendOptions o;
+  o.kind = kind;
+  o.threads = 2;
+  o.track_maxima = true;
+  o.mesh_loop = mesh_loop;
+  return o;
+}
+
+struct Outcome {
+  AdvanceResult a;
+  Fields state;
+  Maxima maxima;
+  ForcingState forcing;
+};
+
+Outcome finish(Backend& b, const AdvanceResult& a) {
+  Outcome r;
+  r.a = a;
+  b.read_state(r.state);
+  b.read_maxima(r.maxima);
+  b.read_forcing_state(r.forcing);
+  return r;
+}
+
+Outcome run(std::unique_ptr<Backend> b, double t_end) {
+  const AdvanceResult a = b->advance(0.0, t_end, 1 << 30);
+  return finish(*b, a);
+}
+
+// Field by field, bit for bit: the state, the dye, the maxima and the structures' tallies.
+void expect_same_bits(const Outcome& gpu, const Outcome& cpu, const std::string& what) {
+  EXPECT_EQ(gpu.a.steps, cpu.a.steps) << what;
+  EXPECT_EQ(gpu.a.t, cpu.a.t) << what;
+  EXPECT_TRUE(bitwise_equal(gpu.state.h, cpu.state.h)) << what << ": h";
+  EXPECT_TRUE(bitwise_equal(gpu.state.hu, cpu.state.hu)) << what << ": hu";
+  EXPECT_TRUE(bitwise_equal(gpu.state.hv, cpu.state.hv)) << what << ": hv";
+  ASSERT_EQ(gpu.state.hc.size(), 1u) << what;
+  EXPECT_TRUE(bitwise_equal(gpu.state.hc[0], cpu.state.hc[0])) << what << ": the dye's h c";
+  EXPECT_TRUE(bitwise_equal(gpu.maxima.max_h, cpu.maxima.max_h)) << what << ": max_h";
+  EXPECT_TRUE(bitwise_equal(gpu.maxima.max_speed, cpu.maxima.max_speed)) << what << ": max_speed";
+  ASSERT_EQ(gpu.forcing.structures.size(), 3 * kTallyValues) << what;
+  EXPECT_TRUE(bitwise_equal(gpu.forcing.structures, cpu.forcing.structures)) << what << ": the tallies";
+}
+
+// Every structure moved water from its inlet to its outlet: the pump east to west once the culvert and the
+// gate had raised the east to its start level (not from the start: less than its rate times the run), the gate
+// and the culvert west to east. Runs of 400 s.
+void expect_structures_ran(const Outcome& r, const std::string& what) {
+  const ForcingState& f = r.forcing;
+  ASSERT_EQ(f.structures.size(), 3 * kTallyValues) << what;
+  EXPECT_GT(f.structure_volume(0), 1.0) << what << ": the pump";
+  EXPECT_LT(f.structure_volume(0), 0.4 * 400 - 10) << what << ": the pump";
+  EXPECT_GT(f.structure_volume(1), 1.0) << what << ": the gate";
+  EXPECT_GT(f.structure_volume(2), 1.0) << what << ": the culvert";
+}
+
+// Grids, first order: the lagged kernel (the default) and the plain ones give the CPU's bits, double and float.
+TEST(CudaStructures, GridFirstOrderGivesTheCpuBits) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision precision : {Precision::double_precision, Precision::single_precision}) {
+    const Problem p = grid_basins(precision);
+    const double t_end = 400;
+    const Outcome cpu = run(make_backend(p, options("cpu")), t_end);
+    expect_structures_ran(cpu, precision_name(precision));
+    const Outcome lagged = run(make_backend(p, options("cuda")), t_end);
+    expect_same_bits(lagged, cpu, std::string("lagged, ") + precision_name(precision));
+    CudaOptions plain_kernels;
+    plain_kernels.kernel = "plain";
+    const Outcome plain = run(make_cuda_backend(p, options("cuda"), plain_kernels), t_end);
+    expect_same_bits(plain, cpu, std::string("plain, ") + precision_name(precision));
+  }
+}
+
+// Grids, third order: the structures after the third stage, as on the CPU, to round-off.
+TEST(CudaStructures, GridThirdOrderAgreesWithTheCpu) {
+  SHALLOWS_REQUIRE_GPU();
+  const Problem p = grid_basins(Precision::double_precision, Scheme::roe3);
+  const double t_end = 400;
+  const Outcome cpu = run(make_backend(p, options("cpu")), t_end);
+  const Outcome gpu = run(make_backend(p, options("cuda")), t_end);
+  expect_structures_ran(gpu, "roe3");
+  EXPECT_EQ(gpu.a.t, cpu.a.t);
+  EXPECT_LE(test_support::max_rel_diff(gpu.state.h, cpu.state.h), 1e-10);
+  for (std::size_t k = 0; k < 3; ++k) {
+    const double v = cpu.forcing.structure_volume(k);
+    EXPECT_NEAR(gpu.forcing.structure_volume(k), v, 1e-10 * std::abs(v)) << p.forcing.structures[k].name;
+  }
+}
+
+// Meshes: each design of the GPU executor gives the CPU's bits, double and float.
+TEST(CudaStructures, MeshGivesTheCpuBits) {
+  SHALLOWS_REQUIRE_GPU();
+  for (Precision precision : {Precision::double_precision, Precision::single_precision}) {
+    const Problem p = mesh_basins(precision);
+    const double t_end = 400;
+    const Outcome cpu = run(make_backend(p, options("cpu", "cell")), t_end);
+    expect_structures_ran(cpu, precision_name(precision));
+    for (const char* loop : {"cell", "edge"}) {
+      const Outcome gpu = run(make_backend(p, options("cuda", loop)), t_end);
+      expect_same_bits(gpu, cpu, std::string(loop) + ", " + precision_name(precision));
+    }
+  }
+}
+
+// Read out at t = 300 (the pump running, the volumes so far) and loaded into
+// a new executor: it goes on as the run that did not stop, bit for bit, the
+// tallies included; tallies of the wrong size are refused.
+TEST(CudaStructures, RestartGoesOnBitForBit) {
+  SHALLOWS_REQUIRE_GPU();
+  for (const bool mesh : {false, true}) {
+    const std::string what = mesh ? "mesh" : "grid";
+    const Problem p = mesh ? mesh_basins(Precision::double_precision) : grid_basins(Precision::double_precision);
+    auto through = make_backend(p, options("cuda"));
+    through->advance(0.0, 300.0, 1 << 30);
+    Fields state;
+    through->read_state(state);
+    ForcingState forcing;
+    through->read_forcing_state(forcing);
+    ASSERT_EQ(forcing.structures.size(), 3 * kTallyValues) << what;
+    EXPECT_EQ(forcing.structures[2], 1.0) << what << ": the pump runs";
+    EXPECT_NE(forcing.structure_volume(2), 0.0) << what;
+    const Outcome a = finish(*through, through->advance(300.0, 400.0, 1 << 30));
+
+    auto restarted = make_backend(p, options("cuda"));
+    restarted->load_state(state);
+    restarted->load_forcing_state(forcing);
+    ForcingState back;
+    restarted->read_forcing_state(back);
+    EXPECT_TRUE(bitwise_equal(back.structures, forcing.structures)) << what;
+    const Outcome b = finish(*restarted, restarted->advance(300.0, 400.0, 1 << 30));
+    EXPECT_TRUE(bitwise_equal(a.state.h, b.state.h)) << what;
+    EXPECT_TRUE(bitwise_equal(a.state.hu, b.state.hu)) << what;
+    EXPECT_TRUE(bitwise_equal(a.state.hc[0], b.state.hc[0])) << what;
+    EXPECT_TRUE(bitwise_equal(a.forcing.structures, b.forcing.structures)) << what;
+    forcing.structures.pop_back();
+    EXPECT_THROW(restarted->load_forcing_state(forcing), std::invalid_argument) << what;
+  }
+}
+
+namespace fs = std::filesystem;
+const std::string kExample = std::string(SHALLOWS_SOURCE_DIR) + "/cases/basins-structures/case.toml";
+const std::string kBreach = std::string(SHALLOWS_SOURCE_DIR) + "/cases/levee-breach/case.toml";
+
+// The example case on the GPU: its structures.csv holds the CPU run's bytes.
+TEST(CudaStructures, ExampleCaseWritesTheCpuStructuresCsv) {
+  SHALLOWS_REQUIRE_GPU();
+  const fs::path dir = test_support::temp_dir("cuda-structures-example");
+  for (const char* backend : {"cpu", "cuda"}) {
+    const test_support::Result r = test_support::shell(
+        "run " + kExample + " -q --set 'output.format=[\"vtk\"]' --backend " + backend + " -o " +
+        (dir / backend).string());
+    ASSERT_EQ(r.code, 0) << backend << ": " << r.output;
+  }
+  const std::string cpu = test_support::slurp(dir / "cpu" / "structures.csv");
+  EXPECT_FALSE(cpu.empty());
+  EXPECT_EQ(test_support::slurp(dir / "cuda" / "structures.csv"), cpu);
+  fs::remove_all(dir);
+}
+
+// Killed after a checkpoint and restarted on the GPU: the pump's state and
+// the volumes go on, every output the same bytes.
+TEST(CudaStructures, KilledRunContinuesByteForByte) {
+  SHALLOWS_REQUIRE_GPU();
+  test_support::kill_and_restart({"cuda-structures", kExample, "--backend cuda --set time.end=20", 12.3, 5.0});
+}
+
+// Weirs, walls and breaches run on the CPU only: the GPU refuses them by name.
+TEST(CudaStructures, WeirsAndBreachesAreRefusedByName) {
+  SHALLOWS_REQUIRE_GPU();
+  const fs::path dir = test_support::temp_dir("cuda-structures-breach");
+  const test_support::Result r = test_support::shell("run " + kBreach + " -q --backend cuda -o " + dir.string());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("weirs, walls and breaches ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("run on the CPU only so far; this run is on a grid on the GPU"), std::string::npos)
+      << r.output;
+  fs::remove_all(dir);
+}
+
+}  // namespace cuda_structure_tests
+
+#endif
