@@ -121,7 +121,7 @@ stage_build() {
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
     nvcc --version | tail -2
     cmake --version | head -1
-    echo "C++ compiler: ${CXX:-default}, CUDA host compiler: ${CUDAHOSTCXX:-nvcc's default}"
+    echo "C++ compiler: ${CXX:-default}, CUDA host compiler: ${CUDAHOSTCXX:-the default of nvcc}"
     cmake -S "$REPO" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_PREFIX_PATH="$REPO/.deps/root/usr" -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" -DSHALLOWS_CUDA=ON \
       -DCMAKE_CUDA_FLAGS="${CUDA_FLAGS:--lineinfo}" ${CMAKE_ARGS:-} &&
