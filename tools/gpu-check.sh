@@ -111,9 +111,11 @@ stage_build() {
   # Python module, which refuses to import then (python/src/module.cpp says why): C++ and CUDA's host code are
   # built by the first compiler that has the shared library.
   local cxx
+  shared_libstdcxx() { [[ "$("$1" -print-file-name=libstdc++.so 2>/dev/null)" == /* ]]; }
   for cxx in "${CXX:-c++}" /usr/bin/g++; do
-    if [[ "$("$cxx" -print-file-name=libstdc++.so 2>/dev/null)" == /* ]]; then
-      export CXX=$cxx CUDAHOSTCXX=${CUDAHOSTCXX:-$cxx}
+    if shared_libstdcxx "$cxx"; then
+      export CXX=$cxx
+      if [[ -z "${CUDAHOSTCXX:-}" ]] || ! shared_libstdcxx "$CUDAHOSTCXX"; then export CUDAHOSTCXX=$cxx; fi
       break
     fi
   done
