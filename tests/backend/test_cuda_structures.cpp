@@ -23,6 +23,7 @@
 #include "support/mesh_problems.hpp"
 #include "support/problems.hpp"
 #include "support/restart_runs.hpp"
+#include "support/structure_basins.hpp"
 
 #ifndef SHALLOWS_HAVE_CUDA
 TEST(CudaStructures, NotBuilt) { GTEST_SKIP() << "this build has no CUDA backend: GPU tests skipped"; }
@@ -34,27 +35,10 @@ namespace cuda_structure_tests {
 
 using namespace shallows;
 using test_support::bitwise_equal;
+using test_support::cell_near;
 
-// Two basins 50 m x 20 m each side of a dry ridge at x in [50, 60] (bed
-// 5 m), walls all round: the west one at eta 1.5 m, the east one at 0.3 m.
-double ridge_bed(double x, double) { return x > 50 && x < 60 ? 5.0 : 0.0; }
+// The basins (support/structure_basins.hpp): the west one at eta 1.5 m, the east one at 0.3 m.
 double basin_level(double x, double) { return x < 55 ? 1.5 : 0.3; }
-
-// The active cell whose centre is nearest (x, y).
-index_t nearest_cell(const Problem& p, double x, double y) {
-  index_t best = -1;
-  double d_best = 0;
-  for (index_t c = 0; c < p.cells(); ++c) {
-    const double cx = p.mesh ? p.mesh->cell_x[static_cast<std::size_t>(c)] : p.grid.x_center(c % p.grid.nx);
-    const double cy = p.mesh ? p.mesh->cell_y[static_cast<std::size_t>(c)] : p.grid.y_center(c / p.grid.nx);
-    const double d = std::hypot(cx - x, cy - y);
-    if (best < 0 || d < d_best) {
-      best = c;
-      d_best = d;
-    }
-  }
-  return best;
-}
 
 // A pump that sends the east's water back west while the east stands at
 // 0.6 m or more (off below 0.55 m), a gate west to east whose discharge
@@ -64,8 +48,8 @@ void add_structures(Problem& p) {
   Structure pump;
   pump.name = "pump";
   pump.spec.kind = StructureKind::pump;
-  pump.inlet = nearest_cell(p, 90, 10);
-  pump.outlet = nearest_cell(p, 20, 10);
+  pump.inlet = cell_near(p, 90, 10);
+  pump.outlet = cell_near(p, 20, 10);
   pump.discharge = TimeSeries::constant(0.4);
   pump.spec.controlled = true;
   pump.spec.on = 0.6;
@@ -73,8 +57,8 @@ void add_structures(Problem& p) {
   Structure gate;
   gate.name = "gate";
   gate.spec.kind = StructureKind::gate;
-  gate.inlet = nearest_cell(p, 30, 5);
-  gate.outlet = nearest_cell(p, 90, 10);
+  gate.inlet = cell_near(p, 30, 5);
+  gate.outlet = cell_near(p, 90, 10);
   gate.discharge = {{0.0, 60.0, 120.0}, {0.0, 0.3, 0.1}};
   Structure culvert;
   culvert.name = "culvert";
@@ -85,8 +69,8 @@ void add_structures(Problem& p) {
   culvert.spec.n_manning = 0.013;
   culvert.spec.invert_in = 0.1;
   culvert.spec.invert_out = 0.0;
-  culvert.inlet = nearest_cell(p, 45, 15);
-  culvert.outlet = nearest_cell(p, 65, 15);
+  culvert.inlet = cell_near(p, 45, 15);
+  culvert.outlet = cell_near(p, 65, 15);
   p.forcing.structures = {pump, gate, culvert};
   std::vector<double> dye;
   for (index_t c = 0; c < p.cells(); ++c)
@@ -96,9 +80,8 @@ void add_structures(Problem& p) {
 }
 
 Problem grid_basins(Precision precision, Scheme scheme = Scheme::roe1) {
-  Problem p = test_support::make_problem(22, 4, 0, 110, 0, 20, ridge_bed, basin_level);
+  Problem p = test_support::grid_basins_problem(basin_level);
   for (Side s : {Side::west, Side::east, Side::south, Side::north}) p.bc(s) = {BoundaryKind::wall, 0};
-  p.physics.n_manning = 0.03;
   p.precision = precision;
   p.scheme = scheme;
   add_structures(p);
@@ -106,14 +89,7 @@ Problem grid_basins(Precision precision, Scheme scheme = Scheme::roe1) {
 }
 
 Problem mesh_basins(Precision precision) {
-  RectangleMeshSpec spec;
-  spec.x1 = 110;
-  spec.y1 = 20;
-  spec.nx = 22;
-  spec.ny = 4;
-  spec.perturbation = 0.2;
-  Problem p = test_support::make_mesh_problem(spec, ridge_bed, basin_level);
-  p.physics.n_manning = 0.03;
+  Problem p = test_support::mesh_basins_problem(basin_level);
   p.precision = precision;
   add_structures(p);
   return p;

@@ -19,59 +19,23 @@
 #include "support/mesh_problems.hpp"
 #include "support/problems.hpp"
 #include "support/restart_runs.hpp"
+#include "support/structure_basins.hpp"
 
 namespace shallows {
 namespace {
 
-using test_support::make_mesh_problem;
-using test_support::make_problem;
+using test_support::cell_area;
+using test_support::cell_near;
+using test_support::cell_x;
 
-// Two walled basins 50 m x 20 m each side of a dry ridge 10 m wide at x in
-// [50, 60] (bed 5 m): the west one holds eta_west over a flat bed at 0, the
-// east one eta_east.
-double basin_bed(double x, double) { return x > 50 && x < 60 ? 5.0 : 0.0; }
-
+// The basins (support/structure_basins.hpp): the west one holds eta_west over a flat bed at 0, the east one
+// eta_east.
 Problem grid_basins(double eta_west, double eta_east) {
-  Problem p = make_problem(22, 4, 0, 110, 0, 20, basin_bed,
-                           [=](double x, double) { return x < 55 ? eta_west : eta_east; });
-  p.physics.n_manning = 0.03;
-  return p;
+  return test_support::grid_basins_problem([=](double x, double) { return x < 55 ? eta_west : eta_east; });
 }
 
 Problem mesh_basins(double eta_west, double eta_east) {
-  RectangleMeshSpec spec;
-  spec.x1 = 110;
-  spec.y1 = 20;
-  spec.nx = 22;
-  spec.ny = 4;
-  spec.perturbation = 0.2;
-  Problem p = make_mesh_problem(spec, basin_bed, [=](double x, double) { return x < 55 ? eta_west : eta_east; });
-  p.physics.n_manning = 0.03;
-  return p;
-}
-
-// The active cell whose centre is nearest (x, y).
-index_t cell_near(const Problem& p, double x, double y) {
-  index_t best = -1;
-  double d_best = 0;
-  for (index_t c = 0; c < p.cells(); ++c) {
-    const double cx = p.mesh ? p.mesh->cell_x[static_cast<std::size_t>(c)] : p.grid.x_center(c % p.grid.nx);
-    const double cy = p.mesh ? p.mesh->cell_y[static_cast<std::size_t>(c)] : p.grid.y_center(c / p.grid.nx);
-    const double d = std::hypot(cx - x, cy - y);
-    if (best < 0 || d < d_best) {
-      best = c;
-      d_best = d;
-    }
-  }
-  return best;
-}
-
-double cell_area(const Problem& p, index_t c) {
-  return p.mesh ? p.mesh->cell_area[static_cast<std::size_t>(c)] : p.grid.dx * p.grid.dy;
-}
-
-double cell_x(const Problem& p, index_t c) {
-  return p.mesh ? p.mesh->cell_x[static_cast<std::size_t>(c)] : p.grid.x_center(c % p.grid.nx);
+  return test_support::mesh_basins_problem([=](double x, double) { return x < 55 ? eta_west : eta_east; });
 }
 
 // The water (m^3) west of the ridge, and east of it.
