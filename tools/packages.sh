@@ -6,7 +6,7 @@
 #   test      what the tests add: GoogleTest, pytest (tools/test.sh, and CI
 #             before it builds every target)
 #   examples  matplotlib, with which the Python examples plot (CI; the
-#             examples' tests skip without it: its 16 packages take about
+#             examples' plot tests skip without it: its 16 packages take about
 #             28 s to install, more than the rest of the tests' set)
 # Usage: tools/packages.sh run|test|examples
 set -euo pipefail

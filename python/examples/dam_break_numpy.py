@@ -36,26 +36,24 @@ def build_case(nx: int = 200, ny: int = 100) -> shallows.Case:
     return case
 
 
-def main(argv: Optional[Sequence[str]] = None) -> Path:
-    """Runs the dam break, plots the depth at the end and the largest depth; returns the PNG's path."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--end", type=float, default=4.0, help="simulated seconds")
-    parser.add_argument("--nx", type=int, default=200, help="cells along x (ny = nx / 2)")
-    parser.add_argument("--out", type=Path, default=Path("dam_break.png"), help="the PNG to write")
-    args = parser.parse_args(argv)
+def simulate(end: float = 4.0, nx: int = 200) -> shallows.Simulation:
+    """Builds the case on nx x nx/2 cells and steps it to `end` from Python, printing the volume on the way."""
+    case = build_case(nx, nx // 2).set("time.end", end)
+    sim = shallows.Simulation(case, backend="auto")
+    for t in np.linspace(0.0, end, 5)[1:]:
+        sim.advance(t)
+        print(f"t = {sim.time:5.2f} s  steps {sim.steps:5d}  volume {sim.volume:8.2f} m^3")
+    return sim
 
+
+def plot(sim: shallows.Simulation, out: Path) -> Path:
+    """The depth at the end and the largest depth, over the bed's contours, to a PNG (matplotlib)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    case = build_case(args.nx, args.nx // 2).set("time.end", args.end)
-    sim = shallows.Simulation(case, backend="auto")
-    for t in np.linspace(0.0, args.end, 5)[1:]:
-        sim.advance(t)
-        print(f"t = {sim.time:5.2f} s  steps {sim.steps:5d}  volume {sim.volume:8.2f} m^3")
     ds = sim.to_xarray()
-
     fig, axes = plt.subplots(2, 1, figsize=(8, 7), constrained_layout=True)
     ds["h"].where(ds["h"] > 1e-3).plot(ax=axes[0], cmap="Blues", vmin=0)
     axes[0].set_title(f"depth at t = {sim.time:g} s ({sim.backend})")
@@ -64,10 +62,20 @@ def main(argv: Optional[Sequence[str]] = None) -> Path:
     for ax in axes:
         ds["z"].plot.contour(ax=ax, levels=[0.1, 0.3, 2.9], colors="k", linewidths=0.6)
         ax.set_aspect("equal")
-    fig.savefig(args.out, dpi=90)
+    fig.savefig(out, dpi=90)
     plt.close(fig)
-    print(f"wrote {args.out}")
-    return args.out
+    print(f"wrote {out}")
+    return out
+
+
+def main(argv: Optional[Sequence[str]] = None) -> Path:
+    """Runs the dam break, plots the depth at the end and the largest depth; returns the PNG's path."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--end", type=float, default=4.0, help="simulated seconds")
+    parser.add_argument("--nx", type=int, default=200, help="cells along x (ny = nx / 2)")
+    parser.add_argument("--out", type=Path, default=Path("dam_break.png"), help="the PNG to write")
+    args = parser.parse_args(argv)
+    return plot(simulate(args.end, args.nx), args.out)
 
 
 if __name__ == "__main__":
