@@ -10,8 +10,8 @@ set(shallows_test_costs
   "13 ^All/Executors$"
   "9 ^(WellBalancedRoe3|Q/SeedLevels)$"
   "6 ^(PrecisionsAndSchemes/ScalarRun|Schemes/SegmentRun)$"
-  "5 ^(Cases/Sweep|DamBreak)$"
-  "4 ^(BoundarySeries|EnsembleRuns|Schemes/ForcingRun)$"
+  "5 ^(Cases/Sweep|DamBreak|EnsembleRuns)$"
+  "4 ^(BoundarySeries|Schemes/ForcingRun)$"
   "3 ^(StructureRuns|GridAndMesh/StructureRun|MeshLakeAtRest|WeirRuns)$")
 foreach(test IN LISTS shallows_discovered_tests)
   foreach(entry IN LISTS shallows_test_costs)
