@@ -361,24 +361,16 @@ class PySimulation {
 
   py::array_t<double> field(const std::string& name) const {
     const Problem& p = case_.problem;
-    const auto alone = [&](StateField which) {
-      std::vector<double> v;
-      {
-        py::gil_scoped_release release;
-        v = sim_->field(which);
-      }
-      return field_array(p, std::move(v));
+    const auto alone = [&](StateField which) {  // one field out of the backend, not the whole state
+      py::gil_scoped_release release;
+      return sim_->field(which);
     };
-    if (name == "h") return alone(StateField::h);
-    if (name == "hu") return alone(StateField::hu);
-    if (name == "hv") return alone(StateField::hv);
+    if (name == "h") return field_array(p, alone(StateField::h));
+    if (name == "hu") return field_array(p, alone(StateField::hu));
+    if (name == "hv") return field_array(p, alone(StateField::hv));
     if (name == "eta") {
       // The free surface h + z: the bed in dry cells, NaN in inactive ones.
-      std::vector<double> eta;
-      {
-        py::gil_scoped_release release;
-        eta = sim_->field(StateField::h);
-      }
+      std::vector<double> eta = alone(StateField::h);
       for (std::size_t k = 0; k < eta.size(); ++k) eta[k] += p.z[k];
       return field_array(p, std::move(eta));
     }

@@ -45,7 +45,7 @@ Fields Backend::read_cells(const std::vector<std::size_t>& cells) const {
 std::vector<double> Backend::read_field(StateField which) const {
   Fields all;
   read_state(all);
-  return std::move(which == StateField::h ? all.h : which == StateField::hu ? all.hu : all.hv);
+  return std::move(state_field(which, all.h, all.hu, all.hv));
 }
 
 AdvanceResult Backend::advance(double t, double target, index_t max_steps) {

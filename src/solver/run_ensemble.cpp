@@ -3,9 +3,10 @@
 // into DIR/members/NNNN/, so its outputs are those of `--member N`. Members
 // run side by side on `jobs` threads, on the CPU or on a GPU, where each
 // member's executor has a stream of its own; run_members is the one place
-// that chooses, where a batched executor would take a list of members instead. Under mpirun each rank runs its share of
-// the members as one-rank runs, and rank 0 writes the ensemble's files from
-// their results on disk (what a rerun reads too).
+// that chooses, where a batched executor would take a list of members
+// instead. Under mpirun each rank runs its share of the members as one-rank
+// runs, and rank 0 writes the ensemble's files from their results on disk
+// (what a rerun reads too).
 #include "shallows/solver/run_ensemble.hpp"
 
 #include <unistd.h>

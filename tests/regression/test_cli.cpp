@@ -20,6 +20,7 @@ namespace {
 using shallows::test_support::read;
 using shallows::test_support::Result;
 using shallows::test_support::shell;
+using shallows::test_support::summary_number;
 using shallows::test_support::temp_dir;
 
 namespace fs = std::filesystem;
@@ -52,13 +53,6 @@ TEST(Cli, GaugesAloneWriteWhatTheyWriteBesideAFormat) {
   EXPECT_EQ(rows, read(beside / "gauges.csv"));
   EXPECT_EQ(std::count(rows.begin(), rows.end(), '\n'), 7) << rows;  // header, t = 0 and five outputs
   EXPECT_FALSE(fs::exists(alone / "output.pvd"));
-}
-
-// summary.json's "key": number, or NaN when the key is missing.
-double summary_number(const std::string& summary, const std::string& key) {
-  const std::size_t at = summary.find("\"" + key + "\": ");
-  if (at == std::string::npos) return std::nan("");
-  return std::stod(summary.substr(at + key.size() + 4));
 }
 
 TEST(Cli, SummarySplitsTheWallTimeAndRatesTheStepping) {

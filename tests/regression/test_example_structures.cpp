@@ -23,23 +23,17 @@ namespace valley_structures_tests {
 using shallows::test_support::read;
 using shallows::test_support::Result;
 using shallows::test_support::shell;
+using shallows::test_support::summary_number;
 using shallows::test_support::temp_dir;
 
 namespace fs = std::filesystem;
 
 constexpr double kBreachOpens = 5400.0;  // the case's start of the breach (s)
 
-// The number after `"key": ` in `text` from `from` on, or NaN.
-double number_after(const std::string& text, const std::string& key, std::size_t from = 0) {
-  const std::size_t at = text.find("\"" + key + "\": ", from);
-  if (at == std::string::npos) return std::nan("");
-  return std::stod(text.substr(at + key.size() + 4));
-}
-
 // A structure's volume in summary.json's "structures".
 double structure_volume(const std::string& summary, const std::string& name) {
   const std::size_t at = summary.find("{\"name\": \"" + name + "\", \"volume\": ");
-  return at == std::string::npos ? std::nan("") : number_after(summary, "volume", at);
+  return at == std::string::npos ? std::nan("") : summary_number(summary, "volume", at);
 }
 
 // One column of a CSV with a header, by name, with the time column beside it.
@@ -74,7 +68,7 @@ TEST(ExampleValleyStructures, BreachFloodsTheLandBehindTheLeveeAndTheBalanceClos
   ASSERT_EQ(r.code, 0) << r.output;
   const std::string summary = read(out / "summary.json");
   EXPECT_NE(summary.find("\"mass_balance_ok\": true"), std::string::npos) << summary;
-  EXPECT_LT(std::abs(number_after(summary, "mass_balance_residual")), 1e-10) << summary;
+  EXPECT_LT(std::abs(summary_number(summary, "mass_balance_residual")), 1e-10) << summary;
 
   // The levee's line runs west to east: its left is the land behind it, so water into it counts negative.
   const double breach = structure_volume(summary, "breach"), levee = structure_volume(summary, "levee");

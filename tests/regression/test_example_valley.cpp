@@ -24,6 +24,7 @@ namespace valley_tests {
 using shallows::test_support::read;
 using shallows::test_support::Result;
 using shallows::test_support::shell;
+using shallows::test_support::summary_number;
 using shallows::test_support::temp_dir;
 
 namespace fs = std::filesystem;
@@ -36,15 +37,6 @@ const fs::path kCaseDir = fs::path(SHALLOWS_SOURCE_DIR) / "cases" / "valley";
 constexpr int kNx = 40, kNy = 30;
 constexpr double kX0 = 500000.0, kX1 = 502000.0, kY0 = 5200000.0, kY1 = 5201500.0;
 constexpr double kEnd = 4000.0;
-
-// summary.json's "key": number, or NaN when the key is missing or null.
-double summary_number(const std::string& summary, const std::string& key) {
-  const std::size_t at = summary.find("\"" + key + "\": ");
-  if (at == std::string::npos) return std::nan("");
-  const std::string rest = summary.substr(at + key.size() + 4);
-  if (rest.rfind("null", 0) == 0) return std::nan("");
-  return std::stod(rest);
-}
 
 // (time, value) rows of a case's CSV series: header lines (not starting with
 // a digit) and '#' comments skipped.

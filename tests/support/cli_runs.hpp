@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -47,6 +48,16 @@ inline std::string read(const std::filesystem::path& p) {
   std::stringstream s;
   s << f.rdbuf();
   return s.str();
+}
+
+// The number after the first `"key": ` of summary.json's text from `from` on, or NaN when the key is missing or
+// null.
+inline double summary_number(const std::string& summary, const std::string& key, std::size_t from = 0) {
+  const std::size_t at = summary.find("\"" + key + "\": ", from);
+  if (at == std::string::npos) return std::nan("");
+  const std::string rest = summary.substr(at + key.size() + 4);
+  if (rest.rfind("null", 0) == 0) return std::nan("");
+  return std::stod(rest);
 }
 
 }  // namespace shallows::test_support

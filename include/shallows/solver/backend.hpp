@@ -205,6 +205,12 @@ class RankReport {
 
 enum class StateField { h, hu, hv };
 
+// The one of h, hu, hv that `which` names: fields of a Fields or an executor's arrays alike.
+template <class T>
+T& state_field(StateField which, T& h, T& hu, T& hv) {
+  return which == StateField::h ? h : which == StateField::hu ? hu : hv;
+}
+
 class Backend {
  public:
   virtual ~Backend() = default;

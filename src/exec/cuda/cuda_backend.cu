@@ -413,9 +413,8 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
 
   std::vector<double> read_field(StateField which) const override {
     const Ctrl c = fetch_ctrl();
-    const auto& f = which == StateField::h ? h_ : which == StateField::hu ? hu_ : hv_;
     std::vector<double> out;
-    gpu::download_interior(grid_, f[c.parity], out);
+    gpu::download_interior(grid_, state_field(which, h_, hu_, hv_)[c.parity], out);
     return out;
   }
 

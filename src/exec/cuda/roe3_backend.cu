@@ -234,9 +234,8 @@ class CudaRoe3Backend final : public gpu::WithForcing<Real, GridCells, gpu::Grid
 
   std::vector<double> read_field(StateField which) const override {
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    const auto& f = which == StateField::h ? h_ : which == StateField::hu ? hu_ : hv_;
     std::vector<double> out;
-    gpu::download_interior(grid_, f[0], out);
+    gpu::download_interior(grid_, state_field(which, h_, hu_, hv_)[0], out);
     return out;
   }
 
