@@ -7,8 +7,8 @@
 // tally; third order agrees to round-off. A restart through
 // read_forcing_state / load_forcing_state goes on bit for bit, and so does a
 // run of the example case killed after a checkpoint; its structures.csv is
-// the CPU run's. Weirs, walls and breaches stay on the CPU, refused by name.
-// Every test skips where no CUDA device is present.
+// the CPU run's. Weirs, walls and breaches (the walls in the plain kernels)
+// give the CPU's bits too. Every test skips where no CUDA device is present.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -17,6 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "shallows/io/case.hpp"
+#include "shallows/io/gmsh.hpp"
+#include "shallows/mesh/unstructured/generator.hpp"
 #include "shallows/solver/backend.hpp"
 #include "support/gpu.hpp"
 #include "support/measures.hpp"
@@ -264,15 +267,72 @@ TEST(CudaStructures, KilledRunContinuesByteForByte) {
   test_support::kill_and_restart({"cuda-structures", kExample, "--backend cuda --set time.end=20", 12.3, 5.0});
 }
 
-// Weirs, walls and breaches run on the CPU only: the GPU refuses them by name.
-TEST(CudaStructures, WeirsAndBreachesAreRefusedByName) {
+// Weirs, walls and breaches: the example (a levee's weir, its breach from a
+// CSV, a wall) on a grid, and on a mesh a weir with a Verheij breach that
+// its trigger opens, a wall, and a dye: the GPU gives the CPU's bits, the
+// state, the dye, the maxima and every tally, double and float (on a mesh
+// each design).
+Outcome run_case(const io::Case& c, const BackendOptions& o, double t_end) {
+  return run(make_backend(c.problem, o), t_end);
+}
+
+void expect_same_line_bits(const Outcome& gpu, const Outcome& cpu, const std::string& what) {
+  EXPECT_EQ(gpu.a.steps, cpu.a.steps) << what;
+  EXPECT_EQ(gpu.a.t, cpu.a.t) << what;
+  EXPECT_TRUE(bitwise_equal(gpu.state.h, cpu.state.h)) << what << ": h";
+  EXPECT_TRUE(bitwise_equal(gpu.state.hu, cpu.state.hu)) << what << ": hu";
+  EXPECT_TRUE(bitwise_equal(gpu.state.hv, cpu.state.hv)) << what << ": hv";
+  ASSERT_EQ(gpu.state.hc.size(), cpu.state.hc.size()) << what;
+  for (std::size_t k = 0; k < cpu.state.hc.size(); ++k)
+    EXPECT_TRUE(bitwise_equal(gpu.state.hc[k], cpu.state.hc[k])) << what << ": scalar " << k;
+  EXPECT_TRUE(bitwise_equal(gpu.maxima.max_h, cpu.maxima.max_h)) << what << ": max_h";
+  EXPECT_TRUE(bitwise_equal(gpu.maxima.max_speed, cpu.maxima.max_speed)) << what << ": max_speed";
+  EXPECT_TRUE(bitwise_equal(gpu.forcing.structures, cpu.forcing.structures)) << what << ": the tallies";
+}
+
+TEST(CudaStructures, GridLinesGiveTheCpuBits) {
   SHALLOWS_REQUIRE_GPU();
-  const fs::path dir = test_support::temp_dir("cuda-structures-breach");
-  const test_support::Result r = test_support::shell("run " + kBreach + " -q --backend cuda -o " + dir.string());
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.output.find("weirs, walls and breaches ("), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("run on the CPU only so far; this run is on a grid on the GPU"), std::string::npos)
-      << r.output;
+  for (const char* precision : {"double", "float"}) {
+    const io::Case c = io::load_case(kBreach, {std::string("numerics.precision=") + precision});
+    const Outcome cpu = run_case(c, options("cpu"), 120);
+    // The breach opened and passed water; the wall and the levee held the rest.
+    ASSERT_EQ(cpu.forcing.structures.size(), 3 * kTallyValues);
+    EXPECT_GT(cpu.forcing.structure_volume(1), 100.0) << precision;
+    EXPECT_EQ(cpu.forcing.structure_volume(1), cpu.forcing.structure_volume(0)) << precision;
+    expect_same_line_bits(run_case(c, options("cuda"), 120), cpu, precision);
+  }
+}
+
+TEST(CudaStructures, MeshLinesGiveTheCpuBits) {
+  SHALLOWS_REQUIRE_GPU();
+  const fs::path dir = test_support::temp_dir("cuda-structures-mesh-lines");
+  RectangleMeshSpec spec;
+  spec.x1 = 400;
+  spec.y1 = 100;
+  spec.nx = 40;
+  spec.ny = 10;
+  spec.perturbation = 0.2;
+  io::write_gmsh(dir / "m.msh", rectangle_mesh(spec), true);
+  const std::string text =
+      "[mesh]\nfile = \"m.msh\"\n[bathymetry]\nz = \"0.002 * (400 - x)\"\n"
+      "[initial]\neta = \"x < 200 ? 2.2 : 0.5\"\n[time]\nend = 100\n"
+      "[[scalar]]\nname = \"dye\"\ninitial = \"x < 200 ? 1 : 0\"\n"
+      "[[structure]]\nname = \"levee\"\ntype = \"weir\"\npoints = [[200.0, -5.0], [200.0, 105.0]]\n"
+      "crest = 1.8\ncoefficient = 1.7\n"
+      "[[structure]]\nname = \"gap\"\ntype = \"breach\"\nline = \"levee\"\nat = [200.0, 50.0]\n"
+      "trigger = { level = 2.0, duration = 5.0 }\nbottom = 0.8\n"
+      "width = { initial = 5.0, final = 30.0, model = \"verheij\" }\n"
+      "[[structure]]\nname = \"fence\"\ntype = \"wall\"\npoints = [[300.0, 105.0], [300.0, 40.0]]\n";
+  for (const char* precision : {"double", "float"}) {
+    const io::Case c =
+        io::parse_case(text, "case.toml", dir, {std::string("numerics.precision=") + precision});
+    const Outcome cpu = run_case(c, options("cpu", "cell"), 100);
+    ASSERT_EQ(cpu.forcing.structures.size(), 3 * kTallyValues);
+    EXPECT_GT(cpu.forcing.structure_volume(0), 100.0) << precision << ": over the levee's crest";
+    EXPECT_GT(cpu.forcing.structure_width(1), 5.0) << precision << ": the breach grew";
+    for (const char* loop : {"cell", "edge"})
+      expect_same_line_bits(run_case(c, options("cuda", loop), 100), cpu, std::string(loop) + ", " + precision);
+  }
   fs::remove_all(dir);
 }
 

@@ -17,7 +17,6 @@
 #include "shallows/io/gmsh.hpp"
 #include "shallows/mesh/unstructured/generator.hpp"
 #include "shallows/solver/backend.hpp"
-#include "shallows/solver/capabilities.hpp"
 #include "support/case_fixture.hpp"
 #include "support/cli_runs.hpp"
 #include "support/restart_runs.hpp"
@@ -357,20 +356,6 @@ TEST(WeirRuns, ExampleWritesTheBreachsWidth) {
   std::getline(in, header);
   EXPECT_EQ(header, "time,levee_discharge,levee_volume,gap_discharge,gap_volume,gap_width,fence_discharge,"
                     "fence_volume");
-  fs::remove_all(dir);
-}
-
-// The GPU refuses weirs, walls and breaches, naming them.
-TEST(WeirRuns, TheGpuRefusesWeirsNamingThem) {
-  const fs::path dir = test_support::temp_dir("levee-gpu");
-  const test_support::Result r = test_support::shell(
-      "run " + std::string(SHALLOWS_SOURCE_DIR) + "/cases/levee-breach/case.toml -q --backend cuda -o " +
-      dir.string());
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.output.find("weirs, walls and breaches ('levee', 'gap', 'fence') run on the CPU only so far; this run "
-                          "is on a grid on the GPU"),
-            std::string::npos)
-      << r.output;
   fs::remove_all(dir);
 }
 

@@ -146,8 +146,9 @@ TEST(Capabilities, StructuresRunOnTheCpuAndTheGpuInOneProcess) {
   EXPECT_EQ(message_of(p, o), "");  // the GPU where one is, else the CPU
 }
 
-// Weirs, walls and breaches: a feature of their own, refused on the GPU and on ranks naming them; auto takes the CPU.
-TEST(Capabilities, LinesAreRefusedOffTheCpuByName) {
+// Weirs, walls and breaches: a feature of their own, run on the CPU and the GPU, refused on ranks naming them, and
+// with the third-order scheme naming the line.
+TEST(Capabilities, LinesRunInOneProcessWithTheFirstOrderScheme) {
   Problem p = flat_grid();
   Structure wall;
   wall.name = "fence";
@@ -156,17 +157,19 @@ TEST(Capabilities, LinesAreRefusedOffTheCpuByName) {
   p.forcing.structures.push_back(wall);
   EXPECT_EQ(features_of(p), (std::vector<Feature>{Feature::first_order, Feature::lines}));
   EXPECT_EQ(refusal(p, {false, false, false}), "");
-  EXPECT_EQ(refusal(p, {false, true, false}),
-            "weirs, walls and breaches ('fence') run on the CPU only so far; this run is on a grid on the GPU");
+  EXPECT_EQ(refusal(p, {false, true, false}), "");
   EXPECT_EQ(refusal(p, {false, false, true}),
             "weirs, walls and breaches ('fence') run in one process only so far; this run is on a grid on the CPU "
             "on several MPI ranks");
-  p.forcing.structures.push_back(pump_between(0, 63));  // runs on the GPU: only the lines are named
-  EXPECT_EQ(refusal(p, {false, true, false}),
-            "weirs, walls and breaches ('fence') run on the CPU only so far; this run is on a grid on the GPU");
-  BackendOptions o;
-  o.kind = "auto";
-  EXPECT_EQ(message_of(p, o), "");  // the CPU
+  p.forcing.structures.push_back(pump_between(0, 63));  // a pump too: only the line is named
+  EXPECT_EQ(refusal(p, {false, true, true}),
+            "pumps, gates and culverts and weirs, walls and breaches ('fence') run in one process only so far; this run "
+            "is on a grid on the GPU on several MPI ranks");
+  p.scheme = Scheme::roe3;
+  for (bool gpu : {false, true})
+    EXPECT_EQ(refusal(p, {false, gpu, false}),
+              "structure 'fence': weirs and walls run on grids with the first-order scheme only so far (this run is "
+              "third order, roe3)");
 }
 
 // docs/features.md holds the table as `shallows features` prints it.

@@ -152,7 +152,8 @@ TEST(StructurePass, MovesTheVolumeAndBringsItToRest) {
   const StructureEnd in{0, 10.0, 0.0}, out{1, 5.0, 3.0};
   StructureTally tally;
   StructureCells<double> a{h.data(), hu.data(), hv.data(), hc, 1, 1e-6};
-  apply_structures(&s, &in, &out, &tally, 1, a, 0.0, 2.0, g);
+  const StructureView v{&s, &in, &out, &tally, 1};
+  apply_structures(v, a, 0.0, 2.0, g);
   EXPECT_DOUBLE_EQ(h[0], 2.0 - 3.0 / 10.0);
   EXPECT_DOUBLE_EQ(h[1], 1.0 + 3.0 / 5.0);
   EXPECT_DOUBLE_EQ(hu[0], 0.4 * 1.7 / 2.0);  // leaves with its share of the discharge
@@ -163,11 +164,46 @@ TEST(StructurePass, MovesTheVolumeAndBringsItToRest) {
   EXPECT_EQ(tally.discharge, 1.5);
   EXPECT_EQ(tally.running, 1.0);
   // Until the inlet is empty: its last water, exactly, and no discharge left there.
-  for (int k = 0; k < 10; ++k) apply_structures(&s, &in, &out, &tally, 1, a, 2.0 * (k + 1), 2.0, g);
+  for (int k = 0; k < 10; ++k) apply_structures(v, a, 2.0 * (k + 1), 2.0, g);
   EXPECT_EQ(h[0], 0.0);
   EXPECT_EQ(hu[0], 0.0);
   EXPECT_DOUBLE_EQ(tally.volume, 20.0);
   EXPECT_EQ(tally.discharge, 0.0);
+}
+
+// A cell on two crossings of a weir (cell 0, 100 m^2 at 2 m over a crest of 1 m, giving to cells 1 and 2 of
+// 100 m^2, dry): both flows come from the levels the pass starts from, each limited over half of cell 0. Over a
+// long step each takes half the water above the crest (50 m^3, less than equal levels would allow): cell 0 ends
+// at the crest exactly, its dye leaves at its concentration, the weir's tally is the sum.
+TEST(StructurePass, WeirCrossingsShareTheirCellsWater) {
+  std::vector<double> h{2.0, 0.0, 0.0}, hu{0.6, 0.0, 0.0}, hv{0.0, 0.0, 0.0}, dye{1.0, 0.0, 0.0};
+  double* hc[1] = {dye.data()};
+  StructureSpec weir;
+  weir.kind = StructureKind::weir;
+  weir.coefficient = 1.7;
+  weir.first_crossing = 0;
+  weir.crossings = 2;
+  const StructureEnd half0{0, 50.0, 0.0}, whole0{0, 100.0, 0.0}, one{1, 100.0, 0.0}, two{2, 100.0, 0.0};
+  const WeirCrossing crossings[2] = {{half0, one, 10.0, 1.0, 5.0, 0}, {half0, two, 10.0, 1.0, 15.0, 0}};
+  const WeirCell cells[3] = {{whole0, 0, 2}, {one, 2, 1}, {two, 3, 1}};
+  const int entries[4] = {0, 2, 1, 3};
+  StructureTally tally;
+  double volume[2], mass[2];
+  int breach[2];
+  const StructureView v{&weir, nullptr, nullptr, &tally, 1, crossings, 2, cells, entries, 3, volume, breach, mass};
+  StructureCells<double> a{h.data(), hu.data(), hv.data(), hc, 1, 1e-6};
+  apply_structures(v, a, 0.0, 1000.0, g);
+  EXPECT_EQ(volume[0], 50.0);
+  EXPECT_EQ(volume[1], 50.0);
+  EXPECT_EQ(h[0], 1.0);
+  EXPECT_EQ(h[1], 0.5);
+  EXPECT_EQ(h[2], 0.5);
+  EXPECT_EQ(hu[0], 0.3);  // leaves with its share of the discharge
+  EXPECT_EQ(dye[0], 0.5);
+  EXPECT_EQ(dye[1], 0.25);
+  EXPECT_EQ(dye[2], 0.25);
+  EXPECT_EQ(tally.volume, 100.0);
+  EXPECT_EQ(tally.discharge, 0.1);
 }
 
 // Free flow: Q = C L H^1.5 from the higher side; Villemonte's (1 - (H_d / H_u)^1.5)^0.385 once the lower side

@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Hydraulic structures (issue 41): pumps and gates, which deliver a set
-// discharge, and culverts, whose discharge follows the head across them,
-// join two cells; weirs along a line exchange the weir law's discharge
-// across its crossings (pairs of cells across the line), and breaches lower
-// a weir's crest over a growing width. Each step, after the update and the
-// forcing, every structure in order takes a volume from one cell and gives
-// it to another (apply_structures). Arithmetic in double whatever
-// the run's precision, as the forcing's, so that the volume an end loses is
-// the volume the other gains to round-off. Plain views of host or device
-// arrays: a CUDA kernel calls apply_structures with one thread, and the
-// laws' powers and angles are math.hpp's IEEE-only ones, so that the GPU
-// moves the CPU's bits. docs/structures.md holds the formulations and the rules.
+// Hydraulic structures: pumps and gates, which deliver a set discharge, and
+// culverts, whose discharge follows the head across them, join two cells;
+// weirs along a line exchange the weir law's discharge across its crossings
+// (pairs of cells across the line), and breaches lower a weir's crest over a
+// growing width. Each step, after the update and the forcing, the
+// structures' pass (apply_structures): the breaches advance, every weir
+// crossing's flow is taken at once from the levels the pass starts from (as
+// the scheme's fluxes are: each crossing on its own thread on the GPU), each
+// cell on a weir takes the sum of its crossings' flows, then the pumps, gates
+// and culverts act one after another in file order. Arithmetic in double
+// whatever the run's precision, as the forcing's, so that the volume an end
+// loses is the volume the other gains to round-off. Plain views of host or
+// device arrays, every sum in a fixed order and the laws' powers and angles
+// math.hpp's IEEE-only ones, so that the GPU moves the CPU's bits.
+// docs/structures.md holds the formulations and the rules.
 #include <cstddef>
 
 #include "shallows/core/math.hpp"
@@ -210,13 +213,26 @@ struct StructureEnd {
   double z = 0;
 };
 
-// A pair of cells across a weir's line, whose shared face or edge the line
-// crosses: the cell on the line's left (walking from its first point) and
-// the one on its right, the face's length (m), the crest there (m) and the
-// crossing's distance along the line (m).
+// A pair of cells across a weir's or a wall's line, whose shared face or
+// edge the line crosses: the cell on the line's left (walking from its first
+// point) and the one on its right, the face's length (m), the crest there
+// (m), the crossing's distance along the line (m) and its structure. An
+// end's area is the cell's share for this crossing: its area over the
+// number of weir crossings the cell has, so that the flows of all of them
+// together never take more than the cell holds.
 struct WeirCrossing {
   StructureEnd left, right;
   double length = 0, crest = 0, s = 0;
+  int structure = 0;
+};
+
+// A cell on a weir's line: its end (its whole area) and its crossings,
+// entries [first, first + count) of the table's weir entries, each 2 c for
+// crossing c with the cell on its left, 2 c + 1 on its right, in crossing
+// order.
+struct WeirCell {
+  StructureEnd end;
+  int first = 0, count = 0;
 };
 
 // The free weir law Q = C L H^1.5 at the head H above the crest of the
@@ -346,73 +362,185 @@ SHALLOWS_HD void advance_breach(const StructureSpec& s, StructureTally& k, doubl
   k.width = math::min(k.width + verheij_growth(s, dh, from - k.since, span, g), s.width_final);
 }
 
-// The structures' pass over a step of dt from t, after the update and the
-// forcing: for each structure in order, its discharge at the levels its ends
-// have now (structure_discharge), the volume limited (structure_volume) and
-// moved (move_volume); a weir's crossings each in turn by the weir law at
-// their crest, lowered to the bottom of any open breach of it whose width
-// covers them (the breach's tally counting their volume); a breach's state
-// advanced (advance_breach); tally[k] updated.
+// The structures of a run as the structures' pass takes them (a
+// StructureTable's arrays, on the host or the device), their tallies, and
+// the weirs' work arrays: per crossing, the volume of the step (m^3, > 0
+// from left to right), the breach whose bottom it flowed over (-1: none),
+// and per scalar m the mass moved with that volume (mass[m crossing_count +
+// c], the giver's concentration times the volume).
+struct StructureView {
+  const StructureSpec* specs = nullptr;
+  const StructureEnd* inlets = nullptr;
+  const StructureEnd* outlets = nullptr;
+  StructureTally* tally = nullptr;
+  int count = 0;
+  const WeirCrossing* crossings = nullptr;
+  int crossing_count = 0;
+  const WeirCell* weir_cells = nullptr;
+  const int* weir_entries = nullptr;
+  int weir_cell_count = 0;
+  double* volume = nullptr;
+  int* breach = nullptr;
+  double* mass = nullptr;
+};
+
+// The lanes of the fixed-order sums of a weir's or a breach's crossings
+// (weir_lane_sum): the GPU's block size for them.
+inline constexpr int kSumLanes = 128;
+
+// First part of the pass: each breach's state over the step, at the levels
+// of its sensing crossing (advance_breach).
 template <class Real>
-SHALLOWS_HD void apply_structures(const StructureSpec* specs, const StructureEnd* inlets, const StructureEnd* outlets,
-                                  StructureTally* tally, int count, const StructureCells<Real>& a, double t,
-                                  double dt, double g, const WeirCrossing* crossings = nullptr) {
-  // The breaches first, so that one acts in the step it opens whatever the order.
-  for (int k = 0; k < count; ++k) {
-    const StructureSpec& s = specs[k];
+SHALLOWS_HD void advance_breaches(const StructureView& v, const StructureCells<Real>& a, double t, double dt,
+                                  double g) {
+  for (int k = 0; k < v.count; ++k) {
+    const StructureSpec& s = v.specs[k];
     if (s.kind != StructureKind::breach) continue;
-    const WeirCrossing& x = crossings[s.sensor];
-    advance_breach(s, tally[k], static_cast<double>(a.h[x.left.state]) + x.left.z,
+    const WeirCrossing& x = v.crossings[s.sensor];
+    advance_breach(s, v.tally[k], static_cast<double>(a.h[x.left.state]) + x.left.z,
                    static_cast<double>(a.h[x.right.state]) + x.right.z, t, dt, g);
   }
-  for (int k = 0; k < count; ++k) {
-    const StructureSpec& s = specs[k];
-    if (s.kind == StructureKind::wall || s.kind == StructureKind::breach) continue;
-    if (s.kind == StructureKind::weir) {
-      for (int b = 0; b < count; ++b)
-        if (specs[b].kind == StructureKind::breach && specs[b].weir == k) tally[b].discharge = 0;
-      double total = 0;
-      for (int c = s.first_crossing; c < s.first_crossing + s.crossings; ++c) {
-        const WeirCrossing& x = crossings[c];
-        // The crest, or the bottom of an open breach of this weir over this crossing.
-        double crest = x.crest;
-        int breach = -1;
-        for (int b = 0; b < count; ++b) {
-          const StructureSpec& o = specs[b];
-          if (o.kind != StructureKind::breach || o.weir != k || tally[b].running == 0) continue;
-          if (math::abs(x.s - o.at) <= tally[b].width / 2 && o.bottom < crest) {
-            crest = o.bottom;
-            breach = b;
-          }
-        }
-        const double h_l = static_cast<double>(a.h[x.left.state]), h_r = static_cast<double>(a.h[x.right.state]);
-        const double q = weir_discharge(s.coefficient, x.length, crest, h_l + x.left.z, h_r + x.right.z);
-        const double v = weir_volume(q, dt, crest, x.left, h_l, x.right, h_r);
-        if (v == 0) continue;
-        total += v;
-        if (breach >= 0) {
-          tally[breach].volume += v;
-          tally[breach].discharge += dt > 0 ? v / dt : 0.0;
-        }
-        move_volume(a, x.left, h_l, x.right, h_r, v);
+}
+
+// Second part: crossing c's flow over the step from the levels the pass
+// starts from, by the weir law at its crest, lowered to the bottom of any
+// open breach of its weir whose width covers it; limited by weir_volume
+// over its ends' shares. A wall's crossing moves nothing.
+template <class Real>
+SHALLOWS_HD void weir_flow(const StructureView& v, const StructureCells<Real>& a, int c, double dt) {
+  const WeirCrossing& x = v.crossings[c];
+  const StructureSpec& s = v.specs[x.structure];
+  double crest = x.crest, q = 0;
+  int breach = -1;
+  const double h_l = static_cast<double>(a.h[x.left.state]), h_r = static_cast<double>(a.h[x.right.state]);
+  if (s.kind == StructureKind::weir) {
+    for (int b = 0; b < v.count; ++b) {
+      const StructureSpec& o = v.specs[b];
+      if (o.kind != StructureKind::breach || o.weir != x.structure || v.tally[b].running == 0) continue;
+      if (math::abs(x.s - o.at) <= v.tally[b].width / 2 && o.bottom < crest) {
+        crest = o.bottom;
+        breach = b;
       }
-      tally[k].volume += total;
-      tally[k].discharge = dt > 0 ? total / dt : 0.0;
-      continue;
     }
-    const StructureEnd in = inlets[k], out = outlets[k];
+    q = weir_discharge(s.coefficient, x.length, crest, h_l + x.left.z, h_r + x.right.z);
+  }
+  const double vol = weir_volume(q, dt, crest, x.left, h_l, x.right, h_r);
+  v.volume[c] = vol;
+  v.breach[c] = vol != 0 ? breach : -1;
+  const index_t giver = vol > 0 ? x.left.state : x.right.state;
+  const double h_give = vol > 0 ? h_l : h_r;
+  for (int m = 0; m < a.scalars; ++m) {
+    const double conc = h_give > 0 ? static_cast<double>(a.hc[m][giver]) / h_give : 0.0;
+    v.mass[static_cast<std::size_t>(m) * static_cast<std::size_t>(v.crossing_count) + c] = conc * vol;
+  }
+}
+
+// Third part: weir cell w takes its crossings' flows, in crossing order: the
+// water it gives leaves with its share of the discharge and of each scalar
+// (taken_discharge, its concentration at the pass's start), the water it
+// receives arrives at rest with the givers' scalars (sourced_discharge).
+template <class Real>
+SHALLOWS_HD void apply_weir_cell(const StructureView& v, const StructureCells<Real>& a, int w) {
+  const WeirCell& cell = v.weir_cells[w];
+  const index_t k = cell.end.state;
+  const double h0 = static_cast<double>(a.h[k]), area = cell.end.area;
+  double out = 0, in = 0;
+  for (int e = cell.first; e < cell.first + cell.count; ++e) {
+    const int c = v.weir_entries[e] >> 1;
+    const double into = (v.weir_entries[e] & 1) != 0 ? v.volume[c] : -v.volume[c];
+    if (into < 0) out -= into;
+    else in += into;
+  }
+  if (out == 0 && in == 0) return;
+  // Its last water exactly: out / area may round past the depth.
+  const double after_out = out >= h0 * area ? 0.0 : math::max(h0 - out / area, 0.0);
+  const double d_out = after_out - h0;
+  const Real hn = static_cast<Real>(after_out + in / area);
+  for (int m = 0; m < a.scalars; ++m) {
+    const double* mass = v.mass + static_cast<std::size_t>(m) * static_cast<std::size_t>(v.crossing_count);
+    double brought = 0;
+    for (int e = cell.first; e < cell.first + cell.count; ++e) {
+      const int c = v.weir_entries[e] >> 1;
+      const bool right = (v.weir_entries[e] & 1) != 0;
+      if ((right ? v.volume[c] : -v.volume[c]) > 0) brought += right ? mass[c] : -mass[c];
+    }
+    Real* hc = a.hc[m];
+    const double conc = h0 > 0 ? static_cast<double>(hc[k]) / h0 : 0.0;
+    hc[k] = static_cast<Real>(static_cast<double>(hc[k]) + conc * d_out + brought / area);
+  }
+  a.h[k] = hn;
+  sourced_discharge(h0, d_out, hn, a.h_dry, a.hu[k], a.hv[k]);
+}
+
+// Fourth part, for a weir or a breach k: lane `lane`'s share (of kSumLanes)
+// of the volume its crossings moved over the step (a breach's: those that
+// flowed over its bottom), crossings lane, lane + kSumLanes, ... in order.
+// The lanes' sums add up by a fixed tree (sum_lanes on the host, the GPU's
+// block_sum), the same bits on both.
+SHALLOWS_HD double weir_lane_sum(const StructureView& v, int k, int lane) {
+  const StructureSpec& s = v.specs[k];
+  const StructureSpec& weir = s.kind == StructureKind::breach ? v.specs[s.weir] : s;
+  double sum = 0;
+  for (int c = weir.first_crossing + lane; c < weir.first_crossing + weir.crossings; c += kSumLanes)
+    if (s.kind != StructureKind::breach || v.breach[c] == k) sum += v.volume[c];
+  return sum;
+}
+
+// The lanes' sums (kSumLanes of them, overwritten) by the GPU block_sum's tree.
+inline double sum_lanes(double* lanes) {
+  for (int o = kSumLanes / 2; o > 0; o >>= 1)
+    for (int t = 0; t < o; ++t) lanes[t] += lanes[t + o];
+  return lanes[0];
+}
+
+// Weir or breach k's tally after the step: the volume moved, and its discharge.
+SHALLOWS_HD void settle_weir_tally(const StructureView& v, int k, double moved, double dt) {
+  v.tally[k].volume += moved;
+  v.tally[k].discharge = dt > 0 ? moved / dt : 0.0;
+}
+
+// Whether structure kind k's tally sums its crossings (weir_lane_sum).
+SHALLOWS_HD bool sums_crossings(StructureKind k) { return k == StructureKind::weir || k == StructureKind::breach; }
+
+// Last part: the pumps, gates and culverts in order, each at the levels its
+// ends have now (structure_discharge), the volume limited (structure_volume)
+// and moved (move_volume).
+template <class Real>
+SHALLOWS_HD void apply_end_structures(const StructureView& v, const StructureCells<Real>& a, double t, double dt,
+                                      double g) {
+  for (int k = 0; k < v.count; ++k) {
+    const StructureSpec& s = v.specs[k];
+    if (s.kind != StructureKind::pump && s.kind != StructureKind::gate && s.kind != StructureKind::culvert) continue;
+    const StructureEnd in = v.inlets[k], out = v.outlets[k];
     const double h_in = static_cast<double>(a.h[in.state]), h_out = static_cast<double>(a.h[out.state]);
     const double eta_in = h_in + in.z, eta_out = h_out + out.z;
-    bool running = tally[k].running != 0;
+    bool running = v.tally[k].running != 0;
     if (s.kind != StructureKind::culvert) running = pump_running(s, eta_in, running);
-    tally[k].running = running ? 1.0 : 0.0;
+    v.tally[k].running = running ? 1.0 : 0.0;
     const double q = structure_discharge(s, eta_in, eta_out, t, dt, g, running);
-    const double v = structure_volume(s, q, dt, h_in, in.area, eta_in, h_out, out.area, eta_out);
-    tally[k].discharge = dt > 0 ? v / dt : 0.0;
-    if (v == 0) continue;
-    tally[k].volume += v;
-    move_volume(a, in, h_in, out, h_out, v);
+    const double vol = structure_volume(s, q, dt, h_in, in.area, eta_in, h_out, out.area, eta_out);
+    v.tally[k].discharge = dt > 0 ? vol / dt : 0.0;
+    if (vol == 0) continue;
+    v.tally[k].volume += vol;
+    move_volume(a, in, h_in, out, h_out, vol);
   }
+}
+
+// The structures' pass over a step of dt from t, after the update and the
+// forcing, on the host: the parts above one after another (a CUDA executor
+// runs each part as a kernel of its own).
+template <class Real>
+void apply_structures(const StructureView& v, const StructureCells<Real>& a, double t, double dt, double g) {
+  advance_breaches(v, a, t, dt, g);
+  for (int c = 0; c < v.crossing_count; ++c) weir_flow(v, a, c, dt);
+  for (int w = 0; w < v.weir_cell_count; ++w) apply_weir_cell(v, a, w);
+  double lanes[kSumLanes];
+  for (int k = 0; k < v.count; ++k) {
+    if (!sums_crossings(v.specs[k].kind)) continue;
+    for (int l = 0; l < kSumLanes; ++l) lanes[l] = weir_lane_sum(v, k, l);
+    settle_weir_tally(v, k, sum_lanes(lanes), dt);
+  }
+  apply_end_structures(v, a, t, dt, g);
 }
 
 }  // namespace shallows

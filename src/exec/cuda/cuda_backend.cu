@@ -174,11 +174,12 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
         // follow the lagged kernel in a pass of their own
         // (lagged_scalars_kernel), on one process and with sides of
         // constant values; else the plain update kernel transports them.
-        // Boundary segments need the plain kernels. On a rank, lagged needs
+        // Boundary segments and the walls of lines (weirs, walls) need the plain kernels. On a rank, lagged needs
         // a halo one cell wider than k steps use (lagged_fits_halo).
         kind_((p.forcing.active() && !gpu::forcing::ForcingDevice<Real>::marches(p.forcing, distributed_)) ||
                       (!p.scalars.empty() && (distributed_ || p.forcing.has_boundary_series())) ||
-                      !p.segments.empty() || (distributed_ && !lagged_fits_halo(p, o.halo_steps))
+                      !p.segments.empty() || has_crossings(p.forcing.structures) ||
+                      (distributed_ && !lagged_fits_halo(p, o.halo_steps))
                   ? KernelKind::plain
                   : parse_kernel(co.kernel)),
         // On ranks too: unpack_box sets the flags of the chunks a halo
@@ -245,6 +246,10 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
       scalar_segment_ = DeviceArray<Real>(inflow.segment.size());
       scalar_segment_.upload(inflow.segment.data(), inflow.segment.size());
       forcing_.set_scalars(hc_ptrs_.get(), inflow);
+    }
+    if (const std::vector<unsigned char> walls = grid_wall_faces(p.forcing.structures, grid_); !walls.empty()) {
+      walls_ = DeviceArray<unsigned char>(walls.size());
+      walls_.upload(walls.data(), walls.size());
     }
     if (!p.segments.empty()) {
       const std::vector<SegmentCondition<Real>> now = segments_at<Real>(p.segments, 0.0);
@@ -329,6 +334,7 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
     plain_.segments = segments_.get();
     plain_.segment_count = static_cast<int>(p.segments.size());
     plain_.scalar_segment = scalar_segment_.get();
+    plain_.walls = walls_.get();
     if (march_strips > 0) march_ = forcing_.march();
     const bool moves_water = !p.forcing.sources.empty() || !p.forcing.structures.empty();
     if (lagged && moves_water) list_after_sources(p);
@@ -769,7 +775,11 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
         if (plain_.scalars > 0) launch_scalars_pass(a);
         break;
       case KernelKind::plain:
-        gpu::plain_rate_kernel<Real><<<plain_blocks(), gpu::kBlockThreads, 0, stream_>>>(base_, plain_, a, 1);
+        if (plain_.walls) {
+          gpu::plain_rate_kernel<Real, true><<<plain_blocks(), gpu::kBlockThreads, 0, stream_>>>(base_, plain_, a, 1);
+        } else {
+          gpu::plain_rate_kernel<Real, false><<<plain_blocks(), gpu::kBlockThreads, 0, stream_>>>(base_, plain_, a, 1);
+        }
         SHALLOWS_CUDA_CHECK_LAUNCH("plain_rate_kernel");
         // A rank (one step per launch, Backend::set_rate_reducer): all ranks' rate before the update decides dt.
         if (distributed_) reduce_slot_rate(fetch_ctrl(), a.t_in);
@@ -872,10 +882,17 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
   }
 
   void launch_plain_update(const Launch& a) {
+    if (plain_.walls) return launch_plain_update_with<true>(a);
+    launch_plain_update_with<false>(a);
+  }
+
+  template <bool kWalls>
+  void launch_plain_update_with(const Launch& a) {
     if (plain_.scalars > 0) {
-      gpu::plain_update_kernel<Real, true><<<plain_blocks(), gpu::kBlockThreads, 0, stream_>>>(base_, plain_, a);
+      gpu::plain_update_kernel<Real, true, kWalls><<<plain_blocks(), gpu::kBlockThreads, 0, stream_>>>(base_, plain_, a);
     } else {
-      gpu::plain_update_kernel<Real, false><<<plain_blocks(), gpu::kBlockThreads, 0, stream_>>>(base_, plain_, a);
+      gpu::plain_update_kernel<Real, false, kWalls>
+          <<<plain_blocks(), gpu::kBlockThreads, 0, stream_>>>(base_, plain_, a);
     }
   }
 
@@ -1046,6 +1063,7 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
   ChunkRun run_over_;  // what launch_lagged_with launches over
   DeviceArray<unsigned> after_sources_;   // list_after_sources (empty: no source, or the plain kernels)
   DeviceArray<unsigned char> after_sources_flag_;
+  DeviceArray<unsigned char> walls_;  // PlainExtras::walls; empty: no line crosses the grid
   gpu::forcing::SideSeriesDevice side_series_;  // Forcing::boundary on the device
   bool sources_series_ = false;     // the lagged kernel's kSourcesSeries instance
   bool rhs_at_first_step_ = false;  // the stored rhs took the sides' series at t = 0 (set_state)

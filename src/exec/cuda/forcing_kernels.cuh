@@ -16,9 +16,12 @@
 //     Problem::forcing.sources: those that share no cell with an earlier one
 //     of the same launch run side by side (a launch per "level", normally
 //     one), a source that shares a cell waits for the launch after.
-//  3. structures_kernel, one thread: the hydraulic structures in order
-//     (apply_structures, physics/structures.hpp, as on the CPU), after the
-//     sources; their tallies stay on the device until read.
+//  3. the structures' pass (apply_structures, physics/structures.hpp, as on
+//     the CPU), after the sources, a kernel per part: the breaches (one
+//     thread), the weir crossings' flows (a thread each), the weir cells (a
+//     thread each), then a block per weir or breach summing its crossings by
+//     a fixed tree and one thread for the pumps, gates and culverts in
+//     order. The tallies stay on the device until read.
 //
 // The executor supplies a Clock: a small struct whose window() says, on the
 // device, whether a step was taken, its t and dt, and where the state after
@@ -109,12 +112,8 @@ struct SourceArgs {
 // the scalars' h c of the state in buffer parity p: hc[p][m] for scalar m.
 template <class Real>
 struct StructureArgs {
-  const StructureSpec* specs = nullptr;
-  const StructureEnd* inlets = nullptr;
-  const StructureEnd* outlets = nullptr;
-  const WeirCrossing* crossings = nullptr;
-  StructureTally* tally = nullptr;
-  int count = 0;
+  StructureView view;
+  bool breaches = false;  // whether any structure is a breach
   Real h_dry = 0;
   double g = 0;  // the run's precision's g, in double, as the CPU passes it
   Real* const* hc[2] = {};
@@ -357,21 +356,57 @@ __global__ void __launch_bounds__(kThreads) source_kernel(const SourceArgs<Real,
   if (threadIdx.x == 0) sources.moved[src] += added * cells.account_scale();
 }
 
-// The structures over the step, one thread, in order: each may move water
-// that the next one sees.
-template <class Real, class Clock>
-__global__ void structures_kernel(const StructureArgs<Real> structures, const Clock clock) {
-  const StepWindow<Real> w = clock.window();
-  if (!w.taken) return;
+// The cells of the state after the step (window w), for the structures.
+template <class Real>
+__device__ __forceinline__ StructureCells<Real> structure_cells(const StructureArgs<Real>& s,
+                                                                const StepWindow<Real>& w) {
   StructureCells<Real> cells;
   cells.h = w.h;
   cells.hu = w.hu;
   cells.hv = w.hv;
-  cells.hc = w.parity != 0 ? structures.hc[1] : structures.hc[0];
-  cells.scalars = structures.scalars;
-  cells.h_dry = structures.h_dry;
-  apply_structures(structures.specs, structures.inlets, structures.outlets, structures.tally, structures.count, cells,
-                   w.t0, w.dt, structures.g, structures.crossings);
+  cells.hc = w.parity != 0 ? s.hc[1] : s.hc[0];
+  cells.scalars = s.scalars;
+  cells.h_dry = s.h_dry;
+  return cells;
+}
+
+template <class Real, class Clock>
+__global__ void breaches_kernel(const StructureArgs<Real> s, const Clock clock) {
+  const StepWindow<Real> w = clock.window();
+  if (w.taken) advance_breaches(s.view, structure_cells(s, w), w.t0, w.dt, s.g);
+}
+
+template <class Real, class Clock>
+__global__ void __launch_bounds__(kThreads) weir_flows_kernel(const StructureArgs<Real> s, const Clock clock) {
+  const StepWindow<Real> w = clock.window();
+  const int c = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (w.taken && c < s.view.crossing_count) weir_flow(s.view, structure_cells(s, w), c, w.dt);
+}
+
+template <class Real, class Clock>
+__global__ void __launch_bounds__(kThreads) weir_cells_kernel(const StructureArgs<Real> s, const Clock clock) {
+  const StepWindow<Real> w = clock.window();
+  const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (w.taken && k < s.view.weir_cell_count) apply_weir_cell(s.view, structure_cells(s, w), k);
+}
+
+// Block k < count: weir or breach k's tally (weir_lane_sum over the block's
+// lanes, added by block_sum's tree); block count: the pumps, gates and
+// culverts, one thread.
+template <class Real, class Clock>
+__global__ void __launch_bounds__(kThreads) structures_finish_kernel(const StructureArgs<Real> s, const Clock clock) {
+  static_assert(kThreads == kSumLanes, "a weir's sum takes one lane per thread");
+  __shared__ double sum_buf[kThreads];
+  const StepWindow<Real> w = clock.window();
+  if (!w.taken) return;
+  const int k = static_cast<int>(blockIdx.x);
+  if (k == s.view.count) {
+    if (threadIdx.x == 0) apply_end_structures(s.view, structure_cells(s, w), w.t0, w.dt, s.g);
+    return;
+  }
+  if (!sums_crossings(s.view.specs[k].kind)) return;
+  const double moved = block_sum(weir_lane_sum(s.view, k, static_cast<int>(threadIdx.x)), sum_buf);
+  if (threadIdx.x == 0) settle_weir_tally(s.view, k, moved, static_cast<double>(w.dt));
 }
 
 // A rank's weights and depths of source src's cells (kSpread above): its
@@ -493,8 +528,10 @@ class ForcingDevice {
     }
     for (const Structure& s : f.structures) {
       doubles += 2 * (s.discharge.t.size() + s.width.t.size());
+      // Each crossing: itself, its work (volume, breach, mass per scalar), at most two weir cells and entries.
       other += sizeof(StructureSpec) + 2 * sizeof(StructureEnd) + sizeof(StructureTally) +
-               s.crossings.size() * sizeof(WeirCrossing);
+               s.crossings.size() * (sizeof(WeirCrossing) + sizeof(double) * (1 + p.scalars.size()) +
+                                     sizeof(int) + 2 * (sizeof(WeirCell) + sizeof(int)));
     }
     if (!f.structures.empty()) other += 2 * p.scalars.size() * sizeof(Real*);
     return doubles * sizeof(double) + other + 2 * sizeof(index_t) + sizeof(int);
@@ -555,8 +592,10 @@ class ForcingDevice {
                              static_cast<int>(source_count_)};
     cell_.scalars = a;
     source_.scalars = a;
-    if (structures_.count > 0) {
-      // apply_structures takes one array of h c pointers per state buffer.
+    if (structures_.view.count > 0) {
+      crossing_mass_ = DeviceArray<double>(count * static_cast<std::size_t>(structures_.view.crossing_count));
+      structures_.view.mass = crossing_mass_.get();
+      // The structures' pass takes one array of h c pointers per state buffer.
       std::vector<Real*> all(2 * count), by_parity[2];
       SHALLOWS_CUDA_CHECK(cudaMemcpy(all.data(), hc, all.size() * sizeof(Real*), cudaMemcpyDeviceToHost));
       for (std::size_t m = 0; m < count; ++m) {
@@ -605,13 +644,28 @@ class ForcingDevice {
       SHALLOWS_CUDA_CHECK_LAUNCH("forcing source_kernel");
     }
     // After the sources, as on the CPU (CpuForcing::apply).
-    if (structures_.count > 0) {
-      structures_kernel<Real, Clock><<<1, 1, 0, stream>>>(structures_, clock);
-      SHALLOWS_CUDA_CHECK_LAUNCH("forcing structures_kernel");
-    }
+    if (structures_.view.count > 0) launch_structures(clock, stream);
   }
 
  private:
+  template <class Clock>
+  void launch_structures(const Clock& clock, cudaStream_t stream) const {
+    const StructureView& v = structures_.view;
+    const auto blocks = [](int n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); };
+    if (structures_.breaches) {
+      breaches_kernel<Real, Clock><<<1, 1, 0, stream>>>(structures_, clock);
+      SHALLOWS_CUDA_CHECK_LAUNCH("forcing breaches_kernel");
+    }
+    if (v.weir_cell_count > 0) {
+      weir_flows_kernel<Real, Clock><<<blocks(v.crossing_count), kThreads, 0, stream>>>(structures_, clock);
+      SHALLOWS_CUDA_CHECK_LAUNCH("forcing weir_flows_kernel");
+      weir_cells_kernel<Real, Clock><<<blocks(v.weir_cell_count), kThreads, 0, stream>>>(structures_, clock);
+      SHALLOWS_CUDA_CHECK_LAUNCH("forcing weir_cells_kernel");
+    }
+    structures_finish_kernel<Real, Clock><<<static_cast<unsigned>(v.count + 1), kThreads, 0, stream>>>(structures_, clock);
+    SHALLOWS_CUDA_CHECK_LAUNCH("forcing structures_finish_kernel");
+  }
+
   // A rank's sources (a grid's): one after another, in Problem order (each
   // rank makes the same all-reduces), each with every rank's cell values.
   template <class Clock>
@@ -662,7 +716,7 @@ class ForcingDevice {
     const auto groups = static_cast<std::size_t>(active_ ? layout_.groups() : 0);
     check_load_size(in.infiltration.size() == infiltrated_.size() && in.rain_rows.size() == groups &&
                         in.infiltration_rows.size() == groups && in.sources.size() == moved_.size() &&
-                        in.structures.size() == kTallyValues * static_cast<std::size_t>(structures_.count),
+                        in.structures.size() == kTallyValues * static_cast<std::size_t>(structures_.view.count),
                     "load_forcing_state");
     if (!active_) return;
     SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -672,7 +726,7 @@ class ForcingDevice {
     SHALLOWS_CUDA_CHECK(cudaMemcpy(cell_.group_infiltration, in.infiltration_rows.data(), groups * sizeof(double),
                                    cudaMemcpyHostToDevice));
     moved_.upload(in.sources.data(), in.sources.size());
-    if (structures_.count > 0) {
+    if (structures_.view.count > 0) {
       const std::vector<StructureTally> k = tallies_of(in.structures);
       tallies_.upload(k.data(), k.size());
     }
@@ -693,7 +747,7 @@ class ForcingDevice {
     fetch(out.rain_rows, cell_.group_rain, groups);
     fetch(out.infiltration_rows, cell_.group_infiltration, groups);
     fetch(out.sources, moved_.get(), moved_.size());
-    std::vector<StructureTally> k(static_cast<std::size_t>(structures_.count));
+    std::vector<StructureTally> k(static_cast<std::size_t>(structures_.view.count));
     if (!k.empty())
       SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(k.data(), tallies_.get(), k.size() * sizeof(StructureTally),
                                           cudaMemcpyDeviceToHost, stream));
@@ -831,13 +885,25 @@ class ForcingDevice {
     copy(inlets_, table.inlets);
     copy(outlets_, table.outlets);
     copy(crossings_, table.crossings);
+    copy(weir_cells_, table.weir_cells);
+    copy(weir_entries_, table.weir_entries);
     copy(tallies_, std::vector<StructureTally>(table.specs.size()));
-    structures_.specs = specs_.get();
-    structures_.inlets = inlets_.get();
-    structures_.outlets = outlets_.get();
-    structures_.crossings = crossings_.get();
-    structures_.tally = tallies_.get();
-    structures_.count = table.count();
+    crossing_volume_ = DeviceArray<double>(table.crossings.size());
+    crossing_breach_ = DeviceArray<int>(table.crossings.size());
+    StructureView& view = structures_.view;
+    view.specs = specs_.get();
+    view.inlets = inlets_.get();
+    view.outlets = outlets_.get();
+    view.tally = tallies_.get();
+    view.count = table.count();
+    view.crossings = crossings_.get();
+    view.crossing_count = static_cast<int>(table.crossings.size());
+    view.weir_cells = weir_cells_.get();
+    view.weir_entries = weir_entries_.get();
+    view.weir_cell_count = static_cast<int>(table.weir_cells.size());
+    view.volume = crossing_volume_.get();
+    view.breach = crossing_breach_.get();
+    for (const StructureSpec& spec : table.specs) structures_.breaches |= spec.kind == StructureKind::breach;
     structures_.h_dry = cell_.phys.h_dry;
     structures_.g = static_cast<double>(cell_.phys.g);
   }
@@ -875,6 +941,9 @@ class ForcingDevice {
   DeviceArray<StructureSpec> specs_;
   DeviceArray<StructureEnd> inlets_, outlets_;
   DeviceArray<WeirCrossing> crossings_;
+  DeviceArray<WeirCell> weir_cells_;
+  DeviceArray<int> weir_entries_, crossing_breach_;
+  DeviceArray<double> crossing_volume_, crossing_mass_;  // StructureView's work arrays
   DeviceArray<StructureTally> tallies_;
   DeviceArray<double> structure_t_, structure_v_;
   DeviceArray<Real*> structure_hc_[2];

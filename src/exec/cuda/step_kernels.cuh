@@ -213,6 +213,9 @@ struct PlainExtras {
   const SegmentCondition<Real>* segments = nullptr;
   int segment_count = 0;
   const Real* scalar_segment = nullptr;
+  // The faces of weirs' and walls' lines (Structure::crossings), per padded
+  // cell: bit 0 its west face, 1 east, 2 south, 3 north; null: none.
+  const unsigned char* walls = nullptr;
 };
 
 // The mass flux of each edge of a state (scalar_transport.hpp's
@@ -986,7 +989,34 @@ __device__ __forceinline__ bool plain_cell(const Params<Real>& grid, index_t& i,
   return i < grid.nx && j < grid.ny;
 }
 
+// The four neighbours of cell (i, j) as its edges see them: kWalls (a run
+// with lines of weirs or walls), across a wall face an inactive image (z
+// NaN), as the CPU's wall_edge gives each side of a wall; compiled out of
+// the other runs' kernels, whose registers it would cost.
 template <class Real>
+struct Neighbours {
+  Cell<Real> w, e, s, n;
+};
+
+template <bool kWalls, class Real>
+__device__ __forceinline__ Neighbours<Real> load_neighbours(const Params<Real>& grid, const PlainExtras<Real>& extras,
+                                                            const Real* __restrict__ h, const Real* __restrict__ hu,
+                                                            const Real* __restrict__ hv, index_t i, index_t j) {
+  Neighbours<Real> c{load_cell(grid, h, hu, hv, i - 1, j, extras.segments, extras.segment_count),
+                     load_cell(grid, h, hu, hv, i + 1, j, extras.segments, extras.segment_count),
+                     load_cell(grid, h, hu, hv, i, j - 1, extras.segments, extras.segment_count),
+                     load_cell(grid, h, hu, hv, i, j + 1, extras.segments, extras.segment_count)};
+  if constexpr (kWalls) {
+    const unsigned m = extras.walls[grid.index(i, j)];
+    if (m & 1u) c.w.z = quiet_nan(Real(0));
+    if (m & 2u) c.e.z = quiet_nan(Real(0));
+    if (m & 4u) c.s.z = quiet_nan(Real(0));
+    if (m & 8u) c.n.z = quiet_nan(Real(0));
+  }
+  return c;
+}
+
+template <class Real, bool kWalls>
 __global__ void __launch_bounds__(kBlockThreads)
     plain_rate_kernel(const Params<Real> grid, const PlainExtras<Real> extras, const Launch launch, int check_step) {
   const Ctrl c = grid.ctrl[launch.slot];
@@ -999,10 +1029,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   if (plain_cell(grid, i, j)) {
     const Cell<Real> q = load_cell(grid, h, hu, hv, i, j, extras.segments, extras.segment_count);
     if (!math::is_nan(q.z) && grid.owned.contains(i, j)) {
-      const Cell<Real> w = load_cell(grid, h, hu, hv, i - 1, j, extras.segments, extras.segment_count);
-      const Cell<Real> e = load_cell(grid, h, hu, hv, i + 1, j, extras.segments, extras.segment_count);
-      const Cell<Real> s = load_cell(grid, h, hu, hv, i, j - 1, extras.segments, extras.segment_count);
-      const Cell<Real> n = load_cell(grid, h, hu, hv, i, j + 1, extras.segments, extras.segment_count);
+      const auto [w, e, s, n] = load_neighbours<kWalls>(grid, extras, h, hu, hv, i, j);
       const Real sw = cartesian_edge<0>(st(w), w.z, st(q), q.z, grid.phys).speed;
       const Real se = cartesian_edge<0>(st(q), q.z, st(e), e.z, grid.phys).speed;
       const Real ss = cartesian_edge<1>(st(s), s.z, st(q), q.z, grid.phys).speed;
@@ -1042,8 +1069,8 @@ __device__ __forceinline__ void transport_scalars(const Params<Real>& grid, cons
 
 // kScalars: compiled with the scalars' transport (a run with passive
 // scalars) or without it (the kernel of every other plain run keeps its
-// registers, which makes it faster in float).
-template <class Real, bool kScalars>
+// registers, which makes it faster in float); kWalls: load_neighbours.
+template <class Real, bool kScalars, bool kWalls>
 __global__ void __launch_bounds__(kBlockThreads)
     plain_update_kernel(const Params<Real> grid, const PlainExtras<Real> extras, const Launch launch) {
   const Ctrl c = grid.ctrl[launch.slot];
@@ -1060,10 +1087,7 @@ __global__ void __launch_bounds__(kBlockThreads)
     const Cell<Real> q = load_cell(grid, h, hu, hv, i, j, extras.segments, extras.segment_count);
     State<Real> q1 = st(q);
     if (!math::is_nan(q.z)) {
-      const Cell<Real> w = load_cell(grid, h, hu, hv, i - 1, j, extras.segments, extras.segment_count);
-      const Cell<Real> e = load_cell(grid, h, hu, hv, i + 1, j, extras.segments, extras.segment_count);
-      const Cell<Real> s = load_cell(grid, h, hu, hv, i, j - 1, extras.segments, extras.segment_count);
-      const Cell<Real> n = load_cell(grid, h, hu, hv, i, j + 1, extras.segments, extras.segment_count);
+      const auto [w, e, s, n] = load_neighbours<kWalls>(grid, extras, h, hu, hv, i, j);
       const auto fw = cartesian_edge<0>(st(w), w.z, st(q), q.z, grid.phys);
       const auto fe = cartesian_edge<0>(st(q), q.z, st(e), e.z, grid.phys);
       const auto fs = cartesian_edge<1>(st(s), s.z, st(q), q.z, grid.phys);
@@ -1089,7 +1113,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 // The passive scalars over the step the lagged kernel just took (first
-// order), as plain_update_kernel<Real, true> and cell_forcing_kernel
+// order), as plain_update_kernel<Real, true, ...> and cell_forcing_kernel
 // transport and force them, from what the lagged kernel left: state n and
 // its rhs (still in their buffers: the cell's new depth before the forcing)
 // and its edges' mass fluxes (mass_fluxes, stored when state n was made); with cell

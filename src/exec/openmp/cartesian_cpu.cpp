@@ -475,13 +475,7 @@ class CpuBackend final : public detail::CpuGridBackend<Real> {
 } // namespace
 
 std::unique_ptr<Backend> make_cpu_backend(const Problem& problem, const BackendOptions& options) {
-  if (problem.scheme == Scheme::roe3) {
-    for (const Structure& s : problem.forcing.structures)
-      if (!s.crossings.empty())
-        throw std::invalid_argument("structure '" + s.name + "': weirs and walls run on grids with the first-order "
-                                    "scheme only so far (this run is third order, roe3)");
-    return make_cpu_roe3_backend(problem, options);
-  }
+  if (problem.scheme == Scheme::roe3) return make_cpu_roe3_backend(problem, options);
   if (problem.precision == Precision::single_precision) {
     return std::make_unique<CpuBackend<float>>(problem, options);
   }

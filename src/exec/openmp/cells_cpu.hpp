@@ -261,8 +261,7 @@ class CpuForcing {
     state_.sources[s] += moved * cells_of_.account_scale();
   }
 
-  // The structures, in order, after the sources (apply_structures): one
-  // thread, since each may move water that the next one sees.
+  // The structures' pass after the sources (apply_structures).
   void apply_structures_of_step(const StateArrays<Real>& a, std::vector<std::vector<Real>>& hc, double t, double dt,
                                 const PhysicsParams<Real>& p) {
     hc_views_.clear();
@@ -274,9 +273,10 @@ class CpuForcing {
     cells.hc = hc_views_.data();
     cells.scalars = static_cast<int>(hc_views_.size());
     cells.h_dry = p.h_dry;
-    const StructureTable& s = structures_;
-    apply_structures(s.specs.data(), s.inlets.data(), s.outlets.data(), tallies_.data(), s.count(), cells, t, dt,
-                     static_cast<double>(p.g), s.crossings.data());
+    if (weir_work_.volume.size() != structures_.crossings.size() ||
+        weir_work_.mass.size() != structures_.crossings.size() * hc.size())
+      weir_work_ = WeirWork(structures_, static_cast<int>(hc.size()));
+    apply_structures(host_view(structures_, tallies_, weir_work_), cells, t, dt, static_cast<double>(p.g));
   }
 
   // The structures' tallies as ForcingState::structures.
@@ -322,6 +322,7 @@ class CpuForcing {
   // The structures (their series viewing forcing_'s) and their tallies.
   StructureTable structures_;
   std::vector<StructureTally> tallies_;
+  WeirWork weir_work_;
   std::vector<Real*> hc_views_;
 };
 
