@@ -298,7 +298,9 @@ TEST(CudaStructures, GridLinesGiveTheCpuBits) {
     // The breach opened and passed water; the wall and the levee held the rest.
     ASSERT_EQ(cpu.forcing.structures.size(), 3 * kTallyValues);
     EXPECT_GT(cpu.forcing.structure_volume(1), 100.0) << precision;
-    EXPECT_EQ(cpu.forcing.structure_volume(1), cpu.forcing.structure_volume(0)) << precision;
+    EXPECT_NEAR(cpu.forcing.structure_volume(1), cpu.forcing.structure_volume(0),
+                1e-12 * cpu.forcing.structure_volume(0))
+        << precision << ": the levee passes water through its breach only";
     expect_same_line_bits(run_case(c, options("cuda"), 120), cpu, precision);
   }
 }
