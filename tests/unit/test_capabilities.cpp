@@ -118,18 +118,17 @@ Structure pump_between(index_t inlet, index_t outlet) {
   return s;
 }
 
-// Pumps, gates and culverts run on the CPU and the GPU, grids and meshes, in one process: ranks refuse them.
-TEST(Capabilities, StructuresRunOnTheCpuAndTheGpuInOneProcess) {
+// Pumps, gates and culverts run on the CPU and the GPU, grids and meshes, in one process, and on CPU ranks: GPU
+// ranks refuse them, sending them to the CPU.
+TEST(Capabilities, StructuresRunOnTheCpuAndTheGpuInOneProcessAndOnCpuRanks) {
   Problem p = flat_grid();
   p.forcing.structures.push_back(pump_between(0, 63));
   EXPECT_EQ(features_of(p), (std::vector<Feature>{Feature::first_order, Feature::structures}));
   EXPECT_EQ(refusal(p, {false, false, false}), "");
   EXPECT_EQ(refusal(p, {false, true, false}), "");
-  EXPECT_EQ(refusal(p, {false, false, true}),
-            "pumps, gates and culverts run in one process only so far; this run is on a grid on "
-            "the CPU on several MPI ranks");
+  EXPECT_EQ(refusal(p, {false, false, true}), "");
   EXPECT_EQ(refusal(p, {false, true, true}),
-            "pumps, gates and culverts run in one process only so far; this run is on a grid on "
+            "pumps, gates and culverts run on the CPU only so far; this run is on a grid on "
             "the GPU on several MPI ranks");
   p.scheme = Scheme::roe3;
   EXPECT_EQ(refusal(p, {false, true, false}), "");
@@ -146,7 +145,8 @@ TEST(Capabilities, StructuresRunOnTheCpuAndTheGpuInOneProcess) {
   EXPECT_EQ(message_of(p, o), "");  // the GPU where one is, else the CPU
 }
 
-// Weirs, walls and breaches: a feature of their own, refused on the GPU and on ranks naming them; auto takes the CPU.
+// Weirs, walls and breaches: a feature of their own, run on the CPU in one process and on ranks, refused on the
+// GPU naming them; auto takes the CPU.
 TEST(Capabilities, LinesAreRefusedOffTheCpuByName) {
   Problem p = flat_grid();
   Structure wall;
@@ -158,8 +158,9 @@ TEST(Capabilities, LinesAreRefusedOffTheCpuByName) {
   EXPECT_EQ(refusal(p, {false, false, false}), "");
   EXPECT_EQ(refusal(p, {false, true, false}),
             "weirs, walls and breaches ('fence') run on the CPU only so far; this run is on a grid on the GPU");
-  EXPECT_EQ(refusal(p, {false, false, true}),
-            "weirs, walls and breaches ('fence') run in one process only so far; this run is on a grid on the CPU "
+  EXPECT_EQ(refusal(p, {false, false, true}), "");
+  EXPECT_EQ(refusal(p, {false, true, true}),
+            "weirs, walls and breaches ('fence') run on the CPU only so far; this run is on a grid on the GPU "
             "on several MPI ranks");
   p.forcing.structures.push_back(pump_between(0, 63));  // runs on the GPU: only the lines are named
   EXPECT_EQ(refusal(p, {false, true, false}),

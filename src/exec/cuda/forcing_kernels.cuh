@@ -806,7 +806,11 @@ class ForcingDevice {
   // The structures (structure_table over host_layout) with their series
   // concatenated on the device, and zero tallies.
   void upload_structures(const Problem& p, const Cells& host_layout) {
-    StructureTable table = structure_table(p.forcing.structures, host_layout, p.z);
+    // A rank's structures run on the replica of their cells, which only the CPU's forcing gathers.
+    if (!p.forcing.replica.empty())
+      throw std::logic_error("CUDA backend: structure '" + p.forcing.structures.front().name +
+                             "' on an MPI rank (the capability table keeps structures off GPU ranks)");
+    StructureTable table = structure_table(p.forcing.structures, p.forcing.replica, host_layout, p.z);
     std::vector<double> t, v;
     std::vector<std::size_t> at;  // where each series starts in t, v: discharge and width of each structure
     for (const Structure& st : p.forcing.structures) {

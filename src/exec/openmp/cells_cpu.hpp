@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -104,8 +105,9 @@ class CpuForcing {
     state_.rain_rows.assign(static_cast<std::size_t>(cells_of_.groups()), 0.0);
     state_.infiltration_rows.assign(static_cast<std::size_t>(cells_of_.groups()), 0.0);
     state_.sources.assign(forcing_.sources.size(), 0.0);
-    structures_ = structure_table(forcing_.structures, cells_of_, p.z);  // viewing forcing_'s own series
+    structures_ = structure_table(forcing_.structures, forcing_.replica, cells_of_, p.z);  // viewing forcing_'s series
     tallies_.assign(forcing_.structures.size(), StructureTally{});
+    if (!forcing_.replica.empty()) replica_.emplace(forcing_.replica.size(), static_cast<int>(p.scalars.size()));
     read_tallies(state_);
   }
 
@@ -116,7 +118,7 @@ class CpuForcing {
              const PhysicsParams<Real>& p, const Backend::SumReducer& reduce) {
     if (cells_) apply_cells(a, hc, t, dt, p);
     for (std::size_t s = 0; s < forcing_.sources.size(); ++s) apply_source(a, hc, s, t, dt, p, reduce);
-    if (!structures_.empty()) apply_structures_of_step(a, hc, t, dt, p);
+    if (!structures_.empty()) apply_structures_of_step(a, hc, t, dt, p, reduce);
   }
 
   // The infiltrated depth of a rectangle of cells, for halo exchange
@@ -262,9 +264,12 @@ class CpuForcing {
   }
 
   // The structures, in order, after the sources (apply_structures): one
-  // thread, since each may move water that the next one sees.
+  // thread, since each may move water that the next one sees. On a rank, on
+  // the replica of their cells, filled from the cells' owners by reduce (an
+  // all-reduce) and written back to the rank's block after: every rank runs
+  // them alike, with the one-rank arithmetic, and keeps the one-rank tallies.
   void apply_structures_of_step(const StateArrays<Real>& a, std::vector<std::vector<Real>>& hc, double t, double dt,
-                                const PhysicsParams<Real>& p) {
+                                const PhysicsParams<Real>& p, const Backend::SumReducer& reduce) {
     hc_views_.clear();
     for (std::vector<Real>& v : hc) hc_views_.push_back(v.data());
     StructureCells<Real> cells;
@@ -275,8 +280,21 @@ class CpuForcing {
     cells.scalars = static_cast<int>(hc_views_.size());
     cells.h_dry = p.h_dry;
     const StructureTable& s = structures_;
-    apply_structures(s.specs.data(), s.inlets.data(), s.outlets.data(), tallies_.data(), s.count(), cells, t, dt,
+    if (!replica_) {
+      apply_structures(s.specs.data(), s.inlets.data(), s.outlets.data(), tallies_.data(), s.count(), cells, t, dt,
+                       static_cast<double>(p.g), s.crossings.data());
+      return;
+    }
+    if (!reduce) throw std::logic_error("CpuForcing: a rank's structures without the ranks' sum (set_sum_reducer)");
+    const StructureReplica& r = forcing_.replica;
+    const StructureCells<Real> replica = replica_->arrays(p.h_dry);
+    std::vector<double>& shares = replica_->shares;
+    replica_pack(r.cells.data(), r.size(), cells_of_, cells, shares.data());
+    reduce(shares);
+    replica_unpack(shares.data(), r.size(), replica);
+    apply_structures(s.specs.data(), s.inlets.data(), s.outlets.data(), tallies_.data(), s.count(), replica, t, dt,
                      static_cast<double>(p.g), s.crossings.data());
+    replica_write_back(r.cells.data(), r.size(), cells_of_, replica, cells);
   }
 
   // The structures' tallies as ForcingState::structures.
@@ -323,6 +341,7 @@ class CpuForcing {
   StructureTable structures_;
   std::vector<StructureTally> tallies_;
   std::vector<Real*> hc_views_;
+  std::optional<ReplicaState<Real>> replica_;  // a rank's (Forcing::replica)
 };
 
 }  // namespace shallows::detail
