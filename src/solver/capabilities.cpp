@@ -39,7 +39,7 @@ constexpr std::array<Row, 12> kTable{{
     {Feature::side_series, "sides that follow a time series", {1, 1, 1, 1, 1, 1}},
     {Feature::segments, "boundary segments", {1, 1, 1, 1, 0, 0}},
     {Feature::scalars, "passive scalars", {1, 1, 1, 1, 1, 1}},
-    {Feature::structures, "pumps, gates and culverts", {1, 1, 1, 0, 1, 1}},
+    {Feature::structures, "pumps, gates and culverts", {1, 1, 1, 1, 1, 1}},
     {Feature::lines, "weirs, walls and breaches", {1, 0, 1, 0, 1, 0}},
     {Feature::checkpoints, "checkpoints and restarts", {1, 1, 0, 0, 1, 1}},
 }};

@@ -118,18 +118,15 @@ Structure pump_between(index_t inlet, index_t outlet) {
   return s;
 }
 
-// Pumps, gates and culverts run on the CPU and the GPU, grids and meshes, in one process, and on CPU ranks: GPU
-// ranks refuse them, sending them to the CPU.
-TEST(Capabilities, StructuresRunOnTheCpuAndTheGpuInOneProcessAndOnCpuRanks) {
+// Pumps, gates and culverts run on the CPU and the GPU, grids and meshes, in one process and on ranks.
+TEST(Capabilities, StructuresRunOnTheCpuAndTheGpuInOneProcessAndOnRanks) {
   Problem p = flat_grid();
   p.forcing.structures.push_back(pump_between(0, 63));
   EXPECT_EQ(features_of(p), (std::vector<Feature>{Feature::first_order, Feature::structures}));
   EXPECT_EQ(refusal(p, {false, false, false}), "");
   EXPECT_EQ(refusal(p, {false, true, false}), "");
   EXPECT_EQ(refusal(p, {false, false, true}), "");
-  EXPECT_EQ(refusal(p, {false, true, true}),
-            "pumps, gates and culverts run on the CPU only so far; this run is on a grid on "
-            "the GPU on several MPI ranks");
+  EXPECT_EQ(refusal(p, {false, true, true}), "");
   p.scheme = Scheme::roe3;
   EXPECT_EQ(refusal(p, {false, true, false}), "");
   Problem m = flat_mesh();
@@ -165,6 +162,9 @@ TEST(Capabilities, LinesAreRefusedOffTheCpuByName) {
   p.forcing.structures.push_back(pump_between(0, 63));  // runs on the GPU: only the lines are named
   EXPECT_EQ(refusal(p, {false, true, false}),
             "weirs, walls and breaches ('fence') run on the CPU only so far; this run is on a grid on the GPU");
+  EXPECT_EQ(refusal(p, {false, true, true}),
+            "weirs, walls and breaches ('fence') run on the CPU only so far; this run is on a grid on the GPU "
+            "on several MPI ranks");
   BackendOptions o;
   o.kind = "auto";
   EXPECT_EQ(message_of(p, o), "");  // the CPU

@@ -169,9 +169,9 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
         // The lagged kernel applies the cell forcing itself (rain,
         // infiltration, a Manning map), the sources run after it, and it
         // takes the sides' series on the device (ForcingDevice::marches); a
-        // rank's sources or side series need the plain kernels, after whose
-        // update the forcing kernels change the state. Passive scalars
-        // follow the lagged kernel in a pass of their own
+        // rank's sources, structures or side series need the plain kernels,
+        // after whose update the forcing kernels change the state. Passive
+        // scalars follow the lagged kernel in a pass of their own
         // (lagged_scalars_kernel), on one process and with sides of
         // constant values; else the plain update kernel transports them.
         // Boundary segments need the plain kernels. On a rank, lagged needs
@@ -692,7 +692,7 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
 
   // The lagged kernel's steps alone, where nothing else in a step needs the host.
   bool device_rate_possible() const override {
-    return distributed_ && kind_ == KernelKind::lagged && !boundary_series_ && !forcing_.ranked_sources();
+    return distributed_ && kind_ == KernelKind::lagged && !boundary_series_ && !forcing_.host_reduces();
   }
 
   gpu::BoxFields<Real> box_reals(int parity) const override {
