@@ -285,7 +285,10 @@ class CpuForcing {
                        static_cast<double>(p.g), s.crossings.data());
       return;
     }
-    if (!reduce) throw std::logic_error("CpuForcing: a rank's structures without the ranks' sum (set_sum_reducer)");
+    if (!reduce) {
+      throw std::logic_error("CpuForcing: structure '" + forcing_.structures.front().name +
+                             "' on a rank without the ranks' sum (set_sum_reducer)");
+    }
     const StructureReplica& r = forcing_.replica;
     const StructureCells<Real> replica = replica_->arrays(p.h_dry);
     std::vector<double>& shares = replica_->shares;
