@@ -394,6 +394,10 @@ stage_mpi() {
     "volume sources, roe3 float|$REPO/tests/data/mpi/sources.toml --ranks-x 1 -p float --set numerics.scheme=\"roe3\" --set domain.ny=100 --set time.end=5"
     "rain per cell, Green-Ampt, Manning map, roe3 (48x100)|$REPO/tests/data/mpi/rain_soil.toml --ranks-x 1 --set numerics.scheme=\"roe3\" --set domain.ny=100 --set time.end=5"
     "passive scalar, rain, Green-Ampt, level segment, roe3 float (48x100)|$REPO/tests/data/mpi/rain_scalar.toml --ranks-x 1 -p float --set numerics.scheme=\"roe3\" --set domain.ny=100 --set time.end=5"
+    "a culvert and a pump whose ends lie on different ranks|$REPO/cases/basins-structures/case.toml --set time.end=120"
+    "a culvert and a pump whose ends lie on different ranks, float|$REPO/cases/basins-structures/case.toml --set time.end=120 -p float"
+    "a weir, its breach, a wall, a culvert and a pump across the ranks' blocks|$REPO/tests/data/mpi/structures.toml"
+    "a weir, its breach, a wall, a culvert and a pump across the ranks' blocks, float|$REPO/tests/data/mpi/structures.toml -p float"
   )
   local r i=0
   for r in "${runs[@]}"; do

@@ -39,8 +39,8 @@ constexpr std::array<Row, 12> kTable{{
     {Feature::side_series, "sides that follow a time series", {1, 1, 1, 1, 1, 1}},
     {Feature::segments, "boundary segments", {1, 1, 1, 1, 0, 0}},
     {Feature::scalars, "passive scalars", {1, 1, 1, 1, 1, 1}},
-    {Feature::structures, "pumps, gates and culverts", {1, 1, 0, 0, 1, 1}},
-    {Feature::lines, "weirs, walls and breaches", {1, 1, 0, 0, 1, 1}},
+    {Feature::structures, "pumps, gates and culverts", {1, 1, 1, 1, 1, 1}},
+    {Feature::lines, "weirs, walls and breaches", {1, 1, 1, 1, 1, 1}},
     {Feature::checkpoints, "checkpoints and restarts", {1, 1, 0, 0, 1, 1}},
 }};
 
@@ -58,14 +58,16 @@ std::string place_name(Place p) {
 }
 
 // Where a feature that does not run at `place` runs instead, said from that place: the way out. (Ranks and
-// meshes are where most features differ; weirs, walls and breaches run on the CPU only.)
+// meshes are where most features differ.)
 std::string where_else(Feature f, Place place) {
+  Place cpu = place;
+  cpu.gpu = false;
+  if (place.gpu && runs(f, cpu)) return "on the CPU only so far";
   Place one = place;
   one.ranks = false;
   if (place.ranks && runs(f, one)) return "in one process only so far";
-  Place cpu = one;
-  cpu.gpu = false;
-  if (runs(f, cpu)) return place.ranks ? "on the CPU in one process only so far" : "on the CPU only so far";
+  one.gpu = false;
+  if (runs(f, one)) return place.ranks ? "on the CPU in one process only so far" : "on the CPU only so far";
   return "on grids only so far";
 }
 

@@ -386,8 +386,8 @@ RunSummary run_from(const io::Case& c, const RunOptions& options, Simulation& si
   const std::vector<double> initial_scalar_mass = resume ? resume->initial_scalar_mass : scalar_masses();
   std::optional<AsyncWriter> frames;
   if (writer) frames.emplace(*writer);
-  // structures.csv: written here, a row per frame, whatever the formats (one process: the executors refuse
-  // structures on several ranks).
+  // structures.csv: written here, a row per frame, whatever the formats; on several ranks by rank 0, whose
+  // executor keeps the one-rank tallies as every rank's does (read_forcing_accounts, not collective).
   std::optional<io::StructureSeriesWriter> structure_series;
   if (root && !p.forcing.structures.empty())
     structure_series.emplace(c.output.dir, p.forcing.structures, resume ? resume->frames : 0);

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs a case on one rank, then under mpirun on 2, 3 and 4 ranks with halos
 # of k = 1 and k = 4 steps, and checks that every output file (output.nc,
-# VTK, gauges) is the same bytes (output.nc: the positivity and side accounts
-# the same bytes or to round-off, see below), and that summary.json has the
-# same steps, volumes (the forcing's too), accounts (to round-off) and mass
-# balance verdict. Usage: compare_ranks.sh SHALLOWS MPIRUN WORKDIR CASE [run options...]
+# VTK, gauges, structures.csv) is the same bytes (output.nc: the positivity
+# and side accounts the same bytes or to round-off, see below), and that
+# summary.json has the same steps, volumes (the forcing's and the structures'
+# too), accounts (to round-off) and mass balance verdict.
+# Usage: compare_ranks.sh SHALLOWS MPIRUN WORKDIR CASE [run options...]
 set -euo pipefail
 shallows=$1 mpirun=$2 work=$3 case=$4
 shift 4
@@ -13,6 +14,7 @@ rm -rf "$work" && mkdir -p "$work"
 fields() {
   grep -E '^  "(steps|initial_volume|final_volume|rain_volume|infiltration_volume|source_volume|mass_balance_ok)"' \
     "$1/summary.json"
+  sed -n '/^  "structures": \[/,/^  \]/p' "$1/summary.json"  # each structure's volume (a breach's width): the bits
 }
 # The positivity account and the water through the sides are sums over the
 # ranks of each rank's account, in rank order: one rank adds each cell's

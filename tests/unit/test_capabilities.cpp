@@ -118,19 +118,15 @@ Structure pump_between(index_t inlet, index_t outlet) {
   return s;
 }
 
-// Pumps, gates and culverts run on the CPU and the GPU, grids and meshes, in one process: ranks refuse them.
-TEST(Capabilities, StructuresRunOnTheCpuAndTheGpuInOneProcess) {
+// Pumps, gates and culverts run on the CPU and the GPU, grids and meshes, in one process and on ranks.
+TEST(Capabilities, StructuresRunOnTheCpuAndTheGpuInOneProcessAndOnRanks) {
   Problem p = flat_grid();
   p.forcing.structures.push_back(pump_between(0, 63));
   EXPECT_EQ(features_of(p), (std::vector<Feature>{Feature::first_order, Feature::structures}));
   EXPECT_EQ(refusal(p, {false, false, false}), "");
   EXPECT_EQ(refusal(p, {false, true, false}), "");
-  EXPECT_EQ(refusal(p, {false, false, true}),
-            "pumps, gates and culverts run in one process only so far; this run is on a grid on "
-            "the CPU on several MPI ranks");
-  EXPECT_EQ(refusal(p, {false, true, true}),
-            "pumps, gates and culverts run in one process only so far; this run is on a grid on "
-            "the GPU on several MPI ranks");
+  EXPECT_EQ(refusal(p, {false, false, true}), "");
+  EXPECT_EQ(refusal(p, {false, true, true}), "");
   p.scheme = Scheme::roe3;
   EXPECT_EQ(refusal(p, {false, true, false}), "");
   Problem m = flat_mesh();
@@ -146,9 +142,9 @@ TEST(Capabilities, StructuresRunOnTheCpuAndTheGpuInOneProcess) {
   EXPECT_EQ(message_of(p, o), "");  // the GPU where one is, else the CPU
 }
 
-// Weirs, walls and breaches: a feature of their own, run on the CPU and the GPU, refused on ranks naming them, and
-// with the third-order scheme naming the line.
-TEST(Capabilities, LinesRunInOneProcessWithTheFirstOrderScheme) {
+// Weirs, walls and breaches: a feature of their own, run wherever a grid runs (CPU, GPU, ranks of either) and on
+// meshes, refused with the third-order scheme naming the line.
+TEST(Capabilities, LinesRunWithTheFirstOrderScheme) {
   Problem p = flat_grid();
   Structure wall;
   wall.name = "fence";
@@ -156,15 +152,8 @@ TEST(Capabilities, LinesRunInOneProcessWithTheFirstOrderScheme) {
   wall.crossings.push_back({0, 1, 1.0, 0.0, 0.5});
   p.forcing.structures.push_back(wall);
   EXPECT_EQ(features_of(p), (std::vector<Feature>{Feature::first_order, Feature::lines}));
-  EXPECT_EQ(refusal(p, {false, false, false}), "");
-  EXPECT_EQ(refusal(p, {false, true, false}), "");
-  EXPECT_EQ(refusal(p, {false, false, true}),
-            "weirs, walls and breaches ('fence') run in one process only so far; this run is on a grid on the CPU "
-            "on several MPI ranks");
-  p.forcing.structures.push_back(pump_between(0, 63));  // a pump too: only the line is named
-  EXPECT_EQ(refusal(p, {false, true, true}),
-            "pumps, gates and culverts and weirs, walls and breaches ('fence') run in one process only so far; this run "
-            "is on a grid on the GPU on several MPI ranks");
+  for (bool gpu : {false, true})
+    for (bool ranks : {false, true}) EXPECT_EQ(refusal(p, {false, gpu, ranks}), "") << gpu << ranks;
   p.scheme = Scheme::roe3;
   for (bool gpu : {false, true})
     EXPECT_EQ(refusal(p, {false, gpu, false}),

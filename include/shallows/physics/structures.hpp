@@ -487,7 +487,7 @@ SHALLOWS_HD double weir_lane_sum(const StructureView& v, int k, int lane) {
 }
 
 // The lanes' sums (kSumLanes of them, overwritten) by the GPU block_sum's tree.
-inline double sum_lanes(double* lanes) {
+SHALLOWS_HD double sum_lanes(double* lanes) {
   for (int o = kSumLanes / 2; o > 0; o >>= 1)
     for (int t = 0; t < o; ++t) lanes[t] += lanes[t + o];
   return lanes[0];
@@ -527,10 +527,11 @@ SHALLOWS_HD void apply_end_structures(const StructureView& v, const StructureCel
 }
 
 // The structures' pass over a step of dt from t, after the update and the
-// forcing, on the host: the parts above one after another (a CUDA executor
-// runs each part as a kernel of its own).
+// forcing: the parts above one after another (a CUDA executor runs each part
+// as a kernel of its own, but on a rank's replica, where one thread runs
+// this).
 template <class Real>
-void apply_structures(const StructureView& v, const StructureCells<Real>& a, double t, double dt, double g) {
+SHALLOWS_HD void apply_structures(const StructureView& v, const StructureCells<Real>& a, double t, double dt, double g) {
   advance_breaches(v, a, t, dt, g);
   for (int c = 0; c < v.crossing_count; ++c) weir_flow(v, a, c, dt);
   for (int w = 0; w < v.weir_cell_count; ++w) apply_weir_cell(v, a, w);

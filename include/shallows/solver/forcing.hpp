@@ -85,6 +85,22 @@ struct Structure {
   bool on_line() const { return spec.kind == StructureKind::weir || spec.kind == StructureKind::wall; }
 };
 
+// A rank's replica of the cells the structures touch, made by local_problem
+// for a rank of a distributed run (empty in one process): there, Structure's
+// inlet, outlet and crossings' cells index it, each cell once. Per cell: its
+// problem cell in the rank's block (-1: outside it) and its bed. Each step the
+// forcing fills the replica from the ranks that own its cells (an all-reduce:
+// replica_pack), runs the structures on it as every rank does alike, and
+// writes it back to the cells of its block (replica_write_back), so that the
+// structures see and leave the one-rank values (structure_table.hpp).
+struct StructureReplica {
+  std::vector<index_t> cells;
+  std::vector<double> z;
+
+  bool empty() const { return cells.empty(); }
+  index_t size() const { return static_cast<index_t>(cells.size()); }
+};
+
 struct Forcing {
   Rain rain;
   Infiltration infiltration;
@@ -92,6 +108,7 @@ struct Forcing {
   std::vector<VolumeSource> sources;
   // Applied after the sources, in their order.
   std::vector<Structure> structures;
+  StructureReplica replica;  // a rank's; empty in one process
   // Grid sides (indexed by Side) whose inflow discharge or level eta changes
   // over time; empty: the condition's constant value. A step takes the value
   // at its start time.

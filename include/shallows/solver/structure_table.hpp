@@ -5,6 +5,8 @@
 // its ends and the crossings of the weirs and walls; and the tallies as
 // ForcingState::structures holds them. Built once on the host by every
 // executor, CPU and GPU, so that both hand apply_structures the same values.
+// On a rank of a distributed run, the replica of the structures' cells
+// (StructureReplica) that the structures run on.
 #include <algorithm>
 #include <cstddef>
 #include <map>
@@ -59,12 +61,16 @@ inline StructureView host_view(const StructureTable& t, std::vector<StructureTal
 
 // The table of `structures` over `cells` (areas readable on the host), z the
 // problem's bed by problem cell. `structures` must outlive the table's views.
+// On a rank (replica not empty) the ends index the replica's cells, with
+// their beds from it (a rank's cells are a grid's, all of its first cell's area).
 template <class Cells>
-StructureTable structure_table(const std::vector<Structure>& structures, const Cells& cells,
-                               const std::vector<double>& z) {
+StructureTable structure_table(const std::vector<Structure>& structures, const StructureReplica& replica,
+                               const Cells& cells, const std::vector<double>& z) {
   StructureTable t;
   const auto end = [&](index_t cell) {
-    return StructureEnd{cells.state_index(cell), cells.area(cell), z[static_cast<std::size_t>(cell)]};
+    const auto k = static_cast<std::size_t>(cell);
+    if (!replica.empty()) return StructureEnd{cell, cells.area(0), replica.z[k]};
+    return StructureEnd{cells.state_index(cell), cells.area(cell), z[k]};
   };
   std::vector<int> first;  // each structure's first crossing
   std::map<index_t, std::vector<int>> on_weirs;  // by state index: the weir crossings' entries (WeirCell)
@@ -115,23 +121,111 @@ inline bool has_crossings(const std::vector<Structure>& structures) {
   return false;
 }
 
-// Which faces of a grid's cells the lines of weirs and walls cross, per
-// padded cell (grid.index): bit 0 its west face, 1 east, 2 south, 3 north.
-// A crossing joins two cells of one row (an x-face) or of one column (a
-// y-face), by problem cell (j nx + i). Empty where no line crosses the grid.
-inline std::vector<unsigned char> grid_wall_faces(const std::vector<Structure>& structures, const Grid& grid) {
-  std::vector<unsigned char> bits;
-  for (const Structure& st : structures) {
-    for (const LineCrossing& c : st.crossings) {
-      if (bits.empty()) bits.assign(static_cast<std::size_t>(grid.padded_size()), 0);
-      const index_t lo = c.left < c.right ? c.left : c.right, hi = c.left < c.right ? c.right : c.left;
-      const index_t i = lo % grid.nx, j = lo / grid.nx;
-      const bool across_x = hi - lo == 1 && hi / grid.nx == j;
-      bits[static_cast<std::size_t>(grid.index(i, j))] |= across_x ? 2 : 8;
-      bits[static_cast<std::size_t>(across_x ? grid.index(i + 1, j) : grid.index(i, j + 1))] |= across_x ? 1 : 4;
+// Each face of a grid that a line of a weir or a wall crosses, as f(lo, hi):
+// its two cells by problem cell (j nx + i), lo < hi, an x-face where they
+// share a row. On a rank (a replica), those whose two cells lie in the rank's
+// block, its halo's included.
+template <class F>
+void for_each_line_face(const Forcing& forcing, F&& f) {
+  const StructureReplica& replica = forcing.replica;
+  const auto cell = [&](index_t c) { return replica.empty() ? c : replica.cells[static_cast<std::size_t>(c)]; };
+  for (const Structure& st : forcing.structures) {
+    for (const LineCrossing& x : st.crossings) {
+      const index_t l = cell(x.left), r = cell(x.right);
+      if (l >= 0 && r >= 0) f(std::min(l, r), std::max(l, r));
     }
   }
+}
+
+// Which faces of a grid's cells are lines' (for_each_line_face), per padded
+// cell (grid.index): bit 0 its west face, 1 east, 2 south, 3 north. Empty
+// where no line crosses the grid.
+inline std::vector<unsigned char> grid_wall_faces(const Forcing& forcing, const Grid& grid) {
+  std::vector<unsigned char> bits;
+  for_each_line_face(forcing, [&](index_t lo, index_t hi) {
+    if (bits.empty()) bits.assign(static_cast<std::size_t>(grid.padded_size()), 0);
+    const index_t i = lo % grid.nx, j = lo / grid.nx;
+    const bool across_x = hi - lo == 1 && hi / grid.nx == j;
+    bits[static_cast<std::size_t>(grid.index(i, j))] |= across_x ? 2 : 8;
+    bits[static_cast<std::size_t>(across_x ? grid.index(i + 1, j) : grid.index(i, j + 1))] |= across_x ? 1 : 4;
+  });
   return bits;
+}
+
+// A rank's state of the replica's cells (StructureReplica): h, hu, hv and
+// each scalar's h c per replica cell, which the structures run on, and the
+// rank's shares of them for the all-reduce (replica_pack).
+template <class Real>
+struct ReplicaState {
+  std::vector<Real> h, hu, hv;
+  std::vector<std::vector<Real>> hc;
+  std::vector<Real*> hc_views;
+  std::vector<double> shares;
+
+  ReplicaState(index_t cells, int scalars)
+      : h(static_cast<std::size_t>(cells)), hu(h.size()), hv(h.size()),
+        hc(static_cast<std::size_t>(scalars), std::vector<Real>(h.size())),
+        shares((3 + static_cast<std::size_t>(scalars)) * h.size()) {}
+
+  StructureCells<Real> arrays(Real h_dry) {
+    hc_views.clear();
+    for (std::vector<Real>& v : hc) hc_views.push_back(v.data());
+    return {h.data(), hu.data(), hv.data(), hc_views.data(), static_cast<int>(hc.size()), h_dry};
+  }
+};
+
+// A rank's share of value v of a replica cell: v where the rank owns the cell,
+// else -0.0. Each cell has one owner, so the sum of all ranks' shares (in any
+// order) is the owner's v bit for bit: x + -0.0 is x for every x, +0.0, -0.0
+// and NaN included (a +0.0 share would turn an owner's -0.0 into +0.0).
+template <class Real>
+SHALLOWS_HD double replica_share(bool owned, Real v) {
+  return owned ? static_cast<double>(v) : -0.0;
+}
+
+// The rank's shares of the replica of state a (by the layout's state index):
+// replica[k] is replica cell k's problem cell (StructureReplica::cells, -1
+// outside the block), shares holds h, hu, hv, then each scalar's h c, n values
+// each. Host or device (one thread).
+template <class Cells, class Real>
+SHALLOWS_HD void replica_pack(const index_t* replica, index_t n, const Cells& cells, const StructureCells<Real>& a,
+                              double* shares) {
+  for (index_t k = 0; k < n; ++k) {
+    const bool owned = cells.owns(replica[k]);  // false outside the block (-1)
+    const index_t c = owned ? cells.state_index(replica[k]) : 0;
+    shares[k] = replica_share(owned, a.h[c]);
+    shares[n + k] = replica_share(owned, a.hu[c]);
+    shares[2 * n + k] = replica_share(owned, a.hv[c]);
+    for (int m = 0; m < a.scalars; ++m) shares[(3 + m) * n + k] = replica_share(owned, a.hc[m][c]);
+  }
+}
+
+// The summed shares of n replica cells (every owner's values, exactly
+// representable in Real) into the replica's arrays.
+template <class Real>
+SHALLOWS_HD void replica_unpack(const double* sums, index_t n, const StructureCells<Real>& replica) {
+  for (index_t k = 0; k < n; ++k) {
+    replica.h[k] = static_cast<Real>(sums[k]);
+    replica.hu[k] = static_cast<Real>(sums[n + k]);
+    replica.hv[k] = static_cast<Real>(sums[2 * n + k]);
+    for (int m = 0; m < replica.scalars; ++m) replica.hc[m][k] = static_cast<Real>(sums[(3 + m) * n + k]);
+  }
+}
+
+// The replica's state back into state a, on every replica cell of the rank's
+// block, its halo's included: a halo cell steps beside its owner until the
+// next exchange and must see what the structures did to it.
+template <class Cells, class Real>
+SHALLOWS_HD void replica_write_back(const index_t* replica, index_t n, const Cells& cells,
+                                    const StructureCells<Real>& from, const StructureCells<Real>& a) {
+  for (index_t k = 0; k < n; ++k) {
+    if (replica[k] < 0) continue;
+    const index_t c = cells.state_index(replica[k]);
+    a.h[c] = from.h[k];
+    a.hu[c] = from.hu[k];
+    a.hv[c] = from.hv[k];
+    for (int m = 0; m < a.scalars; ++m) a.hc[m][c] = from.hc[m][k];
+  }
 }
 
 // Tallies as ForcingState::structures (kTallyValues each, in StructureTally's order), and back.

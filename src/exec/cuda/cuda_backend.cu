@@ -169,9 +169,9 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
         // The lagged kernel applies the cell forcing itself (rain,
         // infiltration, a Manning map), the sources run after it, and it
         // takes the sides' series on the device (ForcingDevice::marches); a
-        // rank's sources or side series need the plain kernels, after whose
-        // update the forcing kernels change the state. Passive scalars
-        // follow the lagged kernel in a pass of their own
+        // rank's sources, structures or side series need the plain kernels,
+        // after whose update the forcing kernels change the state. Passive
+        // scalars follow the lagged kernel in a pass of their own
         // (lagged_scalars_kernel), on one process and with sides of
         // constant values; else the plain update kernel transports them.
         // Boundary segments and the walls of lines (weirs, walls) need the plain kernels. On a rank, lagged needs
@@ -247,7 +247,7 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
       scalar_segment_.upload(inflow.segment.data(), inflow.segment.size());
       forcing_.set_scalars(hc_ptrs_.get(), inflow);
     }
-    if (const std::vector<unsigned char> walls = grid_wall_faces(p.forcing.structures, grid_); !walls.empty()) {
+    if (const std::vector<unsigned char> walls = grid_wall_faces(p.forcing, grid_); !walls.empty()) {
       walls_ = DeviceArray<unsigned char>(walls.size());
       walls_.upload(walls.data(), walls.size());
     }
@@ -698,7 +698,7 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
 
   // The lagged kernel's steps alone, where nothing else in a step needs the host.
   bool device_rate_possible() const override {
-    return distributed_ && kind_ == KernelKind::lagged && !boundary_series_ && !forcing_.ranked_sources();
+    return distributed_ && kind_ == KernelKind::lagged && !boundary_series_ && !forcing_.host_reduces();
   }
 
   gpu::BoxFields<Real> box_reals(int parity) const override {

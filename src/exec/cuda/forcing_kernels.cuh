@@ -21,7 +21,11 @@
 //     thread), the weir crossings' flows (a thread each), the weir cells (a
 //     thread each), then a block per weir or breach summing its crossings by
 //     a fixed tree and one thread for the pumps, gates and culverts in
-//     order. The tallies stay on the device until read.
+//     order. The tallies stay on the device until read. On a rank, on the
+//     replica of their cells (StructureReplica): replica_pack_kernel puts
+//     the rank's shares on the device, the host all-reduces them, and
+//     ranked_structures_kernel runs the whole pass on one thread on the sums
+//     and writes the replica back to the rank's block, as the CPU does.
 //
 // The executor supplies a Clock: a small struct whose window() says, on the
 // device, whether a step was taken, its t and dt, and where the state after
@@ -118,6 +122,18 @@ struct StructureArgs {
   double g = 0;  // the run's precision's g, in double, as the CPU passes it
   Real* const* hc[2] = {};
   int scalars = 0;
+};
+
+// A rank's replica of the structures' cells on the device (StructureReplica):
+// each one's problem cell in the block (-1 outside it), the ranks' shares and
+// then their sums (replica_pack's layout), and the replica's state, which
+// apply_structures runs on.
+template <class Real>
+struct ReplicaArgs {
+  const index_t* cells = nullptr;
+  index_t n = 0;
+  double* shares = nullptr;
+  StructureCells<Real> state{};
 };
 
 // The sum of v over the block by a fixed tree, the same bits on every run.
@@ -409,6 +425,35 @@ __global__ void __launch_bounds__(kThreads) structures_finish_kernel(const Struc
   if (threadIdx.x == 0) settle_weir_tally(s.view, k, moved, static_cast<double>(w.dt));
 }
 
+  cells.hc = w.parity != 0 ? structures.hc[1] : structures.hc[0];
+  cells.scalars = structures.scalars;
+  cells.h_dry = structures.h_dry;
+  return cells;
+}
+
+// A rank's shares of the replica of the state after the step (replica_pack),
+// one thread. Without a step every rank leaves them: the sums go unused.
+template <class Real, class Clock>
+__global__ void replica_pack_kernel(const StructureArgs<Real> structures, const ReplicaArgs<Real> replica,
+                                    const GridCells cells, const Clock clock) {
+  const StepWindow<Real> w = clock.window();
+  if (!w.taken) return;
+  replica_pack(replica.cells, replica.n, cells, structure_cells(structures, w), replica.shares);
+}
+
+// A rank's structures over the step, one thread: on the replica of their
+// cells, from the ranks' summed shares, then back into the rank's block
+// (CpuForcing's order).
+template <class Real, class Clock>
+__global__ void ranked_structures_kernel(const StructureArgs<Real> structures, const ReplicaArgs<Real> replica,
+                                         const GridCells cells, const Clock clock) {
+  const StepWindow<Real> w = clock.window();
+  if (!w.taken) return;
+  replica_unpack(replica.shares, replica.n, replica.state);
+  apply_structures(structures.view, replica.state, w.t0, w.dt, structures.g);
+  replica_write_back(replica.cells, replica.n, cells, replica.state, structure_cells(structures, w));
+}
+
 // A rank's weights and depths of source src's cells (kSpread above): its
 // owned cells' after the step, 0 for the others (another rank's, or outside
 // the block), so that an all-reduce sum gives every cell its owner's values.
@@ -446,9 +491,10 @@ class ForcingDevice {
   // forcing itself (MarchForcing); the sources run after it, and the chunks
   // next to them take their rhs and rate again (MarchForcing::after_sources);
   // it evaluates the sides' series itself (MarchForcing::sides). Not on a
-  // rank with sources, which wait for every rank's weights, or side series.
+  // rank with sources or structures, which wait for every rank's cell
+  // values, or side series.
   static bool marches(const Forcing& f, bool ranked) {
-    return !ranked || (f.sources.empty() && !f.has_boundary_series());
+    return !ranked || (f.sources.empty() && f.structures.empty() && !f.has_boundary_series());
   }
 
   // Checks and uploads p.forcing for the executor's cells (a mesh's areas
@@ -534,6 +580,9 @@ class ForcingDevice {
                                      sizeof(int) + 2 * (sizeof(WeirCell) + sizeof(int)));
     }
     if (!f.structures.empty()) other += 2 * p.scalars.size() * sizeof(Real*);
+    // A rank's replica of the structures' cells: its cells, state and shares.
+    other += f.replica.cells.size() * (sizeof(index_t) + (3 + p.scalars.size()) * (sizeof(Real) + sizeof(double))) +
+             p.scalars.size() * sizeof(Real*);
     return doubles * sizeof(double) + other + 2 * sizeof(index_t) + sizeof(int);
   }
 
@@ -561,8 +610,9 @@ class ForcingDevice {
 
  public:
   bool active() const { return active_; }
-  // A rank's volume sources: a host all-reduce per source and step.
-  bool ranked_sources() const { return ranked_sources_; }
+  // A rank's volume sources or structures: host all-reduces in each step
+  // (one per source, one for the structures), which launch makes.
+  bool host_reduces() const { return ranked_sources_ || ranked_structures_; }
 
   // The infiltrated depths of the state in buffer `parity` (the lagged
   // kernel's follow the state's parity); null without infiltration.
@@ -608,6 +658,9 @@ class ForcingDevice {
         structures_.hc[b] = structure_hc_[b].get();
       }
       structures_.scalars = static_cast<int>(count);
+      if constexpr (kGrid) {
+        if (ranked_structures_) allocate_replica(static_cast<int>(count));
+      }
     }
     if (march_.strips > 0 && infiltrated_.size() > 0) {
       taken_ = DeviceArray<double>(infiltrated_.size());
@@ -617,8 +670,9 @@ class ForcingDevice {
   }
 
   // The kernels of one step's forcing on stream (also inside a graph capture,
-  // but for a rank's sources: reduce, Backend::set_sum_reducer's, is called
-  // for each source and step, synchronising stream).
+  // but for a rank's sources and structures: reduce, Backend::set_sum_reducer's,
+  // is called for each source and for the structures each step, synchronising
+  // stream).
   template <class Clock>
   void launch(const Clock& clock, cudaStream_t stream, const Backend::SumReducer& reduce = {}) const {
     if (!active_) return;
@@ -644,7 +698,11 @@ class ForcingDevice {
       SHALLOWS_CUDA_CHECK_LAUNCH("forcing source_kernel");
     }
     // After the sources, as on the CPU (CpuForcing::apply).
-    if (structures_.view.count > 0) launch_structures(clock, stream);
+    if (structures_.view.count == 0) return;
+    if constexpr (kGrid) {
+      if (ranked_structures_) return launch_ranked_structures(clock, stream, reduce);
+    }
+    launch_structures(clock, stream);
   }
 
  private:
@@ -692,6 +750,28 @@ class ForcingDevice {
         SHALLOWS_CUDA_CHECK_LAUNCH("forcing source_kernel (spread)");
       }
     }
+  }
+
+  // A rank's structures (a grid's): its shares of their cells' values to the
+  // host, all-reduced there (every rank makes the same all-reduce each step),
+  // back to the device, and the structures run on the sums (CpuForcing's way).
+  template <class Clock>
+  void launch_ranked_structures(const Clock& clock, cudaStream_t stream, const Backend::SumReducer& reduce) const {
+    if (!reduce) {
+      throw std::logic_error("ForcingDevice: structure '" + structure_names_.front() +
+                             "' on a rank without the ranks' sum (set_sum_reducer)");
+    }
+    replica_pack_kernel<Real, Clock><<<1, 1, 0, stream>>>(structures_, replica_, layout_, clock);
+    SHALLOWS_CUDA_CHECK_LAUNCH("forcing replica_pack_kernel");
+    std::vector<double>& v = replica_host_;
+    const std::size_t bytes = v.size() * sizeof(double);
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(v.data(), replica_.shares, bytes, cudaMemcpyDeviceToHost, stream));
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));
+    reduce(v);  // each cell has one owner: its values arrive exact (replica_share)
+    SHALLOWS_CUDA_CHECK(cudaMemcpyAsync(replica_.shares, v.data(), bytes, cudaMemcpyHostToDevice, stream));
+    SHALLOWS_CUDA_CHECK(cudaStreamSynchronize(stream));  // v is reused
+    ranked_structures_kernel<Real, Clock><<<1, 1, 0, stream>>>(structures_, replica_, layout_, clock);
+    SHALLOWS_CUDA_CHECK_LAUNCH("forcing ranked_structures_kernel");
   }
 
  public:
@@ -860,7 +940,7 @@ class ForcingDevice {
   // The structures (structure_table over host_layout) with their series
   // concatenated on the device, and zero tallies.
   void upload_structures(const Problem& p, const Cells& host_layout) {
-    StructureTable table = structure_table(p.forcing.structures, host_layout, p.z);
+    StructureTable table = structure_table(p.forcing.structures, p.forcing.replica, host_layout, p.z);
     std::vector<double> t, v;
     std::vector<std::size_t> at;  // where each series starts in t, v: discharge and width of each structure
     for (const Structure& st : p.forcing.structures) {
@@ -906,6 +986,33 @@ class ForcingDevice {
     for (const StructureSpec& spec : table.specs) structures_.breaches |= spec.kind == StructureKind::breach;
     structures_.h_dry = cell_.phys.h_dry;
     structures_.g = static_cast<double>(cell_.phys.g);
+    for (const Structure& st : p.forcing.structures) structure_names_.push_back(st.name);
+    const StructureReplica& r = p.forcing.replica;
+    if (r.empty()) return;
+    if constexpr (kGrid) {
+      ranked_structures_ = true;
+      copy(replica_cells_, r.cells);
+      replica_.cells = replica_cells_.get();
+      replica_.n = r.size();
+      allocate_replica(0);  // the scalars' part once set_scalars knows them
+    } else {
+      throw std::logic_error("ForcingDevice: structure '" + structure_names_.front() + "' of a mesh on a rank");
+    }
+  }
+
+  // A rank's replica state and shares for `scalars` scalars (ReplicaArgs).
+  void allocate_replica(int scalars) {
+    const auto n = static_cast<std::size_t>(replica_.n), fields = 3 + static_cast<std::size_t>(scalars);
+    replica_values_ = DeviceArray<Real>(fields * n);
+    replica_shares_ = DeviceArray<double>(fields * n);
+    replica_host_.assign(fields * n, 0.0);
+    Real* values = replica_values_.get();
+    std::vector<Real*> hc;
+    for (std::size_t m = 0; m < static_cast<std::size_t>(scalars); ++m) hc.push_back(values + (3 + m) * n);
+    replica_hc_ = DeviceArray<Real*>(hc.size());
+    replica_hc_.upload(hc.data(), hc.size());
+    replica_.shares = replica_shares_.get();
+    replica_.state = {values, values + n, values + 2 * n, replica_hc_.get(), scalars, cell_.phys.h_dry};
   }
 
   // A problem cell in messages: on a grid with its (i, j).
@@ -947,6 +1054,16 @@ class ForcingDevice {
   DeviceArray<StructureTally> tallies_;
   DeviceArray<double> structure_t_, structure_v_;
   DeviceArray<Real*> structure_hc_[2];
+  std::vector<std::string> structure_names_;  // for messages
+  // A rank's structures (launch_ranked_structures): the replica of their
+  // cells on the device, and the shares on the host for the all-reduce.
+  bool ranked_structures_ = false;
+  ReplicaArgs<Real> replica_{};
+  DeviceArray<index_t> replica_cells_;
+  DeviceArray<Real> replica_values_;
+  DeviceArray<double> replica_shares_;
+  DeviceArray<Real*> replica_hc_;
+  mutable std::vector<double> replica_host_;
 };
 
 } // namespace shallows::gpu::forcing

@@ -447,8 +447,9 @@ class CudaRoe3Backend final : public gpu::WithForcing<Real, GridCells, gpu::Grid
   // The kernels of one step, recorded once into a graph (they take all that
   // varies from the device's Roe3Ctrl). A rank records two: up to stage 1's
   // march (rate_graph_exec_), and from dt_kernel on, after the all-reduce.
-  // A rank with volume sources stops that one before the forcing, whose
-  // sources all-reduce on the host, and records the rest (tail_graph_exec_).
+  // A rank with volume sources or structures stops that one before the
+  // forcing, whose sources and structures all-reduce on the host, and records
+  // the rest (tail_graph_exec_).
   void capture_step() {
     using namespace gpu::roe3k;
     Roe3Ctrl* ctrl = ctrl_.get();
@@ -485,7 +486,7 @@ class CudaRoe3Backend final : public gpu::WithForcing<Real, GridCells, gpu::Grid
           <<<1, 8, 0, stream_>>>(ctrl, sides_.rate(), side_blocks_, grid_.dx, grid_.dy, sides_.flow());
       SHALLOWS_CUDA_CHECK_LAUNCH("roe3 side_add_kernel");
     }
-    if (forcing_.ranked_sources()) {
+    if (forcing_.host_reduces()) {
       end_capture(graph_exec_);
       SHALLOWS_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     } else if (forcing_.active()) {
@@ -495,7 +496,7 @@ class CudaRoe3Backend final : public gpu::WithForcing<Real, GridCells, gpu::Grid
     end_kernel<<<1, 1, 0, stream_>>>(ctrl);
     SHALLOWS_CUDA_CHECK_LAUNCH("roe3 end_kernel");
     if (track_maxima_) launch_maxima(ctrl);
-    end_capture(forcing_.ranked_sources() ? tail_graph_exec_ : graph_exec_);
+    end_capture(forcing_.host_reduces() ? tail_graph_exec_ : graph_exec_);
   }
 
   Roe3Clock<Real> step_clock() const { return {ctrl_.get(), t0_.get(), h_[0].get(), hu_[0].get(), hv_[0].get()}; }
@@ -587,7 +588,7 @@ class CudaRoe3Backend final : public gpu::WithForcing<Real, GridCells, gpu::Grid
   index_t strips_ = 0, chunks_ = 0;
   cudaGraphExec_t graph_exec_ = nullptr;
   cudaGraphExec_t rate_graph_exec_ = nullptr;  // a rank's step up to its rate (capture_step)
-  cudaGraphExec_t tail_graph_exec_ = nullptr;  // a rank's step after its volume sources (capture_step)
+  cudaGraphExec_t tail_graph_exec_ = nullptr;  // a rank's step after its sources, structures (capture_step)
   DeviceArray<Real> h_[3], hu_[3], hv_[3];  // U^n, U1, U2
   DeviceArray<Real> z_, rh_, rhu_, rhv_;
   DeviceArray<roe3::BedPoints<Real>> bed_;

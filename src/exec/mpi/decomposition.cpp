@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -170,6 +171,29 @@ Problem local_problem(const Problem& global, const Block& b) {
     for (index_t& c : s.cells) {
       const index_t i = c % g.nx - b.local.i0, j = c / g.nx - b.local.j0;
       c = (i >= 0 && i < b.local.nx() && j >= 0 && j < b.local.ny()) ? j * b.local.nx() + i : -1;
+    }
+  }
+  // The structures' cells become indices into the replica (StructureReplica),
+  // each cell once, in the order the structures first name them.
+  StructureReplica& r = f.replica;
+  std::map<index_t, index_t> slot;  // problem cell -> replica index
+  const auto replicate = [&](index_t& c) {
+    const auto [at, added] = slot.try_emplace(c, r.size());
+    if (added) {
+      const index_t i = c % g.nx - b.local.i0, j = c / g.nx - b.local.j0;
+      r.cells.push_back(i >= 0 && i < b.local.nx() && j >= 0 && j < b.local.ny() ? j * b.local.nx() + i : -1);
+      r.z.push_back(global.z[static_cast<std::size_t>(c)]);
+    }
+    c = at->second;
+  };
+  for (Structure& st : f.structures) {
+    if (!st.on_line() && st.spec.kind != StructureKind::breach) {
+      replicate(st.inlet);
+      replicate(st.outlet);
+    }
+    for (LineCrossing& x : st.crossings) {
+      replicate(x.left);
+      replicate(x.right);
     }
   }
   // Segments along the local sides (indices shifted to the block); none on a

@@ -247,6 +247,17 @@ class Distributed final : public DistributedBackend {
     return {v[0], v[1], v[2]};
   }
 
+  // The structures' tallies: every rank runs all the structures on the
+  // replica of their cells (StructureReplica) and keeps the one-rank ones.
+  // The other accounts are a rank's own, which forcing_volumes and
+  // boundary_flow add over the ranks.
+  void read_forcing_accounts(ForcingState& out) const override {
+    ForcingState mine;
+    local_->read_forcing_accounts(mine);
+    out = {};
+    out.structures = std::move(mine.structures);
+  }
+
   std::vector<RankTiming> rank_timings() const override {
     constexpr int n = 14;
     const double mine[n] = {double(timing_.rank), timing_.compute, timing_.reduce, timing_.pack, timing_.exchange,

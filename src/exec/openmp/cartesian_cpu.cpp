@@ -26,6 +26,7 @@
 #include "shallows/mesh/structured/ghost_cells.hpp"
 #include "shallows/physics/cell_update.hpp"
 #include "shallows/physics/scalar_transport.hpp"
+#include "shallows/solver/structure_table.hpp"
 
 namespace shallows {
 namespace {
@@ -62,7 +63,10 @@ struct Primitives {
 // The faces the lines of weirs and walls cross (Structure::crossings), walls
 // for the scheme, by row: x-faces (column k: between columns k - 1 and k) of
 // row j at x_cols[x_first[j] .. x_first[j + 1]), y-faces between rows j and
-// j + 1 (column i) at y_cols[y_first[j] .. y_first[j + 1]).
+// j + 1 (column i) at y_cols[y_first[j] .. y_first[j + 1]). On a rank, the
+// faces between two cells of its block, its halo's included, whose cells step
+// as the owners' do; a face with a cell beyond the block touches only the
+// halo's outer cells, which go wrong anyway until the next exchange.
 struct GridWalls {
   std::vector<index_t> x_first, x_cols, y_first, y_cols;
 
@@ -70,15 +74,12 @@ struct GridWalls {
     const index_t nx = p.grid.nx, ny = p.grid.ny;
     std::vector<std::vector<index_t>> x(static_cast<std::size_t>(ny)), y(static_cast<std::size_t>(ny));
     bool any = false;
-    for (const Structure& s : p.forcing.structures) {
-      for (const LineCrossing& c : s.crossings) {
-        const index_t lo = std::min(c.left, c.right), hi = std::max(c.left, c.right);
-        const bool across_x = hi - lo == 1 && lo / nx == hi / nx;
-        auto& row = across_x ? x[static_cast<std::size_t>(lo / nx)] : y[static_cast<std::size_t>(lo / nx)];
-        row.push_back(across_x ? hi % nx : lo % nx);
-        any = true;
-      }
-    }
+    for_each_line_face(p.forcing, [&](index_t lo, index_t hi) {
+      const bool across_x = hi - lo == 1 && lo / nx == hi / nx;
+      auto& row = across_x ? x[static_cast<std::size_t>(lo / nx)] : y[static_cast<std::size_t>(lo / nx)];
+      row.push_back(across_x ? hi % nx : lo % nx);
+      any = true;
+    });
     if (!any) return;
     const auto flatten = [](std::vector<std::vector<index_t>>& rows, std::vector<index_t>& first,
                             std::vector<index_t>& cols) {

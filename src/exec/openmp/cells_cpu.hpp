@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -104,8 +105,9 @@ class CpuForcing {
     state_.rain_rows.assign(static_cast<std::size_t>(cells_of_.groups()), 0.0);
     state_.infiltration_rows.assign(static_cast<std::size_t>(cells_of_.groups()), 0.0);
     state_.sources.assign(forcing_.sources.size(), 0.0);
-    structures_ = structure_table(forcing_.structures, cells_of_, p.z);  // viewing forcing_'s own series
+    structures_ = structure_table(forcing_.structures, forcing_.replica, cells_of_, p.z);  // viewing forcing_'s series
     tallies_.assign(forcing_.structures.size(), StructureTally{});
+    if (!forcing_.replica.empty()) replica_.emplace(forcing_.replica.size(), static_cast<int>(p.scalars.size()));
     read_tallies(state_);
   }
 
@@ -116,7 +118,7 @@ class CpuForcing {
              const PhysicsParams<Real>& p, const Backend::SumReducer& reduce) {
     if (cells_) apply_cells(a, hc, t, dt, p);
     for (std::size_t s = 0; s < forcing_.sources.size(); ++s) apply_source(a, hc, s, t, dt, p, reduce);
-    if (!structures_.empty()) apply_structures_of_step(a, hc, t, dt, p);
+    if (!structures_.empty()) apply_structures_of_step(a, hc, t, dt, p, reduce);
   }
 
   // The infiltrated depth of a rectangle of cells, for halo exchange
@@ -261,9 +263,12 @@ class CpuForcing {
     state_.sources[s] += moved * cells_of_.account_scale();
   }
 
-  // The structures' pass after the sources (apply_structures).
+  // The structures' pass after the sources (apply_structures). On a rank, on
+  // the replica of their cells, filled from the cells' owners by reduce (an
+  // all-reduce) and written back to the rank's block after: every rank runs
+  // them alike, with the one-rank arithmetic, and keeps the one-rank tallies.
   void apply_structures_of_step(const StateArrays<Real>& a, std::vector<std::vector<Real>>& hc, double t, double dt,
-                                const PhysicsParams<Real>& p) {
+                                const PhysicsParams<Real>& p, const Backend::SumReducer& reduce) {
     hc_views_.clear();
     for (std::vector<Real>& v : hc) hc_views_.push_back(v.data());
     StructureCells<Real> cells;
@@ -276,7 +281,23 @@ class CpuForcing {
     if (weir_work_.volume.size() != structures_.crossings.size() ||
         weir_work_.mass.size() != structures_.crossings.size() * hc.size())
       weir_work_ = WeirWork(structures_, static_cast<int>(hc.size()));
-    apply_structures(host_view(structures_, tallies_, weir_work_), cells, t, dt, static_cast<double>(p.g));
+    const StructureView view = host_view(structures_, tallies_, weir_work_);
+    if (!replica_) {
+      apply_structures(view, cells, t, dt, static_cast<double>(p.g));
+      return;
+    }
+    if (!reduce) {
+      throw std::logic_error("CpuForcing: structure '" + forcing_.structures.front().name +
+                             "' on a rank without the ranks' sum (set_sum_reducer)");
+    }
+    const StructureReplica& r = forcing_.replica;
+    const StructureCells<Real> replica = replica_->arrays(p.h_dry);
+    std::vector<double>& shares = replica_->shares;
+    replica_pack(r.cells.data(), r.size(), cells_of_, cells, shares.data());
+    reduce(shares);
+    replica_unpack(shares.data(), r.size(), replica);
+    apply_structures(view, replica, t, dt, static_cast<double>(p.g));
+    replica_write_back(r.cells.data(), r.size(), cells_of_, replica, cells);
   }
 
   // The structures' tallies as ForcingState::structures.
@@ -324,6 +345,7 @@ class CpuForcing {
   std::vector<StructureTally> tallies_;
   WeirWork weir_work_;
   std::vector<Real*> hc_views_;
+  std::optional<ReplicaState<Real>> replica_;  // a rank's (Forcing::replica)
 };
 
 }  // namespace shallows::detail
