@@ -557,7 +557,7 @@ void add_bench_options(CLI::App& sub, BenchOptions& o) {
   sub.add_option("-s,--seconds", o.seconds, "Time to run each configuration (S004 cases)");
   sub.add_option("--level", o.level, "S000-T1 mesh Q_k: nx = 100 * 2^k, ny = 10 * 2^k")->check(CLI::Range(0, 8));
   sub.add_option("--t-end", o.t_end, "S000-T1 end time (s)");
-  sub.add_option("-k,--kernel", o.kernels, "CUDA kernels: lagged, plain")->delimiter(',');
+  sub.add_option("-k,--kernel", o.kernels, "CUDA kernels: lagged, plain, auto (a run's choice)")->delimiter(',');
   sub.add_option("--dry-skip", o.dry_skip, "CUDA: skip dry chunks (1) or compute all (0)");
   sub.add_option("--compact", o.compact, "CUDA: with dry skipping, launch warps only for listed chunks (1) or all (0)");
   sub.add_option("--rows", o.rows_per_chunk, "CUDA: rows per chunk (0: automatic)");

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <utility>
@@ -490,6 +491,29 @@ TEST(CudaForcing, FirstOrderForcingPicksItsKernels) {
   p.scalars.clear();
   p.forcing = {};
   EXPECT_EQ(make_cuda_backend(p, options("cuda"), lagged)->stats().kernel, "lagged");
+}
+
+// A run's kernel, "auto" (cuda_options_from_environment): the plain kernels on small grids in one process, where a
+// thread per cell keeps the GPU busier; lagged from 256^2 cells where dry chunks may be skipped, and from 1500^2
+// with forcing.
+TEST(CudaForcing, AutoTakesThePlainKernelsOnSmallGrids) {
+  SHALLOWS_REQUIRE_GPU();
+  if (!std::getenv("SHALLOWS_CUDA_KERNEL")) {
+    EXPECT_EQ(cuda_options_from_environment().kernel, "auto");
+  }
+  CudaOptions automatic;
+  automatic.kernel = "auto";
+  const auto kernel = [&](index_t nx, index_t ny, double rain) {
+    Problem p = test_support::make_problem(
+        nx, ny, 0, 1, 0, 1, [](double, double) { return 0.0; }, [](double, double) { return 0.5; });
+    walls(p);
+    if (rain > 0) p.forcing.rain.rate = TimeSeries::constant(rain);
+    return make_cuda_backend(p, options("cuda"), automatic)->stats().kernel;
+  };
+  EXPECT_EQ(kernel(256, 256, 0), "plain");
+  EXPECT_EQ(kernel(257, 256, 0), "lagged");
+  EXPECT_EQ(kernel(1500, 1500, 1e-5), "plain");
+  EXPECT_EQ(kernel(1501, 1500, 1e-5), "lagged");
 }
 
 // The lagged kernel's forcing gives the plain kernels' bits: the state, each

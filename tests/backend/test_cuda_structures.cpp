@@ -157,7 +157,8 @@ void expect_structures_ran(const Outcome& r, const std::string& what) {
   EXPECT_GT(f.structure_volume(2), 1.0) << what << ": the culvert";
 }
 
-// Grids, first order: the lagged kernel (the default) and the plain ones give the CPU's bits, double and float.
+// Grids, first order: the lagged kernel (CudaOptions' default) and the plain ones give the CPU's bits, double and
+// float.
 TEST(CudaStructures, GridFirstOrderGivesTheCpuBits) {
   SHALLOWS_REQUIRE_GPU();
   for (Precision precision : {Precision::double_precision, Precision::single_precision}) {
@@ -165,7 +166,7 @@ TEST(CudaStructures, GridFirstOrderGivesTheCpuBits) {
     const double t_end = 400;
     const Outcome cpu = run(make_backend(p, options("cpu")), t_end);
     expect_structures_ran(cpu, precision_name(precision));
-    const Outcome lagged = run(make_backend(p, options("cuda")), t_end);
+    const Outcome lagged = run(make_cuda_backend(p, options("cuda"), CudaOptions{}), t_end);
     expect_same_bits(lagged, cpu, std::string("lagged, ") + precision_name(precision));
     CudaOptions plain_kernels;
     plain_kernels.kernel = "plain";

@@ -16,9 +16,10 @@ struct CudaOptions {
   // lagged: one pass per step that also stores the next step's rhs;
   // plain: thread per cell, rate kernel + update kernel (the reference; taken
   // whatever is asked on several ranks where the halo is too narrow for
-  // lagged, and with sources, sides that follow a series, boundary segments
-  // or passive scalars; lagged applies rain, infiltration and a Manning map
-  // itself).
+  // lagged, with a rank's sources or sides that follow a series, boundary
+  // segments, and the lines of weirs and walls); auto: plain on small grids
+  // in one process, else lagged (the options of a run,
+  // cuda_options_from_environment, ask for auto).
   std::string kernel = "lagged";
   bool dry_skip = true;          // skip chunks that are dry with dry neighbours (all but plain)
   bool compact = true;           // with dry_skip: launch warps only for the chunks listed on the device
@@ -27,8 +28,9 @@ struct CudaOptions {
   int min_blocks = 0;            // resident blocks per SM to compile for (0: default); lagged: 2, 4, 6; roe3: 3, 4
 };
 
-// Defaults, overridden by SHALLOWS_CUDA_KERNEL, SHALLOWS_CUDA_DRY_SKIP (0/1),
-// SHALLOWS_CUDA_COMPACT (0/1), SHALLOWS_CUDA_ROWS, SHALLOWS_CUDA_DEVICE and
+// A run's options: the kernel "auto" and the other defaults, overridden by
+// SHALLOWS_CUDA_KERNEL, SHALLOWS_CUDA_DRY_SKIP (0/1), SHALLOWS_CUDA_COMPACT
+// (0/1), SHALLOWS_CUDA_ROWS, SHALLOWS_CUDA_DEVICE and
 // SHALLOWS_CUDA_MIN_BLOCKS where set.
 CudaOptions cuda_options_from_environment();
 // Those, on BackendOptions::cuda_device where it names one (a rank's GPU): what every CUDA executor runs on.

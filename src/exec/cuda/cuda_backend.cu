@@ -82,10 +82,22 @@ using gpu::Launch;
 
 enum class KernelKind { lagged, plain };
 
-KernelKind parse_kernel(const std::string& k) {
+// auto: the plain kernels on one GPU where the grid is small, since a thread
+// per cell keeps the GPU busier than the lagged kernel's few long marches
+// (bench/results.md: on an H200 plain steps S004-T1 2.2-2.5 times as fast at
+// 128^2 and 256^2, 1.1 times at 512^2 and 0.66 times at 1024^2; with rain,
+// Green-Ampt, a source and a tracer 2.2-2.5 times as fast up to 400 x 300,
+// 1.4 at 1000 x 750, even at 2000 x 1500). A run that may skip dry chunks
+// (no forcing, no scalars) keeps lagged above 256^2, where skipping pays; a
+// rank keeps lagged, whose rate the GPUs all-reduce without the host.
+KernelKind parse_kernel(const std::string& k, const Problem& p, bool distributed) {
   if (k == "lagged") return KernelKind::lagged;
   if (k == "plain") return KernelKind::plain;
-  throw std::runtime_error("CUDA backend: unknown kernel '" + k + "' (valid: lagged, plain)");
+  if (k == "auto") {
+    const index_t small = skips_dry_cells(p) ? index_t(256) * 256 : index_t(1500) * 1500;
+    return !distributed && p.grid.cells() <= small ? KernelKind::plain : KernelKind::lagged;
+  }
+  throw std::runtime_error("CUDA backend: unknown kernel '" + k + "' (valid: auto, lagged, plain)");
 }
 
 // Strips of 30 columns (32 lanes less a halo lane on each side), `rows` rows each.
@@ -181,7 +193,7 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
                       !p.segments.empty() || has_crossings(p.forcing.structures) ||
                       (distributed_ && !lagged_fits_halo(p, o.halo_steps))
                   ? KernelKind::plain
-                  : parse_kernel(co.kernel)),
+                  : parse_kernel(co.kernel, p, distributed_)),
         // On ranks too: unpack_box sets the flags of the chunks a halo
         // touches. Never with forcing (rain falls on dry chunks as well) nor
         // with scalars (a skipped chunk would not store its mass fluxes).
@@ -1097,6 +1109,7 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
 
 CudaOptions cuda_options_from_environment() {
   CudaOptions o;
+  o.kernel = "auto";
   if (const char* k = std::getenv("SHALLOWS_CUDA_KERNEL"); k && *k) o.kernel = k;
   if (const char* d = std::getenv("SHALLOWS_CUDA_DRY_SKIP"); d && *d) o.dry_skip = std::strcmp(d, "0") != 0;
   if (const char* c = std::getenv("SHALLOWS_CUDA_COMPACT"); c && *c) o.compact = std::strcmp(c, "0") != 0;

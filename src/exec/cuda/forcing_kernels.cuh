@@ -425,12 +425,6 @@ __global__ void __launch_bounds__(kThreads) structures_finish_kernel(const Struc
   if (threadIdx.x == 0) settle_weir_tally(s.view, k, moved, static_cast<double>(w.dt));
 }
 
-  cells.hc = w.parity != 0 ? structures.hc[1] : structures.hc[0];
-  cells.scalars = structures.scalars;
-  cells.h_dry = structures.h_dry;
-  return cells;
-}
-
 // A rank's shares of the replica of the state after the step (replica_pack),
 // one thread. Without a step every rank leaves them: the sums go unused.
 template <class Real, class Clock>
