@@ -18,8 +18,6 @@
 #include <vector>
 
 #include "shallows/io/case.hpp"
-#include "shallows/io/gmsh.hpp"
-#include "shallows/mesh/unstructured/generator.hpp"
 #include "shallows/solver/backend.hpp"
 #include "support/gpu.hpp"
 #include "support/measures.hpp"
@@ -130,18 +128,19 @@ Outcome run(std::unique_ptr<Backend> b, double t_end) {
   return finish(*b, a);
 }
 
-// Field by field, bit for bit: the state, the dye, the maxima and the structures' tallies.
+// Field by field, bit for bit: the state, the scalars, the maxima and the structures' tallies.
 void expect_same_bits(const Outcome& gpu, const Outcome& cpu, const std::string& what) {
   EXPECT_EQ(gpu.a.steps, cpu.a.steps) << what;
   EXPECT_EQ(gpu.a.t, cpu.a.t) << what;
   EXPECT_TRUE(bitwise_equal(gpu.state.h, cpu.state.h)) << what << ": h";
   EXPECT_TRUE(bitwise_equal(gpu.state.hu, cpu.state.hu)) << what << ": hu";
   EXPECT_TRUE(bitwise_equal(gpu.state.hv, cpu.state.hv)) << what << ": hv";
-  ASSERT_EQ(gpu.state.hc.size(), 1u) << what;
-  EXPECT_TRUE(bitwise_equal(gpu.state.hc[0], cpu.state.hc[0])) << what << ": the dye's h c";
+  ASSERT_EQ(gpu.state.hc.size(), cpu.state.hc.size()) << what;
+  for (std::size_t k = 0; k < cpu.state.hc.size(); ++k)
+    EXPECT_TRUE(bitwise_equal(gpu.state.hc[k], cpu.state.hc[k])) << what << ": scalar " << k;
   EXPECT_TRUE(bitwise_equal(gpu.maxima.max_h, cpu.maxima.max_h)) << what << ": max_h";
   EXPECT_TRUE(bitwise_equal(gpu.maxima.max_speed, cpu.maxima.max_speed)) << what << ": max_speed";
-  ASSERT_EQ(gpu.forcing.structures.size(), 3 * kTallyValues) << what;
+  EXPECT_FALSE(cpu.forcing.structures.empty()) << what;
   EXPECT_TRUE(bitwise_equal(gpu.forcing.structures, cpu.forcing.structures)) << what << ": the tallies";
 }
 
@@ -277,20 +276,6 @@ Outcome run_case(const io::Case& c, const BackendOptions& o, double t_end) {
   return run(make_backend(c.problem, o), t_end);
 }
 
-void expect_same_line_bits(const Outcome& gpu, const Outcome& cpu, const std::string& what) {
-  EXPECT_EQ(gpu.a.steps, cpu.a.steps) << what;
-  EXPECT_EQ(gpu.a.t, cpu.a.t) << what;
-  EXPECT_TRUE(bitwise_equal(gpu.state.h, cpu.state.h)) << what << ": h";
-  EXPECT_TRUE(bitwise_equal(gpu.state.hu, cpu.state.hu)) << what << ": hu";
-  EXPECT_TRUE(bitwise_equal(gpu.state.hv, cpu.state.hv)) << what << ": hv";
-  ASSERT_EQ(gpu.state.hc.size(), cpu.state.hc.size()) << what;
-  for (std::size_t k = 0; k < cpu.state.hc.size(); ++k)
-    EXPECT_TRUE(bitwise_equal(gpu.state.hc[k], cpu.state.hc[k])) << what << ": scalar " << k;
-  EXPECT_TRUE(bitwise_equal(gpu.maxima.max_h, cpu.maxima.max_h)) << what << ": max_h";
-  EXPECT_TRUE(bitwise_equal(gpu.maxima.max_speed, cpu.maxima.max_speed)) << what << ": max_speed";
-  EXPECT_TRUE(bitwise_equal(gpu.forcing.structures, cpu.forcing.structures)) << what << ": the tallies";
-}
-
 TEST(CudaStructures, GridLinesGiveTheCpuBits) {
   SHALLOWS_REQUIRE_GPU();
   for (const char* precision : {"double", "float"}) {
@@ -302,20 +287,14 @@ TEST(CudaStructures, GridLinesGiveTheCpuBits) {
     EXPECT_NEAR(cpu.forcing.structure_volume(1), cpu.forcing.structure_volume(0),
                 1e-12 * cpu.forcing.structure_volume(0))
         << precision << ": the levee passes water through its breach only";
-    expect_same_line_bits(run_case(c, options("cuda"), 120), cpu, precision);
+    expect_same_bits(run_case(c, options("cuda"), 120), cpu, precision);
   }
 }
 
 TEST(CudaStructures, MeshLinesGiveTheCpuBits) {
   SHALLOWS_REQUIRE_GPU();
   const fs::path dir = test_support::temp_dir("cuda-structures-mesh-lines");
-  RectangleMeshSpec spec;
-  spec.x1 = 400;
-  spec.y1 = 100;
-  spec.nx = 40;
-  spec.ny = 10;
-  spec.perturbation = 0.2;
-  io::write_gmsh(dir / "m.msh", rectangle_mesh(spec), true);
+  test_support::write_weir_basins_mesh(dir / "m.msh");
   const std::string text =
       "[mesh]\nfile = \"m.msh\"\n[bathymetry]\nz = \"0.002 * (400 - x)\"\n"
       "[initial]\neta = \"x < 200 ? 2.2 : 0.5\"\n[time]\nend = 100\n"
@@ -334,7 +313,7 @@ TEST(CudaStructures, MeshLinesGiveTheCpuBits) {
     EXPECT_GT(cpu.forcing.structure_volume(0), 100.0) << precision << ": over the levee's crest";
     EXPECT_GT(cpu.forcing.structure_width(1), 5.0) << precision << ": the breach grew";
     for (const char* loop : {"cell", "edge"})
-      expect_same_line_bits(run_case(c, options("cuda", loop), 100), cpu, std::string(loop) + ", " + precision);
+      expect_same_bits(run_case(c, options("cuda", loop), 100), cpu, std::string(loop) + ", " + precision);
   }
   fs::remove_all(dir);
 }

@@ -20,6 +20,7 @@
 #include "support/case_fixture.hpp"
 #include "support/cli_runs.hpp"
 #include "support/restart_runs.hpp"
+#include "support/structure_basins.hpp"
 
 namespace shallows {
 namespace {
@@ -55,15 +56,7 @@ ForcingState accounts(const Backend& b) {
 class WeirCase : public test_support::CaseFixture {
  protected:
   // m.msh: perturbed triangles over the basins' 400 m x 100 m, 40 x 10 cells' worth.
-  void write_basins_mesh() {
-    RectangleMeshSpec spec;
-    spec.x1 = 400;
-    spec.y1 = 100;
-    spec.nx = 40;
-    spec.ny = 10;
-    spec.perturbation = 0.2;
-    io::write_gmsh(dir_ / "m.msh", rectangle_mesh(spec), true);
-  }
+  void write_basins_mesh() { test_support::write_weir_basins_mesh(dir_ / "m.msh"); }
 };
 
 TEST_F(WeirCase, WeirLineCrossesTheFacesBetweenTheCentresItSeparates) {

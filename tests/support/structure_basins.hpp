@@ -4,10 +4,13 @@
 // the CPU, tests/backend/test_cuda_structures.cpp on the GPU): two walled
 // basins 50 m x 20 m each side of a dry ridge 10 m wide at x in [50, 60]
 // (bed 5 m), on 22 x 4 cells or a perturbed triangle mesh of as many, Manning
-// 0.03; and the cells and areas the tests place structures by.
+// 0.03; and the cells and areas the tests place structures by. The weirs'
+// test mesh.
 #include <cmath>
 #include <cstddef>
+#include <filesystem>
 
+#include "shallows/io/gmsh.hpp"
 #include "shallows/mesh/unstructured/generator.hpp"
 #include "shallows/solver/problem.hpp"
 #include "support/mesh_problems.hpp"
@@ -36,6 +39,19 @@ Problem mesh_basins_problem(Eta eta) {
   Problem p = make_mesh_problem(spec, ridge_bed, eta);
   p.physics.n_manning = 0.03;
   return p;
+}
+
+// The weirs' basins as a Gmsh file (tests/regression/test_weir_runs.cpp, the
+// GPU's tests/backend/test_cuda_structures.cpp): perturbed triangles over
+// 400 m x 100 m, 40 x 10 cells' worth.
+inline void write_weir_basins_mesh(const std::filesystem::path& file) {
+  RectangleMeshSpec spec;
+  spec.x1 = 400;
+  spec.y1 = 100;
+  spec.nx = 40;
+  spec.ny = 10;
+  spec.perturbation = 0.2;
+  io::write_gmsh(file, rectangle_mesh(spec), true);
 }
 
 inline double cell_x(const Problem& p, index_t c) {
