@@ -349,7 +349,7 @@ std::uint64_t case_fingerprint(const Case& c) {
                      st.spec.invert_out, st.spec.n_manning, st.spec.entrance_loss, st.spec.exit_loss})
       h.value(v);
     h.value(static_cast<int>(st.spec.shape) + 2 * st.spec.controlled + 4 * st.spec.one_way);
-    if (!st.on_line() && st.spec.kind != StructureKind::breach) continue;
+    if (st.has_ends()) continue;
     for (const LineCrossing& x : st.crossings) {
       h.value(x.left);
       h.value(x.right);

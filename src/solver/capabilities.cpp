@@ -75,7 +75,7 @@ std::string where_else(Feature f, Place place) {
 std::string line_names(const Problem& p) {
   std::string s;
   for (const Structure& st : p.forcing.structures)
-    if (st.on_line() || st.spec.kind == StructureKind::breach) s += (s.empty() ? " ('" : ", '") + st.name + "'";
+    if (!st.has_ends()) s += (s.empty() ? " ('" : ", '") + st.name + "'";
   return s.empty() ? s : s + ")";
 }
 
@@ -112,7 +112,7 @@ std::vector<Feature> features_of(const Problem& p) {
   if (!p.scalars.empty()) out.push_back(Feature::scalars);
   bool ends = false, lines = false;
   for (const Structure& s : f.structures) {
-    const bool line = s.on_line() || s.spec.kind == StructureKind::breach;
+    const bool line = !s.has_ends();
     lines = lines || line;
     ends = ends || !line;
   }

@@ -83,6 +83,8 @@ struct Structure {
   TimeSeries width;             // breaches growing by a series: m against the time since the start (s)
 
   bool on_line() const { return spec.kind == StructureKind::weir || spec.kind == StructureKind::wall; }
+  // A pump, a gate or a culvert: an inlet and an outlet (the others act along a weir's or a wall's line).
+  bool has_ends() const { return !on_line() && spec.kind != StructureKind::breach; }
 };
 
 // A rank's replica of the cells the structures touch, made by local_problem

@@ -89,26 +89,22 @@ StructureTable structure_table(const std::vector<Structure>& structures, const S
       on_weirs[t.crossings.back().right.state].push_back(2 * c + 1);
     }
     t.specs.push_back(spec);
-    const bool ends = !st.on_line() && spec.kind != StructureKind::breach;
-    t.inlets.push_back(ends ? end(st.inlet) : StructureEnd{});
-    t.outlets.push_back(ends ? end(st.outlet) : StructureEnd{});
+    t.inlets.push_back(st.has_ends() ? end(st.inlet) : StructureEnd{});
+    t.outlets.push_back(st.has_ends() ? end(st.outlet) : StructureEnd{});
   }
   // A breach senses a crossing of its weir: an index into all the crossings.
   for (StructureSpec& spec : t.specs)
     if (spec.kind == StructureKind::breach) spec.sensor += first[static_cast<std::size_t>(spec.weir)];
   // Each weir cell's entries in crossing order, and its share of its area for each of them.
+  const auto side = [&](int e) -> StructureEnd& {
+    WeirCrossing& x = t.crossings[static_cast<std::size_t>(e >> 1)];
+    return (e & 1) != 0 ? x.right : x.left;
+  };
   for (auto& [state, entries] : on_weirs) {
     std::sort(entries.begin(), entries.end());
-    WeirCell w;
-    w.first = static_cast<int>(t.weir_entries.size());
-    w.count = static_cast<int>(entries.size());
-    for (int e : entries) {
-      WeirCrossing& x = t.crossings[static_cast<std::size_t>(e >> 1)];
-      StructureEnd& side = (e & 1) != 0 ? x.right : x.left;
-      w.end = side;
-      side.area = w.end.area / w.count;
-      t.weir_entries.push_back(e);
-    }
+    const WeirCell w{side(entries.front()), static_cast<int>(t.weir_entries.size()), static_cast<int>(entries.size())};
+    for (int e : entries) side(e).area = w.end.area / w.count;
+    t.weir_entries.insert(t.weir_entries.end(), entries.begin(), entries.end());
     t.weir_cells.push_back(w);
   }
   return t;
@@ -121,18 +117,21 @@ inline bool has_crossings(const std::vector<Structure>& structures) {
   return false;
 }
 
-// Each face of a grid that a line of a weir or a wall crosses, as f(lo, hi):
-// its two cells by problem cell (j nx + i), lo < hi, an x-face where they
-// share a row. On a rank (a replica), those whose two cells lie in the rank's
-// block, its halo's included.
+// Each face of a grid of nx columns that a line of a weir or a wall
+// crosses, as f(lo, hi, across_x): its two cells by problem cell (j nx + i),
+// lo < hi, and whether it is an x-face (the two share a row). On a rank (a
+// replica), those whose two cells lie in the rank's block, its halo's
+// included.
 template <class F>
-void for_each_line_face(const Forcing& forcing, F&& f) {
+void for_each_line_face(const Forcing& forcing, index_t nx, F&& f) {
   const StructureReplica& replica = forcing.replica;
   const auto cell = [&](index_t c) { return replica.empty() ? c : replica.cells[static_cast<std::size_t>(c)]; };
   for (const Structure& st : forcing.structures) {
     for (const LineCrossing& x : st.crossings) {
       const index_t l = cell(x.left), r = cell(x.right);
-      if (l >= 0 && r >= 0) f(std::min(l, r), std::max(l, r));
+      if (l < 0 || r < 0) continue;
+      const index_t lo = std::min(l, r), hi = std::max(l, r);
+      f(lo, hi, hi - lo == 1 && lo / nx == hi / nx);
     }
   }
 }
@@ -142,10 +141,9 @@ void for_each_line_face(const Forcing& forcing, F&& f) {
 // where no line crosses the grid.
 inline std::vector<unsigned char> grid_wall_faces(const Forcing& forcing, const Grid& grid) {
   std::vector<unsigned char> bits;
-  for_each_line_face(forcing, [&](index_t lo, index_t hi) {
+  for_each_line_face(forcing, grid.nx, [&](index_t lo, index_t, bool across_x) {
     if (bits.empty()) bits.assign(static_cast<std::size_t>(grid.padded_size()), 0);
     const index_t i = lo % grid.nx, j = lo / grid.nx;
-    const bool across_x = hi - lo == 1 && hi / grid.nx == j;
     bits[static_cast<std::size_t>(grid.index(i, j))] |= across_x ? 2 : 8;
     bits[static_cast<std::size_t>(across_x ? grid.index(i + 1, j) : grid.index(i, j + 1))] |= across_x ? 1 : 4;
   });

@@ -186,8 +186,9 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
         // scalars follow the lagged kernel in a pass of their own
         // (lagged_scalars_kernel), on one process and with sides of
         // constant values; else the plain update kernel transports them.
-        // Boundary segments and the walls of lines (weirs, walls) need the plain kernels. On a rank, lagged needs
-        // a halo one cell wider than k steps use (lagged_fits_halo).
+        // Boundary segments and the walls of lines (weirs, walls) need the
+        // plain kernels. On a rank, lagged needs a halo one cell wider than
+        // k steps use (lagged_fits_halo).
         kind_((p.forcing.active() && !gpu::forcing::ForcingDevice<Real>::marches(p.forcing, distributed_)) ||
                       (!p.scalars.empty() && (distributed_ || p.forcing.has_boundary_series())) ||
                       !p.segments.empty() || has_crossings(p.forcing.structures) ||
@@ -855,7 +856,7 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
     for (const VolumeSource& s : p.forcing.sources)
       for (index_t cell : s.cells) ring(cell);
     for (const Structure& s : p.forcing.structures) {
-      if (!s.on_line() && s.spec.kind != StructureKind::breach) {
+      if (s.has_ends()) {
         ring(s.inlet);
         ring(s.outlet);
       }

@@ -187,7 +187,7 @@ Problem local_problem(const Problem& global, const Block& b) {
     c = at->second;
   };
   for (Structure& st : f.structures) {
-    if (!st.on_line() && st.spec.kind != StructureKind::breach) {
+    if (st.has_ends()) {
       replicate(st.inlet);
       replicate(st.outlet);
     }

@@ -74,8 +74,7 @@ struct GridWalls {
     const index_t nx = p.grid.nx, ny = p.grid.ny;
     std::vector<std::vector<index_t>> x(static_cast<std::size_t>(ny)), y(static_cast<std::size_t>(ny));
     bool any = false;
-    for_each_line_face(p.forcing, [&](index_t lo, index_t hi) {
-      const bool across_x = hi - lo == 1 && lo / nx == hi / nx;
+    for_each_line_face(p.forcing, nx, [&](index_t lo, index_t hi, bool across_x) {
       auto& row = across_x ? x[static_cast<std::size_t>(lo / nx)] : y[static_cast<std::size_t>(lo / nx)];
       row.push_back(across_x ? hi % nx : lo % nx);
       any = true;

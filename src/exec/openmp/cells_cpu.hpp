@@ -107,6 +107,7 @@ class CpuForcing {
     state_.sources.assign(forcing_.sources.size(), 0.0);
     structures_ = structure_table(forcing_.structures, forcing_.replica, cells_of_, p.z);  // viewing forcing_'s series
     tallies_.assign(forcing_.structures.size(), StructureTally{});
+    weir_work_ = WeirWork(structures_, static_cast<int>(p.scalars.size()));
     if (!forcing_.replica.empty()) replica_.emplace(forcing_.replica.size(), static_cast<int>(p.scalars.size()));
     read_tallies(state_);
   }
@@ -278,9 +279,6 @@ class CpuForcing {
     cells.hc = hc_views_.data();
     cells.scalars = static_cast<int>(hc_views_.size());
     cells.h_dry = p.h_dry;
-    if (weir_work_.volume.size() != structures_.crossings.size() ||
-        weir_work_.mass.size() != structures_.crossings.size() * hc.size())
-      weir_work_ = WeirWork(structures_, static_cast<int>(hc.size()));
     const StructureView view = host_view(structures_, tallies_, weir_work_);
     if (!replica_) {
       apply_structures(view, cells, t, dt, static_cast<double>(p.g));
