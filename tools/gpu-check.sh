@@ -61,6 +61,11 @@
 #   peers     the open GPU peers of ../shared/peers-bench (copied to $PEERS, default .peers: TUM SWE f-wave and
 #             augmented Riemann, TRITON) on their circular dam break at 8192^2, and shallows in the same call: bench
 #             S004-T1 8192^2 and `shallows run` on the peers' case (bench/cases/peers-dambreak.toml), float and double
+#   structures the cost of ten structures (bench/cases/valley-ten-structures.toml against valley-no-structures):
+#             the stepping time per step over the first 900 s at STRUCTURES_SIZES (default 400x300 1000x750
+#             2000x1500), double and float, on the run's default kernel and on the lagged one
+#             (SHALLOWS_CUDA_KERNEL), alternately, STRUCTURES_ROUNDS rounds (default 2); the same with
+#             $BUILD-before where the stage `before` built it
 #   before    build the tree in $BEFORE_SRC (the code before a change that must not change results or
 #             speed, e.g. unpacked by `git archive OLD | tar -x -C .device/old`) into $BUILD-before
 #   compare   against that build: every case of tools/compare-outputs.sh on the GPU, every output file the
@@ -174,6 +179,46 @@ stage_compare() {
   grep -E "^FAILED" "$OUT/speed.log" && fail "speed-compare (see speed.log)"
   note "speed, before against now (best of ${COMPARE_ROUNDS:-2} rounds each, alternately):"
   sed -n '/^| case/,$p' "$OUT/speed.log" | tee -a "$SUMMARY" >/dev/null
+}
+
+# Microseconds a step of `shallows run` (summary.json's stepping_seconds over its steps); args: binary, case, nx,
+# ny, precision, kernel (auto: the run's default).
+structure_step_us() {
+  local bin=$1 case=$2 nx=$3 ny=$4 prec=$5 kernel=$6 dir="$BUILD/structures-run"
+  rm -rf "$dir"
+  local env=()
+  [[ $kernel != auto ]] && env=(SHALLOWS_CUDA_KERNEL="$kernel")
+  env "${env[@]}" "$bin" run "$REPO/bench/cases/$case.toml" --backend cuda -q -o "$dir" -p "$prec" \
+    --set domain.nx="$nx" --set domain.ny="$ny" --set time.end=900 --set 'output.format=["vtk"]' \
+    >>"$OUT/structures.log" 2>&1 || { echo failed; return; }
+  python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print("%.1f" % (1e6 * s["stepping_seconds"] / s["steps"]))' \
+    "$dir/summary.json"
+}
+
+stage_structures() {
+  : >"$OUT/structures.log"
+  local builds=("$SHALLOWS") names=(now) size prec kernel round b nx ny
+  [[ -x "$BUILD-before/shallows" ]] && builds=("$BUILD-before/shallows" "$SHALLOWS") && names=(before now)
+  note "ten structures against none (valley, 900 s), µs a step, best of ${STRUCTURES_ROUNDS:-2} rounds:"
+  note "| grid | precision | kernel | build | no structures | ten structures | ten/none |"
+  note "|---|---|---|---|---|---|---|"
+  for size in ${STRUCTURES_SIZES:-400x300 1000x750 2000x1500}; do
+    nx=${size%x*} ny=${size#*x}
+    for prec in double float; do
+      for kernel in auto lagged; do
+        for b in "${!builds[@]}"; do
+          local none=999999 ten=999999 v
+          for ((round = 0; round < ${STRUCTURES_ROUNDS:-2}; round++)); do
+            v=$(structure_step_us "${builds[$b]}" valley-no-structures "$nx" "$ny" "$prec" "$kernel")
+            [[ $v != failed ]] && none=$(python3 -c "print(min($none, $v))")
+            v=$(structure_step_us "${builds[$b]}" valley-ten-structures "$nx" "$ny" "$prec" "$kernel")
+            [[ $v != failed ]] && ten=$(python3 -c "print(min($ten, $v))")
+          done
+          note "| $nx x $ny | $prec | $kernel | ${names[$b]} | $none | $ten | $(python3 -c "print('%.3f' % ($ten / $none))") |"
+        done
+      done
+    done
+  done
 }
 
 stage_gputest() {
@@ -699,6 +744,7 @@ for s in "${STAGES[@]}"; do
     build) stage_build || break ;;
     before) stage_before ;;
     compare) stage_compare ;;
+    structures) stage_structures ;;
     test) stage_test ;;
     gputest) stage_gputest ;;
     sanitize) stage_sanitize ;;

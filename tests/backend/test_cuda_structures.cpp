@@ -7,14 +7,15 @@
 // tally; third order agrees to round-off. A restart through
 // read_forcing_state / load_forcing_state goes on bit for bit, and so does a
 // run of the example case killed after a checkpoint; its structures.csv is
-// the CPU run's. Weirs, walls and breaches (the walls in the plain kernels)
-// give the CPU's bits too. Every test skips where no CUDA device is present.
+// the CPU run's. Weirs, walls and breaches give the CPU's bits too, on both
+// grid kernels. Every test skips where no CUDA device is present.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shallows/io/case.hpp"
@@ -287,7 +288,14 @@ TEST(CudaStructures, GridLinesGiveTheCpuBits) {
     EXPECT_NEAR(cpu.forcing.structure_volume(1), cpu.forcing.structure_volume(0),
                 1e-12 * cpu.forcing.structure_volume(0))
         << precision << ": the levee passes water through its breach only";
-    expect_same_bits(run_case(c, options("cuda"), 120), cpu, precision);
+    // Both kernels: the plain ones read the wall bits, the lagged one's rhs next to a line is first_rhs_kernel's.
+    for (const char* kernel : {"lagged", "plain"}) {
+      CudaOptions co;
+      co.kernel = kernel;
+      std::unique_ptr<CudaBackend> gpu = make_cuda_backend(c.problem, options("cuda"), co);
+      ASSERT_EQ(gpu->stats().kernel, kernel);
+      expect_same_bits(run(std::move(gpu), 120), cpu, std::string(kernel) + ", " + precision);
+    }
   }
 }
 

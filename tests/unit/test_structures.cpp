@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "shallows/physics/structures.hpp"
+#include "shallows/solver/structure_table.hpp"
 
 namespace shallows {
 namespace {
@@ -204,6 +205,63 @@ TEST(StructurePass, WeirCrossingsShareTheirCellsWater) {
   EXPECT_EQ(dye[2], 0.25);
   EXPECT_EQ(tally.volume, 100.0);
   EXPECT_EQ(tally.discharge, 0.1);
+}
+
+// Cells numbered as their state, 10 m^2 each (a layout for structure_table).
+struct TenSquareMetreCells {
+  index_t state_index(index_t k) const { return k; }
+  double area(index_t) const { return 10.0; }
+};
+
+// The pumps, gates and culverts act in rounds of structures on cells of their own (StructureSpec::end_round): a
+// structure after the last earlier one that shares a cell with it. Acting round by round, in any order within a
+// round (here from the last), gives the bits of the case's order.
+TEST(StructureTable, EndStructuresSharingACellActInLaterRounds) {
+  const auto joined = [](StructureKind kind, index_t inlet, index_t outlet, double q) {
+    Structure st;
+    st.spec = kind == StructureKind::culvert ? pipe(0.5, 10.0, 0.013, 0.0, 0.0) : StructureSpec{};
+    st.spec.kind = kind;
+    st.inlet = inlet;
+    st.outlet = outlet;
+    st.discharge = TimeSeries::constant(q);
+    return st;
+  };
+  // Cells 0..6: A 0 -> 1, B 2 -> 3, C 1 -> 4 (after A), D 5 -> 6, E 4 -> 0 (after C and A).
+  const std::vector<Structure> structures{
+      joined(StructureKind::pump, 0, 1, 0.4), joined(StructureKind::culvert, 2, 3, 0.0),
+      joined(StructureKind::gate, 1, 4, 0.3), joined(StructureKind::pump, 5, 6, 0.2),
+      joined(StructureKind::pump, 4, 0, 0.5)};
+  const std::vector<double> z{0.0, 0.1, 0.0, -0.2, 0.3, 0.0, 0.0};
+  const StructureTable t = structure_table(structures, StructureReplica{}, TenSquareMetreCells{}, z);
+  std::vector<int> rounds;
+  for (const StructureSpec& spec : t.specs) rounds.push_back(spec.end_round);
+  EXPECT_EQ(rounds, (std::vector<int>{0, 0, 1, 0, 2}));
+  EXPECT_EQ(t.end_rounds, 3);
+
+  struct Run {
+    std::vector<double> h{1.0, 0.5, 2.0, 0.7, 0.05, 1.5, 0.0}, hu{0.1, 0.2, -0.1, 0.0, 0.3, 0.1, 0.0},
+        hv{0.0, 0.1, 0.2, -0.3, 0.0, 0.0, 0.0};
+    std::vector<StructureTally> tallies;
+    WeirWork work;
+  };
+  Run serial, by_rounds;
+  for (Run* r : {&serial, &by_rounds}) r->tallies.resize(structures.size());
+  for (int step = 0; step < 5; ++step) {
+    const StructureView a = host_view(t, serial.tallies, serial.work);
+    apply_structures(a, StructureCells<double>{serial.h.data(), serial.hu.data(), serial.hv.data(), nullptr, 0, 1e-6},
+                     step * 2.0, 2.0, g);
+    const StructureView b = host_view(t, by_rounds.tallies, by_rounds.work);
+    const StructureCells<double> cells{by_rounds.h.data(), by_rounds.hu.data(), by_rounds.hv.data(), nullptr, 0, 1e-6};
+    for (int round = 0; round < b.end_rounds; ++round)
+      for (int k = b.count - 1; k >= 0; --k)
+        if (b.specs[k].end_round == round) apply_end_structure(b, cells, k, step * 2.0, 2.0, g);
+  }
+  EXPECT_EQ(serial.h, by_rounds.h);
+  EXPECT_EQ(serial.hu, by_rounds.hu);
+  EXPECT_EQ(serial.hv, by_rounds.hv);
+  EXPECT_EQ(tally_values(serial.tallies), tally_values(by_rounds.tallies));
+  EXPECT_GT(serial.tallies[4].volume, 0.0);
+  EXPECT_GT(serial.tallies[1].volume, 0.0);  // the culvert from 2 m to 0.5 m
 }
 
 // Free flow: Q = C L H^1.5 from the higher side; Villemonte's (1 - (H_d / H_u)^1.5)^0.385 once the lower side

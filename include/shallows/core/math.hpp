@@ -4,6 +4,7 @@
 // double, on the host and on the device.
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "shallows/core/config.hpp"
 
@@ -227,6 +228,22 @@ SHALLOWS_HD bool bits_zero(double x) {
   return __double_as_longlong(x) == 0ll;
 #else
   return x == 0.0 && !std::signbit(x);
+#endif
+}
+
+// A quiet NaN: the bed of an inactive cell, or of a wall's image.
+SHALLOWS_HD float quiet_nan(float) {
+#ifdef __CUDA_ARCH__
+  return __int_as_float(0x7fffffff);
+#else
+  return std::numeric_limits<float>::quiet_NaN();
+#endif
+}
+SHALLOWS_HD double quiet_nan(double) {
+#ifdef __CUDA_ARCH__
+  return __longlong_as_double(0x7ff8000000000000ll);
+#else
+  return std::numeric_limits<double>::quiet_NaN();
 #endif
 }
 

@@ -66,6 +66,12 @@ struct StructureSpec {
   BreachGrowth growth = BreachGrowth::series;
   SeriesView breach_width;
   double width_initial = 0, width_final = 0, f1 = 1.3, f2 = 0.04, critical_velocity = 0.2;
+  // Pumps, gates and culverts: the round of the pass's last part this one
+  // acts in (structure_table): the round after that of the last one before
+  // it in file order that shares a cell with it, so that the structures of a
+  // round touch cells of their own and may act at once, each on the state
+  // the earlier ones left, as in file order.
+  int end_round = 0;
 };
 
 // A pump's or a gate's state after seeing the inlet level eta: running from
@@ -382,24 +388,23 @@ struct StructureView {
   double* volume = nullptr;
   int* breach = nullptr;
   double* mass = nullptr;
+  int end_rounds = 0;  // the rounds of the pumps, gates and culverts (StructureSpec::end_round)
 };
 
 // The lanes of the fixed-order sums of a weir's or a breach's crossings
 // (weir_lane_sum): the GPU's block size for them.
 inline constexpr int kSumLanes = 128;
 
-// First part of the pass: each breach's state over the step, at the levels
-// of its sensing crossing (advance_breach).
+// First part of the pass: breach k's state over the step, at the levels of
+// its sensing crossing (advance_breach); nothing for another kind.
 template <class Real>
-SHALLOWS_HD void advance_breaches(const StructureView& v, const StructureCells<Real>& a, double t, double dt,
-                                  double g) {
-  for (int k = 0; k < v.count; ++k) {
-    const StructureSpec& s = v.specs[k];
-    if (s.kind != StructureKind::breach) continue;
-    const WeirCrossing& x = v.crossings[s.sensor];
-    advance_breach(s, v.tally[k], static_cast<double>(a.h[x.left.state]) + x.left.z,
-                   static_cast<double>(a.h[x.right.state]) + x.right.z, t, dt, g);
-  }
+SHALLOWS_HD void advance_breach_of(const StructureView& v, const StructureCells<Real>& a, int k, double t, double dt,
+                                   double g) {
+  const StructureSpec& s = v.specs[k];
+  if (s.kind != StructureKind::breach) return;
+  const WeirCrossing& x = v.crossings[s.sensor];
+  advance_breach(s, v.tally[k], static_cast<double>(a.h[x.left.state]) + x.left.z,
+                 static_cast<double>(a.h[x.right.state]) + x.right.z, t, dt, g);
 }
 
 // Second part: crossing c's flow over the step from the levels the pass
@@ -502,37 +507,41 @@ SHALLOWS_HD void settle_weir_tally(const StructureView& v, int k, double moved, 
 // Whether structure kind k's tally sums its crossings (weir_lane_sum).
 SHALLOWS_HD bool sums_crossings(StructureKind k) { return k == StructureKind::weir || k == StructureKind::breach; }
 
-// Last part: the pumps, gates and culverts in order, each at the levels its
-// ends have now (structure_discharge), the volume limited (structure_volume)
-// and moved (move_volume).
+// Whether structure kind k joins two ends (a pump, gate or culvert).
+SHALLOWS_HD bool joins_ends(StructureKind k) {
+  return k == StructureKind::pump || k == StructureKind::gate || k == StructureKind::culvert;
+}
+
+// Last part, for a pump, gate or culvert k (nothing for another kind): at
+// the levels its ends have now (structure_discharge), the volume limited
+// (structure_volume) and moved (move_volume). In file order, or by rounds
+// (StructureSpec::end_round): the same values.
 template <class Real>
-SHALLOWS_HD void apply_end_structures(const StructureView& v, const StructureCells<Real>& a, double t, double dt,
-                                      double g) {
-  for (int k = 0; k < v.count; ++k) {
-    const StructureSpec& s = v.specs[k];
-    if (s.kind != StructureKind::pump && s.kind != StructureKind::gate && s.kind != StructureKind::culvert) continue;
-    const StructureEnd in = v.inlets[k], out = v.outlets[k];
-    const double h_in = static_cast<double>(a.h[in.state]), h_out = static_cast<double>(a.h[out.state]);
-    const double eta_in = h_in + in.z, eta_out = h_out + out.z;
-    bool running = v.tally[k].running != 0;
-    if (s.kind != StructureKind::culvert) running = pump_running(s, eta_in, running);
-    v.tally[k].running = running ? 1.0 : 0.0;
-    const double q = structure_discharge(s, eta_in, eta_out, t, dt, g, running);
-    const double vol = structure_volume(s, q, dt, h_in, in.area, eta_in, h_out, out.area, eta_out);
-    v.tally[k].discharge = dt > 0 ? vol / dt : 0.0;
-    if (vol == 0) continue;
-    v.tally[k].volume += vol;
-    move_volume(a, in, h_in, out, h_out, vol);
-  }
+SHALLOWS_HD void apply_end_structure(const StructureView& v, const StructureCells<Real>& a, int k, double t, double dt,
+                                     double g) {
+  const StructureSpec& s = v.specs[k];
+  if (!joins_ends(s.kind)) return;
+  const StructureEnd in = v.inlets[k], out = v.outlets[k];
+  const double h_in = static_cast<double>(a.h[in.state]), h_out = static_cast<double>(a.h[out.state]);
+  const double eta_in = h_in + in.z, eta_out = h_out + out.z;
+  bool running = v.tally[k].running != 0;
+  if (s.kind != StructureKind::culvert) running = pump_running(s, eta_in, running);
+  v.tally[k].running = running ? 1.0 : 0.0;
+  const double q = structure_discharge(s, eta_in, eta_out, t, dt, g, running);
+  const double vol = structure_volume(s, q, dt, h_in, in.area, eta_in, h_out, out.area, eta_out);
+  v.tally[k].discharge = dt > 0 ? vol / dt : 0.0;
+  if (vol == 0) return;
+  v.tally[k].volume += vol;
+  move_volume(a, in, h_in, out, h_out, vol);
 }
 
 // The structures' pass over a step of dt from t, after the update and the
 // forcing: the parts above one after another (a CUDA executor runs each part
-// as a kernel of its own, but on a rank's replica, where one thread runs
-// this).
+// over the threads of one block, structures_kernel, but on a rank's replica,
+// where one thread runs this).
 template <class Real>
 SHALLOWS_HD void apply_structures(const StructureView& v, const StructureCells<Real>& a, double t, double dt, double g) {
-  advance_breaches(v, a, t, dt, g);
+  for (int k = 0; k < v.count; ++k) advance_breach_of(v, a, k, t, dt, g);
   for (int c = 0; c < v.crossing_count; ++c) weir_flow(v, a, c, dt);
   for (int w = 0; w < v.weir_cell_count; ++w) apply_weir_cell(v, a, w);
   double lanes[kSumLanes];
@@ -541,7 +550,7 @@ SHALLOWS_HD void apply_structures(const StructureView& v, const StructureCells<R
     for (int l = 0; l < kSumLanes; ++l) lanes[l] = weir_lane_sum(v, k, l);
     settle_weir_tally(v, k, sum_lanes(lanes), dt);
   }
-  apply_end_structures(v, a, t, dt, g);
+  for (int k = 0; k < v.count; ++k) apply_end_structure(v, a, k, t, dt, g);
 }
 
 }  // namespace shallows

@@ -84,7 +84,7 @@ struct Structure {
 
   bool on_line() const { return spec.kind == StructureKind::weir || spec.kind == StructureKind::wall; }
   // A pump, a gate or a culvert: an inlet and an outlet (the others act along a weir's or a wall's line).
-  bool has_ends() const { return !on_line() && spec.kind != StructureKind::breach; }
+  bool has_ends() const { return joins_ends(spec.kind); }
 };
 
 // A rank's replica of the cells the structures touch, made by local_problem

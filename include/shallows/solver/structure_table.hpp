@@ -26,6 +26,7 @@ struct StructureTable {
   std::vector<WeirCrossing> crossings;        // the weirs' and walls' crossings, in structure order
   std::vector<WeirCell> weir_cells;           // the cells on weirs' lines, by state index
   std::vector<int> weir_entries;              // their crossings (WeirCell)
+  int end_rounds = 0;                         // StructureView::end_rounds
 
   bool empty() const { return specs.empty(); }
   int count() const { return static_cast<int>(specs.size()); }
@@ -56,7 +57,8 @@ inline StructureView host_view(const StructureTable& t, std::vector<StructureTal
           static_cast<int>(t.weir_cells.size()),
           work.volume.data(),
           work.breach.data(),
-          work.mass.data()};
+          work.mass.data(),
+          t.end_rounds};
 }
 
 // The table of `structures` over `cells` (areas readable on the host), z the
@@ -95,6 +97,18 @@ StructureTable structure_table(const std::vector<Structure>& structures, const S
   // A breach senses a crossing of its weir: an index into all the crossings.
   for (StructureSpec& spec : t.specs)
     if (spec.kind == StructureKind::breach) spec.sensor += first[static_cast<std::size_t>(spec.weir)];
+  // The pumps', gates' and culverts' rounds: after the last round of any of their cells.
+  std::map<index_t, int> next_round;  // by state index: the first round free for a structure on the cell
+  int rounds = 0;
+  for (std::size_t k = 0; k < t.specs.size(); ++k) {
+    if (!joins_ends(t.specs[k].kind)) continue;
+    const index_t in = t.inlets[k].state, out = t.outlets[k].state;
+    const int round = std::max(next_round[in], next_round[out]);
+    t.specs[k].end_round = round;
+    next_round[in] = next_round[out] = round + 1;
+    rounds = std::max(rounds, round + 1);
+  }
+  t.end_rounds = rounds;
   // Each weir cell's entries in crossing order, and its share of its area for each of them.
   const auto side = [&](int e) -> StructureEnd& {
     WeirCrossing& x = t.crossings[static_cast<std::size_t>(e >> 1)];

@@ -186,12 +186,11 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
         // scalars follow the lagged kernel in a pass of their own
         // (lagged_scalars_kernel), on one process and with sides of
         // constant values; else the plain update kernel transports them.
-        // Boundary segments and the walls of lines (weirs, walls) need the
-        // plain kernels. On a rank, lagged needs a halo one cell wider than
-        // k steps use (lagged_fits_halo).
+        // Boundary segments need the plain kernels. On a rank, lagged needs
+        // a halo one cell wider than k steps use (lagged_fits_halo).
         kind_((p.forcing.active() && !gpu::forcing::ForcingDevice<Real>::marches(p.forcing, distributed_)) ||
                       (!p.scalars.empty() && (distributed_ || p.forcing.has_boundary_series())) ||
-                      !p.segments.empty() || has_crossings(p.forcing.structures) ||
+                      !p.segments.empty() ||
                       (distributed_ && !lagged_fits_halo(p, o.halo_steps))
                   ? KernelKind::plain
                   : parse_kernel(co.kernel, p, distributed_)),
@@ -347,7 +346,7 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
     plain_.segments = segments_.get();
     plain_.segment_count = static_cast<int>(p.segments.size());
     plain_.scalar_segment = scalar_segment_.get();
-    plain_.walls = walls_.get();
+    base_.walls = walls_.get();
     if (march_strips > 0) march_ = forcing_.march();
     const bool moves_water = !p.forcing.sources.empty() || !p.forcing.structures.empty();
     if (lagged && moves_water) list_after_sources(p);
@@ -788,7 +787,7 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
         if (plain_.scalars > 0) launch_scalars_pass(a);
         break;
       case KernelKind::plain:
-        if (plain_.walls) {
+        if (base_.walls) {
           gpu::plain_rate_kernel<Real, true><<<plain_blocks(), gpu::kBlockThreads, 0, stream_>>>(base_, plain_, a, 1);
         } else {
           gpu::plain_rate_kernel<Real, false><<<plain_blocks(), gpu::kBlockThreads, 0, stream_>>>(base_, plain_, a, 1);
@@ -895,7 +894,7 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
   }
 
   void launch_plain_update(const Launch& a) {
-    if (plain_.walls) return launch_plain_update_with<true>(a);
+    if (base_.walls) return launch_plain_update_with<true>(a);
     launch_plain_update_with<false>(a);
   }
 
@@ -1076,7 +1075,7 @@ class CudaExecutor final : public gpu::WithForcing<Real, GridCells, gpu::GridRan
   ChunkRun run_over_;  // what launch_lagged_with launches over
   DeviceArray<unsigned> after_sources_;   // list_after_sources (empty: no source, or the plain kernels)
   DeviceArray<unsigned char> after_sources_flag_;
-  DeviceArray<unsigned char> walls_;  // PlainExtras::walls; empty: no line crosses the grid
+  DeviceArray<unsigned char> walls_;  // Params::walls; empty: no line crosses the grid
   gpu::forcing::SideSeriesDevice side_series_;  // Forcing::boundary on the device
   bool sources_series_ = false;     // the lagged kernel's kSourcesSeries instance
   bool rhs_at_first_step_ = false;  // the stored rhs took the sides' series at t = 0 (set_state)

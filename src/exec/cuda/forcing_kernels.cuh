@@ -17,11 +17,9 @@
 //     of the same launch run side by side (a launch per "level", normally
 //     one), a source that shares a cell waits for the launch after.
 //  3. the structures' pass (apply_structures, physics/structures.hpp, as on
-//     the CPU), after the sources, a kernel per part: the breaches (one
-//     thread), the weir crossings' flows (a thread each), the weir cells (a
-//     thread each), then a block per weir or breach summing its crossings by
-//     a fixed tree and one thread for the pumps, gates and culverts in
-//     order. The tallies stay on the device until read. On a rank, on the
+//     the CPU), after the sources, in one block (structures_kernel): its
+//     parts one after another, each over the block's threads. The tallies
+//     stay on the device until read. On a rank, on the
 //     replica of their cells (StructureReplica): replica_pack_kernel puts
 //     the rank's shares on the device, the host all-reduces them, and
 //     ranked_structures_kernel runs the whole pass on one thread on the sums
@@ -61,6 +59,8 @@
 namespace shallows::gpu::forcing {
 
 constexpr int kThreads = 128;
+// The structures' pass's block (structures_kernel).
+constexpr int kPassThreads = 512;
 
 // The step just taken, as a Clock gives it to the kernels.
 template <class Real>
@@ -117,7 +117,6 @@ struct SourceArgs {
 template <class Real>
 struct StructureArgs {
   StructureView view;
-  bool breaches = false;  // whether any structure is a breach
   Real h_dry = 0;
   double g = 0;  // the run's precision's g, in double, as the CPU passes it
   Real* const* hc[2] = {};
@@ -386,43 +385,51 @@ __device__ __forceinline__ StructureCells<Real> structure_cells(const StructureA
   return cells;
 }
 
+// The structures' pass (apply_structures' parts) in one block, a barrier
+// between the parts in place of a launch: the breaches, a thread each; every
+// weir crossing's flow; every weir cell; each weir's and breach's tally by
+// kSumLanes lanes of a group of the block (block_sum's tree); the pumps,
+// gates and culverts round by round (StructureSpec::end_round), a thread
+// each. Structures are few: one block's loops cost less than a launch per
+// part, and a line long enough to make them long crosses a grid whose step
+// takes far longer. The barrier makes each part's global writes visible to
+// the next.
 template <class Real, class Clock>
-__global__ void breaches_kernel(const StructureArgs<Real> s, const Clock clock) {
+__global__ void __launch_bounds__(kPassThreads) structures_kernel(const StructureArgs<Real> s, const Clock clock) {
+  static_assert(kPassThreads % kSumLanes == 0, "the tallies' sums take groups of kSumLanes threads");
+  constexpr int kGroups = kPassThreads / kSumLanes;
+  __shared__ double lanes[kPassThreads];
   const StepWindow<Real> w = clock.window();
-  if (w.taken) advance_breaches(s.view, structure_cells(s, w), w.t0, w.dt, s.g);
-}
-
-template <class Real, class Clock>
-__global__ void __launch_bounds__(kThreads) weir_flows_kernel(const StructureArgs<Real> s, const Clock clock) {
-  const StepWindow<Real> w = clock.window();
-  const int c = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (w.taken && c < s.view.crossing_count) weir_flow(s.view, structure_cells(s, w), c, w.dt);
-}
-
-template <class Real, class Clock>
-__global__ void __launch_bounds__(kThreads) weir_cells_kernel(const StructureArgs<Real> s, const Clock clock) {
-  const StepWindow<Real> w = clock.window();
-  const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (w.taken && k < s.view.weir_cell_count) apply_weir_cell(s.view, structure_cells(s, w), k);
-}
-
-// Block k < count: weir or breach k's tally (weir_lane_sum over the block's
-// lanes, added by block_sum's tree); block count: the pumps, gates and
-// culverts, one thread.
-template <class Real, class Clock>
-__global__ void __launch_bounds__(kThreads) structures_finish_kernel(const StructureArgs<Real> s, const Clock clock) {
-  static_assert(kThreads == kSumLanes, "a weir's sum takes one lane per thread");
-  __shared__ double sum_buf[kThreads];
-  const StepWindow<Real> w = clock.window();
-  if (!w.taken) return;
-  const int k = static_cast<int>(blockIdx.x);
-  if (k == s.view.count) {
-    if (threadIdx.x == 0) apply_end_structures(s.view, structure_cells(s, w), w.t0, w.dt, s.g);
-    return;
+  if (!w.taken) return;  // the whole block
+  const StructureView& v = s.view;
+  const StructureCells<Real> cells = structure_cells(s, w);
+  const int t = static_cast<int>(threadIdx.x);
+  const double dt = static_cast<double>(w.dt);
+  for (int k = t; k < v.count; k += kPassThreads) advance_breach_of(v, cells, k, w.t0, dt, s.g);
+  __syncthreads();
+  for (int c = t; c < v.crossing_count; c += kPassThreads) weir_flow(v, cells, c, dt);
+  __syncthreads();
+  for (int k = t; k < v.weir_cell_count; k += kPassThreads) apply_weir_cell(v, cells, k);
+  __syncthreads();
+  const int group = t / kSumLanes, lane = t % kSumLanes;
+  double* sum = lanes + group * kSumLanes;
+  for (int first = 0; first < v.count; first += kGroups) {
+    const int k = first + group;
+    const bool sums = k < v.count && sums_crossings(v.specs[k].kind);
+    sum[lane] = sums ? weir_lane_sum(v, k, lane) : 0.0;
+    __syncthreads();
+    for (int o = kSumLanes / 2; o > 0; o >>= 1) {  // sum_lanes' tree
+      if (lane < o) sum[lane] += sum[lane + o];
+      __syncthreads();
+    }
+    if (sums && lane == 0) settle_weir_tally(v, k, sum[0], dt);
+    __syncthreads();  // sum[0] read before the next round writes it
   }
-  if (!sums_crossings(s.view.specs[k].kind)) return;
-  const double moved = block_sum(weir_lane_sum(s.view, k, static_cast<int>(threadIdx.x)), sum_buf);
-  if (threadIdx.x == 0) settle_weir_tally(s.view, k, moved, static_cast<double>(w.dt));
+  for (int round = 0; round < v.end_rounds; ++round) {
+    for (int k = t; k < v.count; k += kPassThreads)
+      if (joins_ends(v.specs[k].kind) && v.specs[k].end_round == round) apply_end_structure(v, cells, k, w.t0, dt, s.g);
+    __syncthreads();
+  }
 }
 
 // A rank's shares of the replica of the state after the step (replica_pack),
@@ -702,20 +709,8 @@ class ForcingDevice {
  private:
   template <class Clock>
   void launch_structures(const Clock& clock, cudaStream_t stream) const {
-    const StructureView& v = structures_.view;
-    const auto blocks = [](int n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); };
-    if (structures_.breaches) {
-      breaches_kernel<Real, Clock><<<1, 1, 0, stream>>>(structures_, clock);
-      SHALLOWS_CUDA_CHECK_LAUNCH("forcing breaches_kernel");
-    }
-    if (v.weir_cell_count > 0) {
-      weir_flows_kernel<Real, Clock><<<blocks(v.crossing_count), kThreads, 0, stream>>>(structures_, clock);
-      SHALLOWS_CUDA_CHECK_LAUNCH("forcing weir_flows_kernel");
-      weir_cells_kernel<Real, Clock><<<blocks(v.weir_cell_count), kThreads, 0, stream>>>(structures_, clock);
-      SHALLOWS_CUDA_CHECK_LAUNCH("forcing weir_cells_kernel");
-    }
-    structures_finish_kernel<Real, Clock><<<static_cast<unsigned>(v.count + 1), kThreads, 0, stream>>>(structures_, clock);
-    SHALLOWS_CUDA_CHECK_LAUNCH("forcing structures_finish_kernel");
+    structures_kernel<Real, Clock><<<1, kPassThreads, 0, stream>>>(structures_, clock);
+    SHALLOWS_CUDA_CHECK_LAUNCH("forcing structures_kernel");
   }
 
   // A rank's sources (a grid's): one after another, in Problem order (each
@@ -977,7 +972,7 @@ class ForcingDevice {
     view.weir_cell_count = static_cast<int>(table.weir_cells.size());
     view.volume = crossing_volume_.get();
     view.breach = crossing_breach_.get();
-    for (const StructureSpec& spec : table.specs) structures_.breaches |= spec.kind == StructureKind::breach;
+    view.end_rounds = table.end_rounds;
     structures_.h_dry = cell_.phys.h_dry;
     structures_.g = static_cast<double>(cell_.phys.g);
     for (const Structure& st : p.forcing.structures) structure_names_.push_back(st.name);

@@ -192,6 +192,13 @@ struct Params {
   Real* max_speed;
   double* arrival;
   double arrival_threshold;
+  // The faces of weirs' and walls' lines (Structure::crossings), per padded
+  // cell: bit 0 its west face, 1 east, 2 south, 3 north; null: none. The
+  // plain kernels read them (kWalls) and so does first_rhs_kernel, which
+  // makes the rhs of every chunk next to a line's cells after the structures
+  // (their cells are MarchForcing::after_sources chunks'): the lagged
+  // kernel's own edges never meet a line's face.
+  const unsigned char* walls;
 
   __device__ __forceinline__ index_t index(index_t i, index_t j) const {
     return (j + Grid::ghost) * pitch + (i + Grid::ghost);
@@ -213,9 +220,6 @@ struct PlainExtras {
   const SegmentCondition<Real>* segments = nullptr;
   int segment_count = 0;
   const Real* scalar_segment = nullptr;
-  // The faces of weirs' and walls' lines (Structure::crossings), per padded
-  // cell: bit 0 its west face, 1 east, 2 south, 3 north; null: none.
-  const unsigned char* walls = nullptr;
 };
 
 // The mass flux of each edge of a state (scalar_transport.hpp's
@@ -242,9 +246,6 @@ template <class Real>
 __device__ __forceinline__ State<Real> st(const Cell<Real>& c) {
   return {c.h, c.hu, c.hv};
 }
-
-__device__ __forceinline__ float quiet_nan(float) { return __int_as_float(0x7fffffff); }
-__device__ __forceinline__ double quiet_nan(double) { return __longlong_as_double(0x7ff8000000000000ll); }
 
 __device__ __forceinline__ unsigned long long encode_rate(float r) {
   if (!(r <= FLT_MAX)) return kNonFinite;
@@ -362,7 +363,7 @@ __device__ __forceinline__ Cell<Real> load_cell(const Params<Real>& grid, const 
       sj = grid.ny - 1;
     }
   }
-  if (side < 0) return {Real(0), Real(0), Real(0), quiet_nan(Real(0))};
+  if (side < 0) return {Real(0), Real(0), Real(0), math::quiet_nan(Real(0))};
   const index_t k = grid.index(si, sj);
   const Real zi = grid.z[k];
   const State<Real> g = ghost_state(State<Real>{h[k], hu[k], hv[k]}, zi, static_cast<Side>(side),
@@ -597,33 +598,56 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
     const Real* __restrict__ hv = grid.hv[parity];
     const auto load = [&](index_t j) {
       return j <= jend ? load_cell(grid, h, hu, hv, i, j, static_cast<const SegmentCondition<Real>*>(nullptr), 0, sides)
-                       : Cell<Real>{Real(0), Real(0), Real(0), quiet_nan(Real(0))};
+                       : Cell<Real>{Real(0), Real(0), Real(0), math::quiet_nan(Real(0))};
+    };
+    // The line faces of cell (i, r) (Params::walls; none outside the padded grid).
+    const auto walls_of = [&](index_t r) -> unsigned {
+      return grid.walls && i >= -1 && i <= grid.nx && r >= -1 && r <= grid.ny ? grid.walls[grid.index(i, r)] : 0u;
+    };
+    // The edge of an axis between cells a and b: without a wall, one
+    // evaluation for both; across a line's face, each side's own (wall_edge).
+    const auto edge = [&](auto axis_c, const Cell<Real>& a, const Cell<Real>& b, bool wall, EdgeFluctuation<Real>& lo,
+                          EdgeFluctuation<Real>& hi) {
+      constexpr int axis = decltype(axis_c)::value;
+      const CellPrimitive<Real> pa = cell_primitive(st(a), a.z, grid.phys), pb = cell_primitive(st(b), b.z, grid.phys);
+      if (wall) {
+        wall_edge<axis>(pa, pb, grid.phys, lo, hi);
+      } else {
+        lo = cartesian_edge<axis>(pa, pb, grid.phys);
+        hi = lo;
+      }
+    };
+    const auto both_active = [](const Cell<Real>& a, const Cell<Real>& b, bool wall) {
+      return !wall && !math::is_nan(a.z) && !math::is_nan(b.z);
     };
     Cell<Real> b = load(j0);
-    EdgeFluctuation<Real> fs;
+    EdgeFluctuation<Real> fs;  // the south edge of row r, as row r sees it
     {
       const Cell<Real> a = load(j0 - 1);
-      fs = cartesian_edge<1>(st(a), a.z, st(b), b.z, grid.phys);
+      const bool wall = (walls_of(j0) & 4u) != 0;
+      EdgeFluctuation<Real> below;
+      edge(std::integral_constant<int, 1>{}, a, b, wall, below, fs);
       if (mass_fluxes.y[0] && tile_lane && j0 == 0)  // the south side's edge
-        mass_fluxes.y[parity][grid.index(i, -1)] =
-            edge_mass_flux(a.hv, b.hv, fs, !math::is_nan(a.z) && !math::is_nan(b.z));
+        mass_fluxes.y[parity][grid.index(i, -1)] = edge_mass_flux(a.hv, b.hv, fs, both_active(a, b, wall));
     }
     Cell<Real> c1 = load(j0 + 1);
     for (index_t r = j0; r < jend; ++r) {
       const Cell<Real> d = load(r + 2);
       const Cell<Real> be = shfl_down(b, 1);
-      const auto fn = cartesian_edge<1>(st(b), b.z, st(c1), c1.z, grid.phys);
-      const auto fe = cartesian_edge<0>(st(b), b.z, st(be), be.z, grid.phys);
-      const Real w_speed = shfl_up(fe.speed, 1);
+      const unsigned walls = walls_of(r);
+      EdgeFluctuation<Real> fn, fn_above, fe, fe_east;
+      edge(std::integral_constant<int, 1>{}, b, c1, (walls & 8u) != 0, fn, fn_above);
+      edge(std::integral_constant<int, 0>{}, b, be, (walls & 2u) != 0, fe, fe_east);
+      const Real w_speed = shfl_up(fe_east.speed, 1);
       const Real rate = (w_speed + fe.speed) * grid.half_inv_dx + (fs.speed + fn.speed) * grid.half_inv_dy;
-      const State<Real> w = shfl_up(fe.to_right, 1);
+      const State<Real> w = shfl_up(fe_east.to_right, 1);
       const State<Real> rhs = cell_rhs(grid, w, fe.to_left, fs.to_right, fn.to_left);
       const index_t k = grid.index(i, r);
       if (mass_fluxes.x[0]) {
-        const Real m = edge_mass_flux(b.hu, be.hu, fe, !math::is_nan(b.z) && !math::is_nan(be.z));
+        const Real m = edge_mass_flux(b.hu, be.hu, fe, both_active(b, be, (walls & 2u) != 0));
         if (tile_lane || i == -1) mass_fluxes.x[parity][k] = m;  // i = -1: the west side's edge
         if (tile_lane)
-          mass_fluxes.y[parity][k] = edge_mass_flux(b.hv, c1.hv, fn, !math::is_nan(b.z) && !math::is_nan(c1.z));
+          mass_fluxes.y[parity][k] = edge_mass_flux(b.hv, c1.hv, fn, both_active(b, c1, (walls & 8u) != 0));
       }
       if (tile_lane) {
         grid.rh[parity][k] = rhs.h;
@@ -638,7 +662,7 @@ __global__ void __launch_bounds__(kBlockThreads) first_rhs_kernel(const Params<R
         const unsigned long long e = encode_rate(rate);
         best = e > best ? e : best;
       }
-      fs = fn;
+      fs = fn_above;
       b = c1;
       c1 = d;
     }
@@ -713,7 +737,7 @@ __device__ __forceinline__ unsigned long long lagged_march(
     State<Real> rhs;
   };
   const auto load = [&](int j, index_t k, bool inside) {
-    Row w{{Real(0), Real(0), Real(0), quiet_nan(Real(0))}, {Real(0), Real(0), Real(0)}};
+    Row w{{Real(0), Real(0), Real(0), math::quiet_nan(Real(0))}, {Real(0), Real(0), Real(0)}};
     if (inside || (in_domain && j >= 0 && j < ny)) {
       w.q = {h[k], hu[k], hv[k], grid.z[k]};
       w.rhs = {rh[k], rhu[k], rhv[k]};
@@ -1007,11 +1031,11 @@ __device__ __forceinline__ Neighbours<Real> load_neighbours(const Params<Real>& 
                      load_cell(grid, h, hu, hv, i, j - 1, extras.segments, extras.segment_count),
                      load_cell(grid, h, hu, hv, i, j + 1, extras.segments, extras.segment_count)};
   if constexpr (kWalls) {
-    const unsigned m = extras.walls[grid.index(i, j)];
-    if (m & 1u) c.w.z = quiet_nan(Real(0));
-    if (m & 2u) c.e.z = quiet_nan(Real(0));
-    if (m & 4u) c.s.z = quiet_nan(Real(0));
-    if (m & 8u) c.n.z = quiet_nan(Real(0));
+    const unsigned m = grid.walls[grid.index(i, j)];
+    if (m & 1u) c.w.z = math::quiet_nan(Real(0));
+    if (m & 2u) c.e.z = math::quiet_nan(Real(0));
+    if (m & 4u) c.s.z = math::quiet_nan(Real(0));
+    if (m & 8u) c.n.z = math::quiet_nan(Real(0));
   }
   return c;
 }

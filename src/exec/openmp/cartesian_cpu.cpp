@@ -97,21 +97,6 @@ struct GridWalls {
   bool empty() const { return x_first.empty(); }
 };
 
-// The fluctuations of a wall between the active cells l and r of an axis:
-// each side sees its own wall image, as next to an inactive cell
-// (cartesian_edge).
-template <int axis, class Real>
-void wall_edge(CellPrimitive<Real> l, CellPrimitive<Real> r, const PhysicsParams<Real>& p,
-               EdgeFluctuation<Real>& left, EdgeFluctuation<Real>& right) {
-  const Real none = std::numeric_limits<Real>::quiet_NaN();
-  CellPrimitive<Real> gone = r;
-  gone.z = none;
-  left = cartesian_edge<axis>(l, gone, p);
-  gone = l;
-  gone.z = none;
-  right = cartesian_edge<axis>(gone, r, p);
-}
-
 struct RowResult {
   double max_rate;
   bool finite;

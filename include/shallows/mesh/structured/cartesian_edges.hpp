@@ -64,4 +64,18 @@ SHALLOWS_HD EdgeFluctuation<Real> cartesian_edge(State<Real> l, Real zl, State<R
   return cartesian_edge<axis>(cell_primitive(l, zl, p), cell_primitive(r, zr, p), p);
 }
 
+// The fluctuations of a wall (a line of a weir or a wall) between the
+// active cells l and r of an axis: each side sees its own wall image, as
+// next to an inactive cell; `left` is l's side of the edge, `right` r's.
+template <int axis, class Real>
+SHALLOWS_HD void wall_edge(CellPrimitive<Real> l, CellPrimitive<Real> r, const PhysicsParams<Real>& p,
+                           EdgeFluctuation<Real>& left, EdgeFluctuation<Real>& right) {
+  CellPrimitive<Real> gone = r;
+  gone.z = math::quiet_nan(Real(0));
+  left = cartesian_edge<axis>(l, gone, p);
+  gone = l;
+  gone.z = math::quiet_nan(Real(0));
+  right = cartesian_edge<axis>(gone, r, p);
+}
+
 } // namespace shallows
