@@ -299,6 +299,33 @@ TEST(CudaStructures, GridLinesGiveTheCpuBits) {
   }
 }
 
+// Lines of 2,000 crossings (a levee 6 km long with its breach, a wall 4 km long): structures_kernel's blocks
+// share the crossings' flows, the last one runs the rest, and the GPU still moves the CPU's bits.
+TEST(CudaStructures, LongLinesGiveTheCpuBits) {
+  SHALLOWS_REQUIRE_GPU();
+  const std::string text =
+      "[domain]\nnx = 40\nny = 1200\nx = [0.0, 200.0]\ny = [0.0, 6000.0]\n[bathymetry]\nz = 0.0\n"
+      "[initial]\neta = \"x < 100 ? 2 : 0\"\n[physics]\nmanning = 0.03\n[time]\nend = 60\n"
+      "[[structure]]\nname = \"levee\"\ntype = \"weir\"\npoints = [[100.0, -1.0], [100.0, 6001.0]]\n"
+      "crest = 1.5\ncoefficient = 1.7\n"
+      "[[structure]]\nname = \"gap\"\ntype = \"breach\"\nline = \"levee\"\nat = [100.0, 4500.0]\n"
+      "start = 10.0\nbottom = 0.5\nwidth = { initial = 20.0, final = 200.0, model = \"verheij\" }\n"
+      "[[structure]]\nname = \"fence\"\ntype = \"wall\"\npoints = [[150.0, 6001.0], [150.0, 2000.0]]\n";
+  for (const char* precision : {"double", "float"}) {
+    const io::Case c = io::parse_case(text, "case.toml", ".", {std::string("numerics.precision=") + precision});
+    const Outcome cpu = run_case(c, options("cpu"), 60);
+    ASSERT_EQ(cpu.forcing.structures.size(), 3 * kTallyValues);
+    EXPECT_GT(cpu.forcing.structure_volume(1), 100.0) << precision << ": through the breach";
+    EXPECT_GT(cpu.forcing.structure_volume(0), cpu.forcing.structure_volume(1)) << precision << ": over the low crest";
+    for (const char* kernel : {"lagged", "plain"}) {
+      CudaOptions co;
+      co.kernel = kernel;
+      expect_same_bits(run(make_cuda_backend(c.problem, options("cuda"), co), 60), cpu,
+                       std::string(kernel) + ", " + precision);
+    }
+  }
+}
+
 TEST(CudaStructures, MeshLinesGiveTheCpuBits) {
   SHALLOWS_REQUIRE_GPU();
   const fs::path dir = test_support::temp_dir("cuda-structures-mesh-lines");

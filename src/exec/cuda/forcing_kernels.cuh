@@ -61,6 +61,8 @@ namespace shallows::gpu::forcing {
 constexpr int kThreads = 128;
 // The structures' pass's block (structures_kernel).
 constexpr int kPassThreads = 512;
+// The shared memory it may take for the structures' specs and tallies.
+constexpr std::size_t kStagedBytes = 40 * 1024;
 
 // The step just taken, as a Clock gives it to the kernels.
 template <class Real>
@@ -121,6 +123,10 @@ struct StructureArgs {
   double g = 0;  // the run's precision's g, in double, as the CPU passes it
   Real* const* hc[2] = {};
   int scalars = 0;
+  // Whether structures_kernel copies the specs and tallies into shared
+  // memory (kStagedBytes hold them), and its blocks' tickets (zero between launches).
+  bool staged = false;
+  unsigned* tickets = nullptr;
 };
 
 // A rank's replica of the structures' cells on the device (StructureReplica):
@@ -385,29 +391,57 @@ __device__ __forceinline__ StructureCells<Real> structure_cells(const StructureA
   return cells;
 }
 
-// The structures' pass (apply_structures' parts) in one block, a barrier
-// between the parts in place of a launch: the breaches, a thread each; every
-// weir crossing's flow; every weir cell; each weir's and breach's tally by
-// kSumLanes lanes of a group of the block (block_sum's tree); the pumps,
+// The structures' pass (apply_structures' parts) in one launch. Each block
+// copies the specs and tallies into shared memory (where they fit,
+// StructureArgs::staged), advances every breach there (the same values in
+// every block) and takes its share of the weir crossings' flows; the last
+// block to finish them (a ticket, after a fence) runs the rest, a barrier
+// between the parts: every weir cell; each weir's and breach's tally by
+// kSumLanes lanes of a group of the block (sum_lanes' tree); the pumps,
 // gates and culverts round by round (StructureSpec::end_round), a thread
-// each. Structures are few: one block's loops cost less than a launch per
-// part, and a line long enough to make them long crosses a grid whose step
-// takes far longer. The barrier makes each part's global writes visible to
-// the next.
+// each; then it writes the tallies back. Structures are few: one launch
+// costs less than a launch per part. Without room for the copies, one
+// block runs it all on the global arrays.
 template <class Real, class Clock>
 __global__ void __launch_bounds__(kPassThreads) structures_kernel(const StructureArgs<Real> s, const Clock clock) {
   static_assert(kPassThreads % kSumLanes == 0, "the tallies' sums take groups of kSumLanes threads");
   constexpr int kGroups = kPassThreads / kSumLanes;
   __shared__ double lanes[kPassThreads];
+  __shared__ bool last;
+  extern __shared__ double staged[];  // the specs, then the tallies (both of 8-byte words)
   const StepWindow<Real> w = clock.window();
-  if (!w.taken) return;  // the whole block
-  const StructureView& v = s.view;
-  const StructureCells<Real> cells = structure_cells(s, w);
+  if (!w.taken) return;  // the whole grid
+  StructureView v = s.view;
   const int t = static_cast<int>(threadIdx.x);
+  const auto copy = [&](void* to, const void* from, std::size_t bytes) {
+    for (std::size_t k = t; k < bytes / 8; k += kPassThreads)
+      static_cast<unsigned long long*>(to)[k] = static_cast<const unsigned long long*>(from)[k];
+  };
+  if (s.staged) {
+    StructureSpec* specs = reinterpret_cast<StructureSpec*>(staged);
+    StructureTally* tally = reinterpret_cast<StructureTally*>(specs + v.count);
+    copy(specs, v.specs, v.count * sizeof(StructureSpec));
+    copy(tally, v.tally, v.count * sizeof(StructureTally));
+    v.specs = specs;
+    v.tally = tally;
+    __syncthreads();
+  }
+  const StructureCells<Real> cells = structure_cells(s, w);
   const double dt = static_cast<double>(w.dt);
   for (int k = t; k < v.count; k += kPassThreads) advance_breach_of(v, cells, k, w.t0, dt, s.g);
   __syncthreads();
-  for (int c = t; c < v.crossing_count; c += kPassThreads) weir_flow(v, cells, c, dt);
+  const int stride = static_cast<int>(gridDim.x) * kPassThreads;
+  for (int c = static_cast<int>(blockIdx.x) * kPassThreads + t; c < v.crossing_count; c += stride)
+    weir_flow(v, cells, c, dt);
+  if (gridDim.x > 1) {
+    __threadfence();  // this block's flows, before its ticket
+    __syncthreads();
+    if (t == 0) last = atomicAdd(s.tickets, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();  // every block's flows, before they are read
+    if (t == 0) *s.tickets = 0;
+  }
   __syncthreads();
   for (int k = t; k < v.weir_cell_count; k += kPassThreads) apply_weir_cell(v, cells, k);
   __syncthreads();
@@ -430,6 +464,7 @@ __global__ void __launch_bounds__(kPassThreads) structures_kernel(const Structur
       if (joins_ends(v.specs[k].kind) && v.specs[k].end_round == round) apply_end_structure(v, cells, k, w.t0, dt, s.g);
     __syncthreads();
   }
+  if (s.staged) copy(s.view.tally, v.tally, v.count * sizeof(StructureTally));
 }
 
 // A rank's shares of the replica of the state after the step (replica_pack),
@@ -709,7 +744,12 @@ class ForcingDevice {
  private:
   template <class Clock>
   void launch_structures(const Clock& clock, cudaStream_t stream) const {
-    structures_kernel<Real, Clock><<<1, kPassThreads, 0, stream>>>(structures_, clock);
+    const StructureView& v = structures_.view;
+    const std::size_t staged = v.count * (sizeof(StructureSpec) + sizeof(StructureTally));
+    // A block per kPassThreads crossings where the copies fit, else one.
+    const int blocks = structures_.staged ? std::max(1, (v.crossing_count + kPassThreads - 1) / kPassThreads) : 1;
+    structures_kernel<Real, Clock><<<static_cast<unsigned>(blocks), kPassThreads, structures_.staged ? staged : 0,
+                                     stream>>>(structures_, clock);
     SHALLOWS_CUDA_CHECK_LAUNCH("forcing structures_kernel");
   }
 
@@ -973,6 +1013,9 @@ class ForcingDevice {
     view.volume = crossing_volume_.get();
     view.breach = crossing_breach_.get();
     view.end_rounds = table.end_rounds;
+    structures_.staged = table.specs.size() * (sizeof(StructureSpec) + sizeof(StructureTally)) <= kStagedBytes;
+    copy(structure_tickets_, std::vector<unsigned>(1, 0u));
+    structures_.tickets = structure_tickets_.get();
     structures_.h_dry = cell_.phys.h_dry;
     structures_.g = static_cast<double>(cell_.phys.g);
     for (const Structure& st : p.forcing.structures) structure_names_.push_back(st.name);
@@ -1039,6 +1082,7 @@ class ForcingDevice {
   DeviceArray<WeirCrossing> crossings_;
   DeviceArray<WeirCell> weir_cells_;
   DeviceArray<int> weir_entries_, crossing_breach_;
+  DeviceArray<unsigned> structure_tickets_;  // StructureArgs::tickets
   DeviceArray<double> crossing_volume_, crossing_mass_;  // StructureView's work arrays
   DeviceArray<StructureTally> tallies_;
   DeviceArray<double> structure_t_, structure_v_;
