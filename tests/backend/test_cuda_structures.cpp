@@ -299,8 +299,8 @@ TEST(CudaStructures, GridLinesGiveTheCpuBits) {
   }
 }
 
-// Lines of 2,000 crossings (a levee 6 km long with its breach, a wall 4 km long): structures_kernel's blocks
-// share the crossings' flows, the last one runs the rest, and the GPU still moves the CPU's bits.
+// Lines of 2,000 crossings (a levee 6 km long with its breach, a wall 4 km long): the structures' pass in three
+// launches, the flows and the weir cells each over several blocks, and the GPU still moves the CPU's bits.
 TEST(CudaStructures, LongLinesGiveTheCpuBits) {
   SHALLOWS_REQUIRE_GPU();
   const std::string text =

@@ -17,8 +17,8 @@
 //     of the same launch run side by side (a launch per "level", normally
 //     one), a source that shares a cell waits for the launch after.
 //  3. the structures' pass (apply_structures, physics/structures.hpp, as on
-//     the CPU), after the sources, in one block (structures_kernel): its
-//     parts one after another, each over the block's threads. The tallies
+//     the CPU), after the sources, in one launch of structures_kernel (three
+//     for long lines): its parts one after another. The tallies
 //     stay on the device until read. On a rank, on the
 //     replica of their cells (StructureReplica): replica_pack_kernel puts
 //     the rank's shares on the device, the host all-reduces them, and
@@ -59,7 +59,7 @@
 namespace shallows::gpu::forcing {
 
 constexpr int kThreads = 128;
-// The structures' pass's block (structures_kernel).
+// The structures' pass's blocks (structures_kernel).
 constexpr int kPassThreads = 512;
 // The shared memory it may take for the structures' specs and tallies.
 constexpr std::size_t kStagedBytes = 40 * 1024;
@@ -124,7 +124,7 @@ struct StructureArgs {
   Real* const* hc[2] = {};
   int scalars = 0;
   // Whether structures_kernel copies the specs and tallies into shared
-  // memory (kStagedBytes hold them), and its blocks' tickets (zero between launches).
+  // memory (kStagedBytes hold them), and its blocks' tickets (last_block).
   bool staged = false;
   unsigned* tickets = nullptr;
 };
@@ -391,23 +391,43 @@ __device__ __forceinline__ StructureCells<Real> structure_cells(const StructureA
   return cells;
 }
 
-// The structures' pass (apply_structures' parts) in one launch. Each block
-// copies the specs and tallies into shared memory (where they fit,
-// StructureArgs::staged), advances every breach there (the same values in
-// every block) and takes its share of the weir crossings' flows; the last
-// block to finish them (a ticket, after a fence) runs the rest, a barrier
-// between the parts: every weir cell; each weir's and breach's tally by
-// kSumLanes lanes of a group of the block (sum_lanes' tree); the pumps,
-// gates and culverts round by round (StructureSpec::end_round), a thread
-// each; then it writes the tallies back. Structures are few: one launch
-// costs less than a launch per part. Without room for the copies, one
-// block runs it all on the global arrays.
-template <class Real, class Clock>
+// What a launch of structures_kernel runs: the whole pass in one block, or
+// its parts in three launches (the breaches and the weir crossings' flows
+// over several blocks; the weir cells over several blocks; the rest in one
+// block): a block never reads what another block of its launch wrote.
+enum class PassPart { whole, flows, cells, rest };
+
+// Whether this block is the last of the launch to arrive here (a ticket:
+// every other block has done all it does before its call). Every thread of
+// every block calls it; the last block resets the tickets for the next launch.
+__device__ __forceinline__ bool last_block(unsigned* tickets) {
+  __shared__ bool last;
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(tickets, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (last && threadIdx.x == 0) *tickets = 0;
+  return last;
+}
+
+// The structures' pass (apply_structures' parts), a barrier between them:
+// every breach; every weir crossing's flow; every weir cell; each weir's and
+// breach's tally by kSumLanes lanes of a group of the block (sum_lanes'
+// tree); the pumps, gates and culverts round by round
+// (StructureSpec::end_round), a thread each. Each block copies the specs and
+// tallies into shared memory where they fit (StructureArgs::staged; without
+// room, one block runs the whole pass on the global arrays). kPart whole:
+// one block runs it all. flows: each block advances every breach in its
+// copy (the same values in every block) and takes its share of the
+// crossings; the last to take a ticket, when every block has made its copy,
+// writes the tallies back. cells: each block takes its share of the weir
+// cells. rest: one block, the tallies' sums and the pumps, gates and
+// culverts. Structures are few, their pass a chain of dependent reads: one
+// launch, or three for long lines, cost less than a launch per part.
+template <class Real, class Clock, PassPart kPart>
 __global__ void __launch_bounds__(kPassThreads) structures_kernel(const StructureArgs<Real> s, const Clock clock) {
   static_assert(kPassThreads % kSumLanes == 0, "the tallies' sums take groups of kSumLanes threads");
   constexpr int kGroups = kPassThreads / kSumLanes;
   __shared__ double lanes[kPassThreads];
-  __shared__ bool last;
   extern __shared__ double staged[];  // the specs, then the tallies (both of 8-byte words)
   const StepWindow<Real> w = clock.window();
   if (!w.taken) return;  // the whole grid
@@ -417,7 +437,7 @@ __global__ void __launch_bounds__(kPassThreads) structures_kernel(const Structur
     for (std::size_t k = t; k < bytes / 8; k += kPassThreads)
       static_cast<unsigned long long*>(to)[k] = static_cast<const unsigned long long*>(from)[k];
   };
-  if (s.staged) {
+  if (s.staged && kPart != PassPart::cells) {
     StructureSpec* specs = reinterpret_cast<StructureSpec*>(staged);
     StructureTally* tally = reinterpret_cast<StructureTally*>(specs + v.count);
     copy(specs, v.specs, v.count * sizeof(StructureSpec));
@@ -428,27 +448,26 @@ __global__ void __launch_bounds__(kPassThreads) structures_kernel(const Structur
   }
   const StructureCells<Real> cells = structure_cells(s, w);
   const double dt = static_cast<double>(w.dt);
-  for (int k = t; k < v.count; k += kPassThreads) advance_breach_of(v, cells, k, w.t0, dt, s.g);
-  __syncthreads();
-  const int stride = static_cast<int>(gridDim.x) * kPassThreads;
-  for (int c = static_cast<int>(blockIdx.x) * kPassThreads + t; c < v.crossing_count; c += stride)
-    weir_flow(v, cells, c, dt);
-  if (gridDim.x > 1) {
-    __threadfence();  // this block's flows, before its ticket
+  const int first = static_cast<int>(blockIdx.x) * kPassThreads + t, stride = static_cast<int>(gridDim.x) * kPassThreads;
+  if constexpr (kPart == PassPart::whole || kPart == PassPart::flows) {
+    for (int k = t; k < v.count; k += kPassThreads) advance_breach_of(v, cells, k, w.t0, dt, s.g);
     __syncthreads();
-    if (t == 0) last = atomicAdd(s.tickets, 1u) == gridDim.x - 1;
+    for (int c = first; c < v.crossing_count; c += stride) weir_flow(v, cells, c, dt);
+    if constexpr (kPart == PassPart::flows) {
+      if (last_block(s.tickets)) copy(s.view.tally, v.tally, v.count * sizeof(StructureTally));
+      return;
+    }
     __syncthreads();
-    if (!last) return;
-    __threadfence();  // every block's flows, before they are read
-    if (t == 0) *s.tickets = 0;
   }
-  __syncthreads();
-  for (int k = t; k < v.weir_cell_count; k += kPassThreads) apply_weir_cell(v, cells, k);
-  __syncthreads();
+  if constexpr (kPart == PassPart::whole || kPart == PassPart::cells) {
+    for (int k = first; k < v.weir_cell_count; k += stride) apply_weir_cell(v, cells, k);
+    if constexpr (kPart == PassPart::cells) return;
+    __syncthreads();
+  }
   const int group = t / kSumLanes, lane = t % kSumLanes;
   double* sum = lanes + group * kSumLanes;
-  for (int first = 0; first < v.count; first += kGroups) {
-    const int k = first + group;
+  for (int from = 0; from < v.count; from += kGroups) {
+    const int k = from + group;
     const bool sums = k < v.count && sums_crossings(v.specs[k].kind);
     sum[lane] = sums ? weir_lane_sum(v, k, lane) : 0.0;
     __syncthreads();
@@ -745,12 +764,24 @@ class ForcingDevice {
   template <class Clock>
   void launch_structures(const Clock& clock, cudaStream_t stream) const {
     const StructureView& v = structures_.view;
-    const std::size_t staged = v.count * (sizeof(StructureSpec) + sizeof(StructureTally));
-    // A block per kPassThreads crossings where the copies fit, else one.
-    const int blocks = structures_.staged ? std::max(1, (v.crossing_count + kPassThreads - 1) / kPassThreads) : 1;
-    structures_kernel<Real, Clock><<<static_cast<unsigned>(blocks), kPassThreads, structures_.staged ? staged : 0,
-                                     stream>>>(structures_, clock);
-    SHALLOWS_CUDA_CHECK_LAUNCH("forcing structures_kernel");
+    const std::size_t staged = structures_.staged ? v.count * (sizeof(StructureSpec) + sizeof(StructureTally)) : 0;
+    const auto blocks = [](int n) { return static_cast<unsigned>(std::max(1, (n + kPassThreads - 1) / kPassThreads)); };
+    // One block while its threads take the crossings and the weir cells in
+    // two rounds at most; else three launches, the flows and the weir cells
+    // each over a block per kPassThreads of them.
+    if (!structures_.staged || (v.crossing_count <= 2 * kPassThreads && v.weir_cell_count <= 2 * kPassThreads)) {
+      structures_kernel<Real, Clock, PassPart::whole><<<1, kPassThreads, staged, stream>>>(structures_, clock);
+      SHALLOWS_CUDA_CHECK_LAUNCH("forcing structures_kernel");
+      return;
+    }
+    structures_kernel<Real, Clock, PassPart::flows>
+        <<<blocks(v.crossing_count), kPassThreads, staged, stream>>>(structures_, clock);
+    SHALLOWS_CUDA_CHECK_LAUNCH("forcing structures_kernel (flows)");
+    structures_kernel<Real, Clock, PassPart::cells>
+        <<<blocks(v.weir_cell_count), kPassThreads, 0, stream>>>(structures_, clock);
+    SHALLOWS_CUDA_CHECK_LAUNCH("forcing structures_kernel (cells)");
+    structures_kernel<Real, Clock, PassPart::rest><<<1, kPassThreads, staged, stream>>>(structures_, clock);
+    SHALLOWS_CUDA_CHECK_LAUNCH("forcing structures_kernel (rest)");
   }
 
   // A rank's sources (a grid's): one after another, in Problem order (each
