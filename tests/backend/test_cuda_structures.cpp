@@ -277,6 +277,18 @@ Outcome run_case(const io::Case& c, const BackendOptions& o, double t_end) {
   return run(make_backend(c.problem, o), t_end);
 }
 
+// A grid case on both GPU kernels (the plain ones read the wall bits, the lagged one's rhs next to a line is
+// first_rhs_kernel's), each the CPU run's bits.
+void expect_both_kernels_give(const io::Case& c, const Outcome& cpu, double t_end, const std::string& what) {
+  for (const char* kernel : {"lagged", "plain"}) {
+    CudaOptions co;
+    co.kernel = kernel;
+    std::unique_ptr<CudaBackend> gpu = make_cuda_backend(c.problem, options("cuda"), co);
+    ASSERT_EQ(gpu->stats().kernel, kernel) << what;
+    expect_same_bits(run(std::move(gpu), t_end), cpu, std::string(kernel) + ", " + what);
+  }
+}
+
 TEST(CudaStructures, GridLinesGiveTheCpuBits) {
   SHALLOWS_REQUIRE_GPU();
   for (const char* precision : {"double", "float"}) {
@@ -288,14 +300,7 @@ TEST(CudaStructures, GridLinesGiveTheCpuBits) {
     EXPECT_NEAR(cpu.forcing.structure_volume(1), cpu.forcing.structure_volume(0),
                 1e-12 * cpu.forcing.structure_volume(0))
         << precision << ": the levee passes water through its breach only";
-    // Both kernels: the plain ones read the wall bits, the lagged one's rhs next to a line is first_rhs_kernel's.
-    for (const char* kernel : {"lagged", "plain"}) {
-      CudaOptions co;
-      co.kernel = kernel;
-      std::unique_ptr<CudaBackend> gpu = make_cuda_backend(c.problem, options("cuda"), co);
-      ASSERT_EQ(gpu->stats().kernel, kernel);
-      expect_same_bits(run(std::move(gpu), 120), cpu, std::string(kernel) + ", " + precision);
-    }
+    expect_both_kernels_give(c, cpu, 120, precision);
   }
 }
 
@@ -317,12 +322,7 @@ TEST(CudaStructures, LongLinesGiveTheCpuBits) {
     ASSERT_EQ(cpu.forcing.structures.size(), 3 * kTallyValues);
     EXPECT_GT(cpu.forcing.structure_volume(1), 100.0) << precision << ": through the breach";
     EXPECT_GT(cpu.forcing.structure_volume(0), cpu.forcing.structure_volume(1)) << precision << ": over the low crest";
-    for (const char* kernel : {"lagged", "plain"}) {
-      CudaOptions co;
-      co.kernel = kernel;
-      expect_same_bits(run(make_cuda_backend(c.problem, options("cuda"), co), 60), cpu,
-                       std::string(kernel) + ", " + precision);
-    }
+    expect_both_kernels_give(c, cpu, 60, precision);
   }
 }
 

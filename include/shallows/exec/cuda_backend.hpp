@@ -16,8 +16,8 @@ struct CudaOptions {
   // lagged: one pass per step that also stores the next step's rhs;
   // plain: thread per cell, rate kernel + update kernel (the reference; taken
   // whatever is asked on several ranks where the halo is too narrow for
-  // lagged, with a rank's sources or sides that follow a series, boundary
-  // segments, and the lines of weirs and walls); auto: plain on small grids
+  // lagged, with a rank's sources or sides that follow a series, and with
+  // boundary segments); auto: plain on small grids
   // in one process, else lagged (the options of a run,
   // cuda_options_from_environment, ask for auto).
   std::string kernel = "lagged";

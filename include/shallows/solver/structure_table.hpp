@@ -124,13 +124,6 @@ StructureTable structure_table(const std::vector<Structure>& structures, const S
   return t;
 }
 
-// Whether a line of a weir or a wall crosses the cells (a weir or wall on them).
-inline bool has_crossings(const std::vector<Structure>& structures) {
-  for (const Structure& st : structures)
-    if (!st.crossings.empty()) return true;
-  return false;
-}
-
 // Each face of a grid of nx columns that a line of a weir or a wall
 // crosses, as f(lo, hi, across_x): its two cells by problem cell (j nx + i),
 // lo < hi, and whether it is an x-face (the two share a row). On a rank (a

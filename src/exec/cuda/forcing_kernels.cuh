@@ -764,7 +764,7 @@ class ForcingDevice {
   template <class Clock>
   void launch_structures(const Clock& clock, cudaStream_t stream) const {
     const StructureView& v = structures_.view;
-    const std::size_t staged = structures_.staged ? v.count * (sizeof(StructureSpec) + sizeof(StructureTally)) : 0;
+    const std::size_t staged = structures_.staged ? structure_shared_bytes_ : 0;
     const auto blocks = [](int n) { return static_cast<unsigned>(std::max(1, (n + kPassThreads - 1) / kPassThreads)); };
     // One block while its threads take the crossings and the weir cells in
     // two rounds at most; else three launches, the flows and the weir cells
@@ -1044,7 +1044,8 @@ class ForcingDevice {
     view.volume = crossing_volume_.get();
     view.breach = crossing_breach_.get();
     view.end_rounds = table.end_rounds;
-    structures_.staged = table.specs.size() * (sizeof(StructureSpec) + sizeof(StructureTally)) <= kStagedBytes;
+    structure_shared_bytes_ = table.specs.size() * (sizeof(StructureSpec) + sizeof(StructureTally));
+    structures_.staged = structure_shared_bytes_ <= kStagedBytes;
     copy(structure_tickets_, std::vector<unsigned>(1, 0u));
     structures_.tickets = structure_tickets_.get();
     structures_.h_dry = cell_.phys.h_dry;
@@ -1114,6 +1115,7 @@ class ForcingDevice {
   DeviceArray<WeirCell> weir_cells_;
   DeviceArray<int> weir_entries_, crossing_breach_;
   DeviceArray<unsigned> structure_tickets_;  // StructureArgs::tickets
+  std::size_t structure_shared_bytes_ = 0;   // the specs and tallies, as structures_kernel copies them
   DeviceArray<double> crossing_volume_, crossing_mass_;  // StructureView's work arrays
   DeviceArray<StructureTally> tallies_;
   DeviceArray<double> structure_t_, structure_v_;
